@@ -1,0 +1,45 @@
+// Layout of the reserved head of every PE's symmetric heap (sync counters, collective scratch).
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/team.hpp>
+
+#include <cstdint>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// Per team slot: the barrier epoch (read and written only by its own PE) and
+// one arrival counter per dissemination round, each on its own 64-byte line so
+// peers' remote increments never share a line with the local epoch.
+struct team_sync_slot {
+    static constexpr int max_rounds = 16;  // 2^16 PEs
+    alignas(64) std::uint64_t epoch;
+    struct alignas(64) counter {
+        std::uint64_t value;
+    };
+    counter arrivals[max_rounds];
+};
+
+struct heap_layout {
+    static constexpr std::uint64_t team_sync_offset = 0;
+    static constexpr std::uint64_t team_sync_bytes = sizeof(team_sync_slot) * team::max_slots;
+    // Scratch owned by coll/ (flags and low-latency packet buffers).
+    static constexpr std::uint64_t coll_scratch_offset = (team_sync_bytes + 4095) / 4096 * 4096;
+    static constexpr std::uint64_t coll_scratch_bytes = std::uint64_t{4} << 20;
+    // User allocations start here; symmetric_ptrs below it are rejected.
+    static constexpr std::uint64_t user_offset = coll_scratch_offset + coll_scratch_bytes;
+
+    PGAS_HD static constexpr std::uint64_t slot_offset(int slot) {
+        return team_sync_offset + std::uint64_t(slot) * sizeof(team_sync_slot);
+    }
+    PGAS_HD static constexpr std::uint64_t epoch_offset(int slot) { return slot_offset(slot); }
+    PGAS_HD static constexpr std::uint64_t arrival_offset(int slot, int round) {
+        return slot_offset(slot) + 64 + std::uint64_t(round) * 64;
+    }
+};
+
+static_assert(sizeof(team_sync_slot) == 64 * (1 + team_sync_slot::max_rounds));
+
+}  // namespace detail
+PGAS_NAMESPACE_END

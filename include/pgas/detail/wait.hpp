@@ -1,0 +1,83 @@
+// The one polling loop behind every wait: acquire loads, back-off, timeout and peer-failure checks.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/core/ordering.hpp>
+#include <pgas/detail/clock.hpp>
+#include <pgas/device/context.hpp>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <cuda/atomic>
+#include <nv/target>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+template <class T>
+PGAS_HD T load_acquire(const T* address) {
+    cuda::atomic_ref<T, cuda::thread_scope_system> word(*const_cast<T*>(address));
+    return word.load(cuda::memory_order_acquire);
+}
+
+template <class T>
+PGAS_HD double as_double(T v) {
+    return double(v);
+}
+
+// Names the PE, the heap offset, the condition and the value seen.
+template <class T>
+PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset, cmp op, T expected,
+                                 T seen, std::uint64_t waited_ms) {
+    NV_IF_TARGET(
+        NV_IS_HOST,
+        (throw_error(errc::timeout, pe, call,
+                     "no progress after " + std::to_string(waited_ms) + " ms waiting for heap offset " +
+                         std::to_string(offset) + " " + to_string(op) + " " +
+                         std::to_string(expected) + " (seen " + std::to_string(seen) +
+                         "); raise PGAS_TIMEOUT_MS if the wait is legitimate");),
+        (if constexpr (std::is_floating_point_v<T>) {
+            printf("pgas: %s on PE %d: timed out after %llu ms waiting for heap offset %llu %s %g "
+                   "(seen %g)\n",
+                   call, pe, (unsigned long long)waited_ms, (unsigned long long)offset, to_string(op),
+                   as_double(expected), as_double(seen));
+        } else {
+            printf("pgas: %s on PE %d: timed out after %llu ms waiting for heap offset %llu %s %lld "
+                   "(seen %lld)\n",
+                   call, pe, (unsigned long long)waited_ms, (unsigned long long)offset, to_string(op),
+                   (long long)expected, (long long)seen);
+        } __trap();))
+}
+
+// Spins until `*address <op> value` holds and returns the value that made it
+// hold (acquire: later reads see what the writer wrote before its release).
+// Checks the clock and the peer-failure flag every 256 polls, so the fast path
+// costs one load and one compare.
+template <class T, class Tr>
+PGAS_HD T wait_local(const device::context<Tr>& ctx, const char* call, const T* address, cmp op,
+                     T value) {
+    T seen = load_acquire(address);
+    if (compare(seen, op, value)) return seen;
+    const std::uint64_t start = now_ns();
+    for (unsigned polls = 1;; ++polls) {
+        seen = load_acquire(address);
+        if (compare(seen, op, value)) return seen;
+        relax();
+        if ((polls & 255u) == 0) {
+            if (ctx.runtime.abort_flag && *ctx.runtime.abort_flag != 0)
+                report(errc::peer_failed, call, ctx.my_pe(), "stopped waiting: failed PE",
+                       *ctx.runtime.abort_flag - 1);
+            const std::uint64_t waited = now_ns() - start;
+            if (ctx.runtime.timeout_ns != 0 && waited > ctx.runtime.timeout_ns) {
+                const auto offset = std::uint64_t(reinterpret_cast<const char*>(address) -
+                                                  static_cast<const char*>(ctx.transport.local_address(0)));
+                report_wait_timeout(call, ctx.my_pe(), offset, op, value, seen, waited / 1000000);
+            }
+        }
+    }
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END

@@ -1,0 +1,112 @@
+// Remote atomics on 4- and 8-byte words, each called by one thread.
+#pragma once
+
+#include <pgas/core/ordering.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/device/context.hpp>
+#include <pgas/transport/concepts.hpp>
+
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+
+namespace detail {
+template <class Tr, class T>
+PGAS_HD constexpr void require_atomic() {
+    static_assert(atomic_transport<Tr>,
+                  "pgas: this transport cannot do remote atomics: it does not model pgas::atomic_transport "
+                  "(the transport type is named in the instantiation above)");
+    static_assert((sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>,
+                  "pgas: remote atomics take 4- or 8-byte integers or floating-point values");
+}
+template <class T>
+PGAS_HD constexpr void require_bitwise() {
+    static_assert(std::is_integral_v<T>, "pgas: bitwise atomics (and/or/xor) take integer types only");
+}
+
+// One thread: checks, then asks the transport. Relaxed: atomics order with
+// other operations only through fence/quiet, as in OpenSHMEM.
+template <class Tr, class T>
+PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst,
+                    T operand, T expected, int pe) {
+    require_atomic<Tr, T>();
+    check_pe(ctx, call, pe);
+    check_range(ctx, call, dst.offset(), sizeof(T));
+    check_aligned(ctx, call, dst.offset(), sizeof(T));
+    return ctx.transport.template atomic<T>(op, dst.offset(), operand, expected, pe);
+}
+}  // namespace detail
+
+template <class Tr, class T>
+PGAS_HD T atomic_fetch(const device::context<Tr>& ctx, symmetric_ptr<T> src, int pe) {
+    return detail::atomic_op(ctx, "atomic_fetch", amo::fetch, src, T{}, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD void atomic_set(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                        int pe) {
+    detail::atomic_op(ctx, "atomic_set", amo::set, dst, value, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD T atomic_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                      int pe) {
+    return detail::atomic_op(ctx, "atomic_swap", amo::swap, dst, value, T{}, pe);
+}
+// Writes value if the word equals cond; returns the old word either way.
+template <class Tr, class T>
+PGAS_HD T atomic_compare_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
+                              std::type_identity_t<T> cond, std::type_identity_t<T> value, int pe) {
+    return detail::atomic_op(ctx, "atomic_compare_swap", amo::compare_swap, dst, value, cond, pe);
+}
+template <class Tr, class T>
+PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
+                           std::type_identity_t<T> value, int pe) {
+    return detail::atomic_op(ctx, "atomic_fetch_add", amo::fetch_add, dst, value, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD void atomic_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                        int pe) {
+    detail::atomic_op(ctx, "atomic_add", amo::fetch_add, dst, value, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD T atomic_fetch_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst, int pe) {
+    return detail::atomic_op(ctx, "atomic_fetch_inc", amo::fetch_add, dst, T{1}, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD void atomic_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst, int pe) {
+    detail::atomic_op(ctx, "atomic_inc", amo::fetch_add, dst, T{1}, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
+                           std::type_identity_t<T> value, int pe) {
+    detail::require_bitwise<T>();
+    return detail::atomic_op(ctx, "atomic_fetch_and", amo::fetch_and, dst, value, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD void atomic_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                        int pe) {
+    atomic_fetch_and(ctx, dst, value, pe);
+}
+template <class Tr, class T>
+PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
+                          std::type_identity_t<T> value, int pe) {
+    detail::require_bitwise<T>();
+    return detail::atomic_op(ctx, "atomic_fetch_or", amo::fetch_or, dst, value, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD void atomic_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                       int pe) {
+    atomic_fetch_or(ctx, dst, value, pe);
+}
+template <class Tr, class T>
+PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
+                           std::type_identity_t<T> value, int pe) {
+    detail::require_bitwise<T>();
+    return detail::atomic_op(ctx, "atomic_fetch_xor", amo::fetch_xor, dst, value, T{}, pe);
+}
+template <class Tr, class T>
+PGAS_HD void atomic_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                        int pe) {
+    atomic_fetch_xor(ctx, dst, value, pe);
+}
+
+PGAS_NAMESPACE_END

@@ -1,0 +1,97 @@
+// device::context<Transport>: the trivially copyable handle a kernel receives by value.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/error.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/core/team.hpp>
+#include <pgas/detail/heap_layout.hpp>
+#include <pgas/transport/concepts.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+namespace device {
+
+// What every context carries besides its transport: the wait timeout and a
+// flag the host side raises when another PE has failed, so waits stop with a
+// diagnostic instead of hanging. Both are set by pgas::world.
+struct runtime_state {
+    std::uint64_t timeout_ns = 0;         // 0: waits never time out
+    const volatile int* abort_flag = nullptr;  // non-zero: a peer failed (its PE is the value - 1)
+};
+
+// Pass it to a kernel as `__grid_constant__ const pgas::device::context<T> ctx`
+// (no copy to local memory); on the host transport world::launch_host hands
+// one to each PE thread. All device ops take it first.
+template <class Transport>
+struct context {
+    static_assert(transport<Transport>,
+                  "pgas: device::context<T> needs T to model pgas::transport (see transport/concepts.hpp)");
+    using transport_type = Transport;
+
+    Transport transport;
+    runtime_state runtime;
+
+    PGAS_HD int my_pe() const { return transport.my_pe(); }
+    PGAS_HD int n_pes() const { return transport.n_pes(); }
+    PGAS_HD team world_team() const { return team::world_team(my_pe(), n_pes()); }
+
+    // The caller's own copy of a symmetric object.
+    template <class T>
+    PGAS_HD T* local(symmetric_ptr<T> p) const {
+        return static_cast<T*>(transport.local_address(p.offset()));
+    }
+
+    // A pointer to PE pe's copy that the caller may load from and store to, or
+    // nullptr when the transport cannot reach pe by load/store (as nvshmem_ptr).
+    template <class T>
+    PGAS_HD T* peer(symmetric_ptr<T> p, int pe) const {
+        if constexpr (load_store_transport<Transport>) {
+            return static_cast<T*>(transport.peer_address(p.offset(), pe));
+        } else {
+            return nullptr;
+        }
+    }
+};
+
+}  // namespace device
+
+namespace detail {
+
+// Argument checks of the device layer, compiled in under PGAS_CHECKS. On the
+// host they throw pgas::error, on the GPU they print and trap (see report()).
+template <class Tr>
+PGAS_HD inline void check_pe(const device::context<Tr>& ctx, const char* call, int pe) {
+    if constexpr (PGAS_CHECKS) {
+        if (pe < 0 || pe >= ctx.n_pes()) report(errc::pe_out_of_range, call, ctx.my_pe(), "target PE", pe);
+    }
+}
+
+template <class Tr>
+PGAS_HD inline void check_range(const device::context<Tr>& ctx, const char* call, std::uint64_t offset,
+                                std::uint64_t bytes) {
+    if constexpr (PGAS_CHECKS) {
+        const std::uint64_t heap = ctx.transport.heap_bytes();
+        if (offset == null_offset)
+            report(errc::not_symmetric, call, ctx.my_pe(), "null symmetric_ptr, offset", -1);
+        if (offset < heap_layout::user_offset || offset > heap || bytes > heap - offset)
+            report(errc::not_symmetric, call, ctx.my_pe(),
+                   "symmetric range outside the heap's user area, offset", (long long)offset);
+    }
+}
+
+template <class Tr>
+PGAS_HD inline void check_aligned(const device::context<Tr>& ctx, const char* call, std::uint64_t offset,
+                                  std::uint64_t alignment) {
+    if constexpr (PGAS_CHECKS) {
+        if (offset % alignment != 0)
+            report(errc::misaligned, call, ctx.my_pe(), "address not naturally aligned, heap offset",
+                   (long long)offset);
+    }
+}
+
+}  // namespace detail
+
+PGAS_NAMESPACE_END

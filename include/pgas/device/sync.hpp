@@ -1,0 +1,222 @@
+// Ordering and synchronisation: fence, quiet, wait_until/test (+all/any/some), team sync and barrier.
+#pragma once
+
+#include <pgas/core/ordering.hpp>
+#include <pgas/core/scope.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/core/team.hpp>
+#include <pgas/detail/heap_layout.hpp>
+#include <pgas/detail/wait.hpp>
+#include <pgas/device/context.hpp>
+#include <pgas/device/signal.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+PGAS_NAMESPACE_BEGIN
+
+// Orders the caller's earlier puts, atomics and signals to each PE before its
+// later ones to that PE. Called by every thread of G.
+template <group G = thread, class Tr>
+PGAS_HD void fence(const device::context<Tr>& ctx) {
+    detail::require_rma<Tr>();
+    ctx.transport.template fence<G>();
+}
+
+// Completes every earlier put/get/atomic/signal of the caller: their data is
+// visible at the targets (and _nbi gets have landed). Called by every thread of G.
+template <group G = thread, class Tr>
+PGAS_HD void quiet(const device::context<Tr>& ctx) {
+    detail::require_rma<Tr>();
+    ctx.transport.template quiet<G>();
+}
+
+namespace detail {
+template <class T>
+PGAS_HD constexpr void require_waitable() {
+    static_assert((sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>,
+                  "pgas: waits and tests take 4- or 8-byte integers or floating-point values");
+}
+template <class Tr, class T>
+PGAS_HD void check_ivar(const device::context<Tr>& ctx, const char* call, symmetric_ptr<T> ivar,
+                        std::size_t count) {
+    check_range(ctx, call, ivar.offset(), std::uint64_t(count) * sizeof(T));
+    check_aligned(ctx, call, ivar.offset(), sizeof(T));
+}
+template <class T>
+PGAS_HD bool selected(const int* status, std::size_t i) {
+    return status == nullptr || status[i] == 0;
+}
+}  // namespace detail
+
+// Waits until the local ivar satisfies `seen <op> value`; returns what it saw (acquire).
+template <class Tr, class T>
+PGAS_HD T wait_until(const device::context<Tr>& ctx, symmetric_ptr<T> ivar, cmp op, std::type_identity_t<T> value) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "wait_until", ivar, 1);
+    return detail::wait_local(ctx, "wait_until", ctx.local(ivar), op, value);
+}
+
+// Whether the local ivar satisfies `seen <op> value` now (acquire).
+template <class Tr, class T>
+PGAS_HD bool test(const device::context<Tr>& ctx, symmetric_ptr<T> ivar, cmp op, std::type_identity_t<T> value) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "test", ivar, 1);
+    return compare(detail::load_acquire(ctx.local(ivar)), op, value);
+}
+
+// Waits until every ivars[i] with status[i] == 0 (status may be null) satisfies the condition.
+template <class Tr, class T>
+PGAS_HD void wait_until_all(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                            const int* status, cmp op, std::type_identity_t<T> value) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "wait_until_all", ivars, count);
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i))
+            detail::wait_local(ctx, "wait_until_all", ctx.local(ivars + i), op, value);
+}
+
+// Whether every selected ivar satisfies the condition now.
+template <class Tr, class T>
+PGAS_HD bool test_all(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                      const int* status, cmp op, std::type_identity_t<T> value) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "test_all", ivars, count);
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i) && !compare(detail::load_acquire(ctx.local(ivars + i)), op, value))
+            return false;
+    return true;
+}
+
+// Index of a selected ivar that satisfies the condition now, or count when none does.
+template <class Tr, class T>
+PGAS_HD std::size_t test_any(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                             const int* status, cmp op, std::type_identity_t<T> value) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "test_any", ivars, count);
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i) && compare(detail::load_acquire(ctx.local(ivars + i)), op, value))
+            return i;
+    return count;
+}
+
+// Writes the indices of the selected ivars that satisfy the condition now to
+// indices[] and returns how many there are.
+template <class Tr, class T>
+PGAS_HD std::size_t test_some(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                              std::size_t* indices, const int* status, cmp op, std::type_identity_t<T> value) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "test_some", ivars, count);
+    std::size_t found = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i) && compare(detail::load_acquire(ctx.local(ivars + i)), op, value))
+            indices[found++] = i;
+    return found;
+}
+
+namespace detail {
+// Polls `attempt` until it reports progress, with the same timeout and
+// peer-failure checks as wait_local; on timeout reports the first selected ivar.
+template <class Tr, class T, class Attempt>
+PGAS_HD void spin(const device::context<Tr>& ctx, const char* call, symmetric_ptr<T> first, cmp op, T value,
+                  Attempt&& attempt) {
+    if (attempt()) return;
+    const std::uint64_t start = now_ns();
+    for (unsigned polls = 1;; ++polls) {
+        if (attempt()) return;
+        relax();
+        if ((polls & 255u) == 0) {
+            if (ctx.runtime.abort_flag && *ctx.runtime.abort_flag != 0)
+                report(errc::peer_failed, call, ctx.my_pe(), "stopped waiting: failed PE",
+                       *ctx.runtime.abort_flag - 1);
+            const std::uint64_t waited = now_ns() - start;
+            if (ctx.runtime.timeout_ns != 0 && waited > ctx.runtime.timeout_ns)
+                report_wait_timeout(call, ctx.my_pe(), first.offset(), op, value,
+                                    load_acquire(ctx.local(first)), waited / 1000000);
+        }
+    }
+}
+}  // namespace detail
+
+// Waits until some selected ivar satisfies the condition and returns its
+// index (count when no ivar is selected).
+template <class Tr, class T>
+PGAS_HD std::size_t wait_until_any(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                   const int* status, cmp op, std::type_identity_t<T> value) {
+    std::size_t found = count;
+    bool any_selected = false;
+    for (std::size_t i = 0; i < count; ++i) any_selected |= detail::selected<T>(status, i);
+    if (!any_selected) return count;
+    detail::spin(ctx, "wait_until_any", ivars, op, T(value), [&] {
+        found = test_any(ctx, ivars, count, status, op, value);
+        return found != count;
+    });
+    return found;
+}
+
+// Waits until at least one selected ivar satisfies the condition; writes all
+// that do to indices[] and returns how many (0 when none is selected).
+template <class Tr, class T>
+PGAS_HD std::size_t wait_until_some(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                    std::size_t* indices, const int* status, cmp op,
+                                    std::type_identity_t<T> value) {
+    std::size_t found = 0;
+    bool any_selected = false;
+    for (std::size_t i = 0; i < count; ++i) any_selected |= detail::selected<T>(status, i);
+    if (!any_selected) return 0;
+    detail::spin(ctx, "wait_until_some", ivars, op, T(value), [&] {
+        found = test_some(ctx, ivars, count, indices, status, op, value);
+        return found != 0;
+    });
+    return found;
+}
+
+// Team synchronisation without completing outstanding puts (as nvshmem_team_sync).
+// Called by every thread of G on every member PE; one group per PE at a time
+// per team. Dissemination: ceil(log2 n) rounds, in round r each member adds 1
+// to the round-r arrival counter of member (i + 2^r) mod n and waits until its
+// own counter reaches this call's epoch. Counters only grow, so repeated calls
+// need no reset.
+template <group G = thread, class Tr>
+PGAS_HD void sync(const device::context<Tr>& ctx, team t) {
+    detail::require_signal<Tr>();
+    G::sync();
+    if (G::rank() == 0) {
+        t = t.bound_to(ctx.my_pe());
+        const int me = t.my_pe();
+        const int n = t.n_pes();
+        if (me < 0) detail::report(errc::pe_out_of_range, "sync", ctx.my_pe(), "caller is not a member of team slot", t.slot());
+        if (n > 1) {
+            using layout = detail::heap_layout;
+            auto* epoch = static_cast<std::uint64_t*>(ctx.transport.local_address(layout::epoch_offset(t.slot())));
+            const std::uint64_t target = ++*epoch;
+            for (int round = 0, distance = 1; distance < n; ++round, distance <<= 1) {
+                const int to = t.world_pe((me + distance) % n);
+                ctx.transport.signal(layout::arrival_offset(t.slot(), round), 1, signal_op::add, to);
+                const auto* arrivals = static_cast<const std::uint64_t*>(
+                    ctx.transport.local_address(layout::arrival_offset(t.slot(), round)));
+                detail::wait_local(ctx, "sync", arrivals, cmp::ge, target);
+            }
+        }
+    }
+    G::sync();
+}
+
+template <group G = thread, class Tr>
+PGAS_HD void sync_all(const device::context<Tr>& ctx) {
+    sync<G>(ctx, ctx.world_team());
+}
+
+// quiet, then sync: on return every member's earlier puts are visible everywhere.
+template <group G = thread, class Tr>
+PGAS_HD void barrier(const device::context<Tr>& ctx, team t) {
+    quiet<G>(ctx);
+    sync<G>(ctx, t);
+}
+
+template <group G = thread, class Tr>
+PGAS_HD void barrier_all(const device::context<Tr>& ctx) {
+    barrier<G>(ctx, ctx.world_team());
+}
+
+PGAS_NAMESPACE_END

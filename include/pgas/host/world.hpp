@@ -1,0 +1,351 @@
+// pgas::world: boots the PEs, owns the symmetric heap and hands out device contexts.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/core/team.hpp>
+#include <pgas/detail/heap_allocator.hpp>
+#include <pgas/detail/heap_layout.hpp>
+#include <pgas/device/context.hpp>
+#include <pgas/host/bootstrap.hpp>
+#include <pgas/host/env.hpp>
+#include <pgas/transport/host/host.hpp>
+
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+PGAS_NAMESPACE_BEGIN
+
+struct world_options {
+    // Bytes of symmetric heap per PE; 0 reads PGAS_HEAP_SIZE, else the default.
+    std::uint64_t heap_bytes = 0;
+    // Device waits give up after this long; -1 reads PGAS_TIMEOUT_MS, 0 never.
+    std::int64_t timeout_ms = -1;
+
+    static constexpr std::uint64_t default_host_heap_bytes = std::uint64_t{64} << 20;
+};
+
+// The RAII handle of the PEs this process drives. Calls marked collective
+// must be made by every process (or SPMD thread) of the world in the same
+// order with the same arguments; mismatches are reported, not ignored.
+//
+//   auto w = pgas::world::init_local(4);            // 4 host PEs (host transport)
+//   auto buf = w.alloc<int>(1024);                   // same symmetric_ptr on every PE
+//   w.launch_host([&](const pgas::device::context<pgas::host>& ctx) { ... });
+class world {
+public:
+    // n PEs as threads of this process over a host-memory heap (the host
+    // transport): runs anywhere, including CI machines without a GPU.
+    static world init_local(int n_pes, world_options options = {}) {
+        if (n_pes <= 0)
+            detail::throw_error(errc::invalid_argument, -1, "world::init_local",
+                                "PE count must be positive, got " + std::to_string(n_pes));
+        std::vector<int> local(static_cast<std::size_t>(n_pes));
+        for (int i = 0; i < n_pes; ++i) local[std::size_t(i)] = i;
+        return world(std::make_shared<detail::single_bootstrap>(), std::move(local), n_pes, options);
+    }
+
+    // SPMD form of the host transport: n threads, each running body(world&)
+    // with its own single-PE world, as n processes would. Collective calls
+    // (alloc, free, split, barrier) really are collective here. Rethrows the
+    // first PE's exception after all threads end.
+    template <class Body>
+        requires std::invocable<Body&, world&>
+    static void run_threads(int n_pes, Body&& body, world_options options = {}) {
+        if (n_pes <= 0)
+            detail::throw_error(errc::invalid_argument, -1, "world::run_threads",
+                                "PE count must be positive, got " + std::to_string(n_pes));
+        auto rendezvous = std::make_shared<detail::thread_bootstrap::shared>(n_pes, std::chrono::seconds(30));
+        run_each(n_pes, [&](int pe) {
+            world w(std::make_shared<detail::thread_bootstrap>(rendezvous, pe), {pe}, n_pes, options);
+            body(w);
+        });
+    }
+
+    world(world&&) noexcept = default;
+    world& operator=(world&&) noexcept = default;
+    ~world() = default;
+
+    int n_pes() const { return state_->n_pes; }
+    int n_local_pes() const { return int(state_->local_pes.size()); }
+    // World PE of local PE `local` (0 .. n_local_pes()-1).
+    int local_pe(int local = 0) const { return state_->local_pes.at(checked_local("world::local_pe", local)); }
+    // The PE of a one-PE-per-process world.
+    int my_pe() const { return local_pe(0); }
+    std::uint64_t heap_bytes() const { return state_->heap_bytes; }
+    std::uint64_t heap_free_bytes() const { return state_->allocator.free_bytes(); }
+    std::uint64_t heap_largest_free_block() const { return state_->allocator.largest_free_block(); }
+
+    // Collective: count elements of T on every PE, zero-filled, aligned to at
+    // least 256 bytes. Every PE receives the same symmetric_ptr.
+    template <class T, std::integral Count>
+    symmetric_ptr<T> alloc(Count count) {
+        static_assert(std::is_trivially_copyable_v<T>, "pgas: symmetric objects must be trivially copyable");
+        if (count <= 0)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "alloc",
+                                "element count must be positive, got " + std::to_string(count));
+        if (std::uint64_t(count) > state_->heap_bytes / sizeof(T))
+            heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
+        const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
+        agree("alloc", "bytes", bytes);
+        const std::uint64_t alignment =
+            alignof(T) > detail::heap_allocator::min_granule ? alignof(T) : detail::heap_allocator::min_granule;
+        auto offset = state_->allocator.allocate(bytes, alignment);
+        if (!offset) heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
+        for (int local = 0; local < n_local_pes(); ++local)
+            std::memset(host_address(*offset, local), 0, bytes);
+        state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
+        return symmetric_ptr<T>(detail::offset_tag{}, *offset);
+    }
+
+    // Collective: returns a block from alloc to the heap.
+    template <class T>
+    void free(symmetric_ptr<T> p) {
+        agree("free", "heap offset", p.offset());
+        if (!p || !state_->allocator.deallocate(p.offset()))
+            detail::throw_error(errc::not_symmetric, my_pe_or_all(), "free",
+                                "heap offset " + offset_text(p.offset()) +
+                                    " is not the start of a live allocation (double free or foreign pointer)");
+    }
+
+    // The symmetric name of a raw address of local PE `local`'s heap; a
+    // pointer outside any live allocation is an error.
+    template <class T>
+    symmetric_ptr<T> symmetric(T* address, int local = 0) const {
+        auto* base = static_cast<std::byte*>(host_address(0, checked_local("world::symmetric", local)));
+        auto* raw = reinterpret_cast<std::byte*>(const_cast<std::remove_cv_t<T>*>(address));
+        const std::uint64_t offset = std::uint64_t(raw - base);
+        if (raw < base || !state_->allocator.contains(offset, sizeof(T)))
+            detail::throw_error(errc::not_symmetric, local_pe(local), "world::symmetric",
+                                "address " + std::to_string(reinterpret_cast<std::uintptr_t>(address)) +
+                                    " is not inside a live allocation of the symmetric heap");
+        return symmetric_ptr<T>(detail::offset_tag{}, offset);
+    }
+
+    // Host access to local PE `local`'s copy (host heaps only).
+    template <class T>
+    T* local(symmetric_ptr<T> p, int local = 0) const {
+        check_live("world::local", p.offset(), sizeof(T), local);
+        return static_cast<T*>(host_address(p.offset(), checked_local("world::local", local)));
+    }
+
+    team team_world(int local = 0) const { return team::world_team(local_pe(local), n_pes()); }
+
+    // Collective: the team of parent members start, start+stride, ... (size
+    // of them), indices in parent. Like nvshmem_team_split_strided.
+    team split_strided(const team& parent, int start, int stride, int size) {
+        agree("split_strided", "start", std::uint64_t(std::int64_t(start)));
+        agree("split_strided", "stride", std::uint64_t(std::int64_t(stride)));
+        agree("split_strided", "size", std::uint64_t(std::int64_t(size)));
+        const int last = start + (size - 1) * stride;
+        if (size <= 0 || stride <= 0 || start < 0 || !parent.contains_index(start) || !parent.contains_index(last))
+            detail::throw_error(errc::pe_out_of_range, parent.bound_pe(), "split_strided",
+                                "members start=" + std::to_string(start) + " stride=" + std::to_string(stride) +
+                                    " size=" + std::to_string(size) + " do not fit a parent team of " +
+                                    std::to_string(parent.n_pes()) + " PEs");
+        return parent.sub_team(start, stride, size, next_slot("split_strided"));
+    }
+
+    // Collective: views the parent as rows of xrange PEs. Returns {x, y}: x is
+    // the caller's row (consecutive members), y its column. Like nvshmem_team_split_2d.
+    std::pair<team, team> split_2d(const team& parent, int xrange) {
+        agree("split_2d", "xrange", std::uint64_t(std::int64_t(xrange)));
+        if (xrange <= 0)
+            detail::throw_error(errc::invalid_argument, parent.bound_pe(), "split_2d",
+                                "xrange must be positive, got " + std::to_string(xrange));
+        const int n = parent.n_pes();
+        const int x = xrange < n ? xrange : n;
+        const int me = parent.my_pe() < 0 ? 0 : parent.my_pe();
+        const int row = me / x, column = me % x;
+        const int row_size = (row + 1) * x <= n ? x : n - row * x;
+        const int column_size = (n - column + x - 1) / x;
+        const int x_slot = next_slot("split_2d"), y_slot = next_slot("split_2d");
+        return {parent.sub_team(row * x, 1, row_size, x_slot), parent.sub_team(column, x, column_size, y_slot)};
+    }
+
+    // Collective host-side barrier between the processes of the world.
+    void barrier() { state_->bootstrap->barrier(); }
+
+    // The context a kernel (or host PE thread) of local PE `local` receives.
+    template <class Transport>
+    device::context<Transport> context(int local = 0) const;
+
+    // Runs body(ctx) once per local PE, each on its own thread with that PE's
+    // context<host_transport>, and joins them: the host transport's kernel
+    // launch. When one PE throws, the others' waits stop with errc::peer_failed
+    // and the first PE's exception is rethrown.
+    template <class Body>
+        requires std::invocable<Body&, const device::context<host>&>
+    void launch_host(Body&& body) {
+        state_->abort_flag.store(0);
+        run_each(n_local_pes(), [&](int local) {
+            try {
+                body(context<host>(local));
+            } catch (...) {
+                int expected = 0;
+                state_->abort_flag.compare_exchange_strong(expected, local_pe(local) + 1);
+                throw;
+            }
+        });
+    }
+
+private:
+    struct state_t {
+        std::shared_ptr<detail::bootstrap> bootstrap;
+        std::vector<int> local_pes;
+        int n_pes = 0;
+        std::uint64_t heap_bytes = 0;
+        std::uint64_t timeout_ns = 0;
+        detail::heap_allocator allocator{0, 0};
+        std::vector<std::unique_ptr<std::byte, void (*)(void*)>> local_heaps;  // one per local PE
+        std::vector<std::byte*> heap_bases;  // every world PE's heap, in this address space
+        int next_team_slot = 1;               // slot 0 is the world team
+        std::atomic<int> abort_flag{0};
+    };
+
+    world(std::shared_ptr<detail::bootstrap> boot, std::vector<int> local_pes, int n_pes, world_options options)
+        : state_(std::make_unique<state_t>()) {
+        auto& s = *state_;
+        s.bootstrap = std::move(boot);
+        s.local_pes = std::move(local_pes);
+        s.n_pes = n_pes;
+        s.heap_bytes = options.heap_bytes ? options.heap_bytes
+                                          : detail::env_size("PGAS_HEAP_SIZE", world_options::default_host_heap_bytes);
+        if (s.heap_bytes <= detail::heap_layout::user_offset)
+            detail::throw_error(errc::invalid_argument, -1, "world init",
+                                "heap of " + std::to_string(s.heap_bytes) + " bytes is smaller than the " +
+                                    std::to_string(detail::heap_layout::user_offset) + " bytes pgas reserves");
+        const std::int64_t timeout_ms = options.timeout_ms >= 0
+                                            ? options.timeout_ms
+                                            : std::int64_t(detail::env_milliseconds("PGAS_TIMEOUT_MS", PGAS_DEFAULT_TIMEOUT_MS));
+        s.timeout_ns = std::uint64_t(timeout_ms) * 1000000ull;
+        s.allocator = detail::heap_allocator(detail::heap_layout::user_offset, s.heap_bytes);
+        // Host heaps: zeroed pages from calloc (the OS commits them lazily).
+        for (std::size_t i = 0; i < s.local_pes.size(); ++i) {
+            auto* memory = static_cast<std::byte*>(std::calloc(1, s.heap_bytes));
+            if (memory == nullptr)
+                detail::throw_error(errc::heap_exhausted, s.local_pes[i], "world init",
+                                    "cannot allocate a host heap of " + std::to_string(s.heap_bytes) + " bytes");
+            s.local_heaps.emplace_back(memory, &std::free);
+        }
+        exchange_heap_bases();
+    }
+
+    void exchange_heap_bases() {
+        auto& s = *state_;
+        s.heap_bases.assign(std::size_t(s.n_pes), nullptr);
+        if (s.bootstrap->size() == 1) {
+            for (std::size_t i = 0; i < s.local_pes.size(); ++i) s.heap_bases[std::size_t(s.local_pes[i])] = s.local_heaps[i].get();
+            return;
+        }
+        // SPMD threads: one PE each, addresses valid in the shared address space.
+        auto all = s.bootstrap->allgather_value(s.local_heaps.front().get());
+        for (int pe = 0; pe < s.n_pes; ++pe) s.heap_bases[std::size_t(pe)] = all[std::size_t(pe)];
+    }
+
+    template <class Each>
+    static void run_each(int count, Each&& each) {
+        std::vector<std::exception_ptr> failures(static_cast<std::size_t>(count));
+        std::vector<std::thread> threads;
+        threads.reserve(std::size_t(count));
+        for (int i = 0; i < count; ++i)
+            threads.emplace_back([&, i] {
+                try {
+                    each(i);
+                } catch (...) {
+                    failures[std::size_t(i)] = std::current_exception();
+                }
+            });
+        for (auto& t : threads) t.join();
+        // The root cause is the failure that is not a consequence of another.
+        std::exception_ptr first_consequence;
+        for (auto& failure : failures) {
+            if (!failure) continue;
+            try {
+                std::rethrow_exception(failure);
+            } catch (const error& e) {
+                if (e.code() == errc::peer_failed) {
+                    if (!first_consequence) first_consequence = failure;
+                    continue;
+                }
+                throw;
+            }
+        }
+        if (first_consequence) std::rethrow_exception(first_consequence);
+    }
+
+    // Every participant must pass the same value; names the first that differs.
+    void agree(const char* call, const char* what, std::uint64_t mine) {
+        auto all = state_->bootstrap->allgather_value(mine);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            if (all[i] != mine)
+                detail::throw_error(errc::collective_mismatch, my_pe_or_all(), call,
+                                    std::string(what) + " = " + std::to_string(mine) + " here but " +
+                                        std::to_string(all[i]) + " on PE " + std::to_string(i));
+    }
+
+    [[noreturn]] void heap_exhausted(const char* call, std::uint64_t count, std::size_t element) const {
+        detail::throw_error(errc::heap_exhausted, my_pe_or_all(), call,
+                            "requested " + std::to_string(count) + " elements of " + std::to_string(element) +
+                                " bytes but the heap has " + std::to_string(heap_free_bytes()) +
+                                " bytes free (largest free block " + std::to_string(heap_largest_free_block()) +
+                                ") of " + std::to_string(state_->heap_bytes) + "; raise PGAS_HEAP_SIZE");
+    }
+
+    void check_live(const char* call, std::uint64_t offset, std::uint64_t bytes, int local) const {
+        if (!state_->allocator.contains(offset, bytes))
+            detail::throw_error(errc::not_symmetric, local_pe(checked_local(call, local)), call,
+                                "heap offset " + offset_text(offset) + " is not inside a live allocation");
+    }
+
+    int checked_local(const char* call, int local) const {
+        if (local < 0 || local >= n_local_pes())
+            detail::throw_error(errc::pe_out_of_range, -1, call,
+                                "local PE index " + std::to_string(local) + " outside [0, " +
+                                    std::to_string(n_local_pes()) + ")");
+        return local;
+    }
+
+    int next_slot(const char* call) {
+        if (state_->next_team_slot >= team::max_slots)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
+                                "no team slot left: at most " + std::to_string(team::max_slots - 1) +
+                                    " teams may be created");
+        return state_->next_team_slot++;
+    }
+
+    void* host_address(std::uint64_t offset, int local) const { return state_->local_heaps[std::size_t(local)].get() + offset; }
+
+    // -1 ("all local PEs") when this handle drives several PEs.
+    int my_pe_or_all() const { return n_local_pes() == 1 ? state_->local_pes[0] : -1; }
+
+    static std::string offset_text(std::uint64_t offset) {
+        return offset == detail::null_offset ? std::string("null") : std::to_string(offset);
+    }
+
+    std::unique_ptr<state_t> state_;
+};
+
+template <>
+inline device::context<host> world::context<host>(int local) const {
+    const int pe = local_pe(checked_local("world::context", local));
+    device::context<host> ctx;
+    ctx.transport = host(state_->heap_bases.data(), pe, state_->n_pes, state_->heap_bytes);
+    ctx.runtime.timeout_ns = state_->timeout_ns;
+    ctx.runtime.abort_flag = reinterpret_cast<const volatile int*>(&state_->abort_flag);
+    return ctx;
+}
+
+PGAS_NAMESPACE_END

@@ -1,0 +1,17 @@
+// Umbrella header: everything a pgas user includes (host API, device API, collectives, transports).
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/error.hpp>
+#include <pgas/core/ordering.hpp>
+#include <pgas/core/scope.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/core/team.hpp>
+#include <pgas/device/atomic.hpp>
+#include <pgas/device/context.hpp>
+#include <pgas/device/rma.hpp>
+#include <pgas/device/signal.hpp>
+#include <pgas/device/sync.hpp>
+#include <pgas/host/world.hpp>
+#include <pgas/transport/concepts.hpp>
+#include <pgas/transport/host/host.hpp>

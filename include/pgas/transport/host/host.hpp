@@ -1,0 +1,45 @@
+// The host transport: PEs are CPU threads of one process sharing a host-memory symmetric heap.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/transport/concepts.hpp>
+#include <pgas/transport/load_store.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+PGAS_NAMESPACE_BEGIN
+// Device-side state of the host transport: every PE's heap base. The device
+// layer's templates compile as host code over it, so collectives and ordering
+// logic run for real on machines without a GPU (CI). world::launch_host runs
+// one thread per PE with a context<host> each.
+class host : public detail::load_store_ops<host> {
+public:
+    static constexpr const char* name = "host";
+
+    host() = default;
+    host(std::byte* const* heap_bases, int my_pe, int n_pes, std::uint64_t heap_bytes)
+        : bases_(heap_bases), my_pe_(my_pe), n_pes_(n_pes), heap_bytes_(heap_bytes) {}
+
+    PGAS_HD int my_pe() const { return my_pe_; }
+    PGAS_HD int n_pes() const { return n_pes_; }
+    PGAS_HD bool reachable(int pe) const { return pe >= 0 && pe < n_pes_; }
+    PGAS_HD std::uint64_t heap_bytes() const { return heap_bytes_; }
+    PGAS_HD void* local_address(std::uint64_t offset) const { return bases_[my_pe_] + offset; }
+    PGAS_HD void* peer_address(std::uint64_t offset, int pe) const {
+        return reachable(pe) ? static_cast<void*>(bases_[pe] + offset) : nullptr;
+    }
+
+private:
+    std::byte* const* bases_ = nullptr;
+    int my_pe_ = 0;
+    int n_pes_ = 0;
+    std::uint64_t heap_bytes_ = 0;
+};
+
+static_assert(rma_transport<host>);
+static_assert(atomic_transport<host>);
+static_assert(signal_transport<host>);
+static_assert(load_store_transport<host>);
+
+PGAS_NAMESPACE_END

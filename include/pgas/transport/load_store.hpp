@@ -1,0 +1,124 @@
+// RMA, atomics and signals for every transport whose peers' heaps are mapped (nvlink, host).
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/ordering.hpp>
+#include <pgas/detail/copy.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda/atomic>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// Implements the rma/atomic/signal members of a transport from one question
+// its Derived answers: `peer_address(offset, pe)`. Every access is a plain
+// load/store or a system-scope atomic on a mapped address, so the same code is
+// NVLink P2P on the GPU and shared memory between threads on the host.
+//
+// Memory model (PTX / C++): fence and quiet are a seq_cst fence at system
+// scope (fence.sc.sys on the GPU). A load/store peer has no outstanding
+// operations beyond the caller's own stores, so after that fence every prior
+// store is visible to every later access of any thread: this is both
+// per-PE ordering (fence) and remote completion (quiet). put_signal syncs the
+// group, then one thread issues the fence and a release update of the signal,
+// so a reader that acquires the signal sees the data.
+template <class Derived>
+class load_store_ops {
+public:
+    static constexpr bool provides_rma = true;
+    static constexpr bool provides_atomics = true;
+    static constexpr bool provides_signals = true;
+    static constexpr bool provides_load_store = true;
+
+    template <class G>
+    PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        group_copy<G>(self().peer_address(dst, pe), src, bytes);
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        put<G>(dst, src, bytes, pe);
+    }
+    template <class G>
+    PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        group_copy<G>(dst, self().peer_address(src, pe), bytes);
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        get<G>(dst, src, bytes, pe);
+    }
+    template <class G>
+    PGAS_HD void fence() const {
+        G::sync();
+        cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+    }
+    template <class G>
+    PGAS_HD void quiet() const {
+        fence<G>();
+    }
+
+    // One thread: the remote atomic `op` on a naturally aligned word.
+    template <class V>
+    PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
+        cuda::atomic_ref<V, cuda::thread_scope_system> word(
+            *static_cast<V*>(self().peer_address(offset, pe)));
+        switch (op) {
+            case amo::fetch: return word.load(cuda::memory_order_relaxed);
+            case amo::set: word.store(operand, cuda::memory_order_relaxed); return V{};
+            case amo::swap: return word.exchange(operand, cuda::memory_order_relaxed);
+            case amo::compare_swap:
+                word.compare_exchange_strong(expected, operand, cuda::memory_order_relaxed);
+                return expected;  // old value either way
+            case amo::fetch_add: return word.fetch_add(operand, cuda::memory_order_relaxed);
+            case amo::fetch_and:
+                if constexpr (requires { word.fetch_and(operand); }) return word.fetch_and(operand);
+                break;
+            case amo::fetch_or:
+                if constexpr (requires { word.fetch_or(operand); }) return word.fetch_or(operand);
+                break;
+            case amo::fetch_xor:
+                if constexpr (requires { word.fetch_xor(operand); }) return word.fetch_xor(operand);
+                break;
+        }
+        return V{};
+    }
+    template <class V>
+    PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
+        return atomic<V>(amo::fetch_add, offset, operand, V{}, pe);
+    }
+
+    PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
+        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> word(
+            *static_cast<std::uint64_t*>(self().peer_address(offset, pe)));
+        if (op == signal_op::set)
+            word.store(value, cuda::memory_order_release);
+        else
+            word.fetch_add(value, cuda::memory_order_release);
+    }
+    template <class G>
+    PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                            std::uint64_t value, signal_op op, int pe) const {
+        group_copy<G>(self().peer_address(dst, pe), src, bytes);
+        G::sync();
+        if (G::rank() == 0) {
+            cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+            signal(sig, value, op, pe);
+        }
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes,
+                                std::uint64_t sig, std::uint64_t value, signal_op op, int pe) const {
+        put_signal<G>(dst, src, bytes, sig, value, op, pe);
+    }
+
+private:
+    PGAS_HD const Derived& self() const { return static_cast<const Derived&>(*this); }
+};
+
+}  // namespace detail
+PGAS_NAMESPACE_END

@@ -1,0 +1,169 @@
+// Host transport: put_signal ordering, signal ops, waits and tests, fence/quiet, team sync and barrier.
+#include "support.hpp"
+
+#include <cstdint>
+#include <vector>
+
+TEST_CASE_TEMPLATE("put_signal never exposes stale data (set and add)", G, pgas::thread, pgas::block) {
+    test::for_each_pe_count([](int n_pes) {
+        auto w = pgas::world::init_local(n_pes, test::options());
+        constexpr std::size_t count = 4099;
+        constexpr int rounds = 40;
+        auto data = w.alloc<std::uint64_t>(count);
+        auto sig_set = w.alloc<std::uint64_t>(1);
+        auto sig_add = w.alloc<std::uint64_t>(1);
+        auto ack = w.alloc<std::uint64_t>(1);
+        w.launch_host([&](const test::ctx& ctx) {
+            const int me = ctx.my_pe(), n = ctx.n_pes();
+            const int right = (me + 1) % n, left = (me + n - 1) % n;
+            std::vector<std::uint64_t> source(count);
+            for (int round = 1; round <= rounds; ++round) {
+                for (std::size_t i = 0; i < count; ++i) source[i] = test::mix(std::uint64_t(me), std::uint64_t(round), i);
+                // odd rounds signal by set, even rounds by add: the waiter sees round either way
+                if (round % 2)
+                    pgas::put_signal<G>(ctx, data, source.data(), count, sig_set, std::uint64_t(round), pgas::signal_op::set, right);
+                else
+                    pgas::put_signal_nbi<G>(ctx, data, source.data(), count, sig_add, 2, pgas::signal_op::add, right);
+                if (round % 2)
+                    REQUIRE(pgas::signal_wait_until(ctx, sig_set, pgas::cmp::ge, std::uint64_t(round)) == std::uint64_t(round));
+                else
+                    REQUIRE(pgas::signal_wait_until(ctx, sig_add, pgas::cmp::eq, std::uint64_t(round)) == std::uint64_t(round));
+                const std::uint64_t* got = ctx.local(data);
+                for (std::size_t i = 0; i < count; ++i)
+                    REQUIRE(got[i] == test::mix(std::uint64_t(left), std::uint64_t(round), i));
+                // tell the writer its buffer on me may be overwritten
+                pgas::signal(ctx, ack, 1, pgas::signal_op::add, left);
+                pgas::signal_wait_until(ctx, ack, pgas::cmp::ge, std::uint64_t(round));
+            }
+            REQUIRE(pgas::signal_fetch(ctx, ack) == std::uint64_t(rounds));
+            pgas::barrier_all(ctx);
+        });
+    });
+}
+
+TEST_CASE("wait_until and test for every comparison") {
+    test::for_each_pe_count([](int n_pes) {
+        auto w = pgas::world::init_local(n_pes, test::options());
+        auto flag = w.alloc<std::int32_t>(1);
+        auto big = w.alloc<double>(1);
+        w.launch_host([&](const test::ctx& ctx) {
+            const int me = ctx.my_pe(), n = ctx.n_pes();
+            const int left = (me + n - 1) % n, right = (me + 1) % n;
+            REQUIRE(pgas::test(ctx, flag, pgas::cmp::eq, 0));
+            REQUIRE_FALSE(pgas::test(ctx, flag, pgas::cmp::ne, 0));
+            pgas::barrier_all(ctx);
+            pgas::p(ctx, flag, 5, right);
+            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::eq, 5) == 5);
+            REQUIRE(pgas::test(ctx, flag, pgas::cmp::ge, 5));
+            REQUIRE(pgas::test(ctx, flag, pgas::cmp::gt, 4));
+            REQUIRE(pgas::test(ctx, flag, pgas::cmp::le, 5));
+            REQUIRE(pgas::test(ctx, flag, pgas::cmp::lt, 6));
+            REQUIRE_FALSE(pgas::test(ctx, flag, pgas::cmp::lt, 5));
+            pgas::barrier_all(ctx);
+            pgas::p(ctx, flag, -3, left);
+            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::lt, 0) == -3);
+            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::ne, 5) == -3);
+            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::le, -3) == -3);
+            pgas::p(ctx, big, 1.5 * me, right);
+            REQUIRE(pgas::wait_until(ctx, big, pgas::cmp::ge, 1.5 * left) == 1.5 * left);
+            pgas::barrier_all(ctx);
+        });
+    });
+}
+
+TEST_CASE("wait_until_all/any/some and test_all/any/some honour the status mask") {
+    test::for_each_pe_count([](int n_pes) {
+        auto w = pgas::world::init_local(n_pes, test::options());
+        auto slots = w.alloc<std::uint64_t>(n_pes);  // slot i: written by PE i
+        w.launch_host([&](const test::ctx& ctx) {
+            const int me = ctx.my_pe(), n = ctx.n_pes();
+            std::vector<int> status(static_cast<std::size_t>(n), 0);
+            std::vector<std::size_t> indices(static_cast<std::size_t>(n));
+            REQUIRE(pgas::test_any(ctx, slots, n, nullptr, pgas::cmp::eq, 1) == std::size_t(n));
+            pgas::barrier_all(ctx);
+            // PE 0 alone writes first: everyone's "any" must see exactly slot 0
+            if (me == 0)
+                for (int pe = 0; pe < n; ++pe) pgas::p(ctx, slots + 0, std::uint64_t(1), pe);
+            REQUIRE(pgas::wait_until_any(ctx, slots, n, nullptr, pgas::cmp::eq, 1) == 0u);
+            REQUIRE(pgas::wait_until_some(ctx, slots, n, indices.data(), nullptr, pgas::cmp::eq, 1) == 1u);
+            REQUIRE(indices[0] == 0u);
+            pgas::barrier_all(ctx);
+            for (int pe = 0; pe < n; ++pe)
+                if (me != 0) pgas::p(ctx, slots + me, std::uint64_t(1), pe);
+            pgas::wait_until_all(ctx, slots, n, nullptr, pgas::cmp::eq, 1);
+            REQUIRE(pgas::test_all(ctx, slots, n, nullptr, pgas::cmp::eq, 1));
+            REQUIRE(pgas::test_some(ctx, slots, n, indices.data(), nullptr, pgas::cmp::eq, 1) == std::size_t(n));
+            // masked out slots are ignored; a fully masked any/some returns at once
+            status.assign(std::size_t(n), 1);
+            REQUIRE(pgas::wait_until_any(ctx, slots, n, status.data(), pgas::cmp::eq, 99) == std::size_t(n));
+            REQUIRE(pgas::wait_until_some(ctx, slots, n, indices.data(), status.data(), pgas::cmp::eq, 99) == 0u);
+            pgas::wait_until_all(ctx, slots, n, status.data(), pgas::cmp::eq, 99);
+            status[std::size_t(n - 1)] = 0;
+            REQUIRE(pgas::test_any(ctx, slots, n, status.data(), pgas::cmp::eq, 1) == std::size_t(n - 1));
+            REQUIRE_FALSE(pgas::test_all(ctx, slots, n, status.data(), pgas::cmp::eq, 2));
+            pgas::barrier_all(ctx);
+        });
+    });
+}
+
+TEST_CASE("fence orders puts to one PE; quiet completes them") {
+    test::for_each_pe_count([](int n_pes) {
+        auto w = pgas::world::init_local(n_pes, test::options());
+        auto value = w.alloc<std::uint64_t>(1);
+        auto flag = w.alloc<std::uint64_t>(1);
+        w.launch_host([&](const test::ctx& ctx) {
+            const int me = ctx.my_pe(), n = ctx.n_pes();
+            const int right = (me + 1) % n, left = (me + n - 1) % n;
+            for (std::uint64_t round = 1; round <= 200; ++round) {
+                pgas::p(ctx, value, round * 1000 + std::uint64_t(me), right);
+                pgas::fence(ctx);
+                pgas::p(ctx, flag, round, right);
+                pgas::wait_until(ctx, flag, pgas::cmp::eq, round);
+                REQUIRE(pgas::g(ctx, value, me) == round * 1000 + std::uint64_t(left));
+                pgas::barrier_all(ctx);  // keep rounds apart
+            }
+        });
+    });
+}
+
+TEST_CASE("sync and barrier over the world and over strided sub-teams, many times") {
+    for (int n_pes : {2, 3, 8}) {
+        CAPTURE(n_pes);
+        pgas::world::run_threads(n_pes, [](pgas::world& w) {
+            const pgas::team all = w.team_world();
+            const pgas::team odd = w.split_strided(all, 1, 2, w.n_pes() / 2);
+            auto [row, column] = w.split_2d(all, 2);
+            auto arrivals = w.alloc<std::uint64_t>(1);
+            auto ctx = w.context<pgas::host>();
+            const int me = ctx.my_pe();
+            for (std::uint64_t round = 1; round <= 30; ++round) {
+                // everyone adds to PE 0 then meets: PE 0 must see all arrivals
+                pgas::atomic_add(ctx, arrivals, std::uint64_t(1), 0);
+                pgas::barrier_all(ctx);
+                if (me == 0) REQUIRE(pgas::atomic_fetch(ctx, arrivals, 0) == round * std::uint64_t(ctx.n_pes()));
+                pgas::sync_all(ctx);
+                if (odd.is_member()) {
+                    pgas::barrier<pgas::block>(ctx, odd);
+                }
+                pgas::sync(ctx, row);
+                pgas::sync<pgas::warp>(ctx, column);
+            }
+        }, test::options());
+    }
+}
+
+TEST_CASE("a team barrier really waits for every member") {
+    pgas::world::run_threads(3, [](pgas::world& w) {
+        const pgas::team all = w.team_world();
+        const pgas::team pair = w.split_strided(all, 0, 2, 2);  // PEs 0 and 2
+        auto mark = w.alloc<std::uint64_t>(1);
+        auto ctx = w.context<pgas::host>();
+        if (ctx.my_pe() == 2) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            pgas::p(ctx, mark, std::uint64_t(7), 0);
+        }
+        if (pair.is_member()) pgas::barrier(ctx, pair);
+        if (ctx.my_pe() == 0) REQUIRE(*ctx.local(mark) == 7u);
+        w.barrier();
+    }, test::options());
+}

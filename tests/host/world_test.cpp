@@ -1,0 +1,175 @@
+// The host side of a world: collective alloc/free, SPMD threads, and every bad input with a clear error.
+#include "support.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+using doctest::Contains;
+
+TEST_CASE("alloc returns the same zeroed, aligned block on every PE; free makes it reusable") {
+    test::for_each_pe_count([](int n_pes) {
+        auto w = pgas::world::init_local(n_pes, test::options());
+        const auto free_at_start = w.heap_free_bytes();
+        auto a = w.alloc<char>(3);
+        auto b = w.alloc<double>(1000);
+        CHECK(a.offset() % 256 == 0);
+        CHECK(b.offset() % 256 == 0);
+        CHECK(b.offset() >= a.offset() + 256);
+        for (int pe = 0; pe < n_pes; ++pe)
+            for (int i = 0; i < 1000; ++i) REQUIRE(w.local(b, pe)[i] == 0.0);
+        w.local(b, 0)[0] = 42.0;
+        w.free(b);
+        auto c = w.alloc<double>(1000);
+        CHECK(c == b);                      // reuse after free
+        CHECK(w.local(c, 0)[0] == 0.0);     // and zeroed again
+        w.free(c);
+        w.free(a);
+        CHECK(w.heap_free_bytes() == free_at_start);  // coalesced back
+    });
+}
+
+TEST_CASE("SPMD threads: every PE gets the same symmetric_ptr and sees the others' heaps") {
+    std::atomic<int> done{0};
+    pgas::world::run_threads(8, [&](pgas::world& w) {
+        auto x = w.alloc<int>(16);
+        auto all = w.alloc<std::uint64_t>(8);
+        auto ctx = w.context<pgas::host>();
+        pgas::p(ctx, all + ctx.my_pe(), x.offset(), 0);  // PE 0 collects everyone's offset
+        pgas::barrier_all(ctx);
+        if (ctx.my_pe() == 0)
+            for (int pe = 0; pe < 8; ++pe) REQUIRE(ctx.local(all)[pe] == x.offset());
+        w.free(x);
+        ++done;
+    }, test::options());
+    CHECK(done == 8);
+}
+
+TEST_CASE("bad input: zero or negative counts") {
+    auto w = pgas::world::init_local(2, test::options());
+    CHECK_THROWS_WITH_AS(w.alloc<int>(0), "pgas: alloc: element count must be positive, got 0", pgas::error);
+    CHECK_THROWS_WITH_AS(w.alloc<int>(-5), "pgas: alloc: element count must be positive, got -5", pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::world::init_local(0), Contains("PE count must be positive, got 0"), pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::world::init_local(-2), Contains("got -2"), pgas::error);
+}
+
+TEST_CASE("bad input: heap exhaustion says requested and free sizes") {
+    auto w = pgas::world::init_local(1, test::options());
+    const auto free = w.heap_free_bytes();
+    try {
+        (void)w.alloc<std::uint64_t>(free);  // 8x too many bytes
+        FAIL("alloc did not throw");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::heap_exhausted);
+        CHECK(e.pe() == 0);
+        CHECK_MESSAGE(test::contains(std::string(e.what()), "requested " + std::to_string(free) + " elements of 8 bytes"), std::string(e.what()));
+        CHECK_MESSAGE(test::contains(std::string(e.what()), std::to_string(free) + " bytes free"), std::string(e.what()));
+        CHECK_MESSAGE(test::contains(std::string(e.what()), "PGAS_HEAP_SIZE"), std::string(e.what()));
+    }
+    auto most = w.alloc<char>(free - 4096);  // fragmentation is reported too
+    CHECK_THROWS_WITH_AS(w.alloc<char>(8192), Contains("largest free block 4096"), pgas::error);
+    w.free(most);
+}
+
+TEST_CASE("bad input: allocation sizes that differ between PEs") {
+    std::atomic<int> errors{0};
+    pgas::world::run_threads(3, [&](pgas::world& w) {
+        try {
+            (void)w.alloc<int>(w.my_pe() == 1 ? 20 : 10);
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::collective_mismatch);
+            CHECK(e.pe() == w.my_pe());
+            const std::string text = e.what();
+            CHECK_MESSAGE(test::contains(text, "alloc on PE " + std::to_string(w.my_pe())), text);
+            CHECK_MESSAGE(test::contains(text, w.my_pe() == 1 ? "on PE 0" : "80 on PE 1"), text);
+            ++errors;
+        }
+    }, test::options());
+    CHECK(errors == 3);  // every PE reports it, none allocates
+}
+
+TEST_CASE("bad input: pointers that are not symmetric") {
+    auto w = pgas::world::init_local(2, test::options());
+    auto x = w.alloc<int>(8);
+    int outside = 0;
+    CHECK_THROWS_WITH_AS(w.symmetric(&outside), Contains("not inside a live allocation"), pgas::error);
+    CHECK(w.symmetric(w.local(x, 1) + 3, 1) == x + 3);
+    CHECK_THROWS_WITH_AS(w.free(x + 1), Contains("free: heap offset"), pgas::error);
+    CHECK_THROWS_AS(w.free(pgas::symmetric_ptr<int>{}), pgas::error);
+    w.free(x);
+    CHECK_THROWS_WITH_AS(w.free(x), Contains("double free"), pgas::error);
+    CHECK_THROWS_WITH_AS(w.local(x, 0), Contains("world::local"), pgas::error);
+    CHECK_THROWS_WITH_AS(w.local(x, 5), Contains("local PE index 5 outside [0, 2)"), pgas::error);
+}
+
+TEST_CASE("bad input in device calls (PGAS_CHECKS): PE out of range, foreign pointer, misaligned atomic") {
+    auto w = pgas::world::init_local(2, test::options());
+    auto x = w.alloc<std::uint64_t>(4);
+    auto ctx = w.context<pgas::host>(1);
+    std::uint64_t v = 1;
+    CHECK_THROWS_WITH_AS(pgas::put(ctx, x, &v, 1, 2), "pgas: put on PE 1: target PE 2", pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::p(ctx, x, 1, -1), "pgas: p on PE 1: target PE -1", pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::atomic_fetch_add(ctx, x, 1, 7), Contains("atomic_fetch_add on PE 1: target PE 7"),
+                         pgas::error);
+    pgas::symmetric_ptr<std::uint64_t> foreign(pgas::detail::offset_tag{}, 8);  // inside pgas's reserved area
+    CHECK_THROWS_WITH_AS(pgas::get(ctx, &v, foreign, 1, 0), Contains("outside the heap's user area, offset 8"),
+                         pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::put(ctx, x, &v, std::size_t(1) << 40, 0), Contains("put on PE 1"), pgas::error);
+    CHECK_THROWS_AS(pgas::wait_until(ctx, pgas::symmetric_ptr<int>{}, pgas::cmp::eq, 1), pgas::error);
+    auto misaligned = pgas::symmetric_cast<std::uint64_t>(pgas::symmetric_cast<char>(x) + 4);
+    CHECK_THROWS_WITH_AS(pgas::atomic_add(ctx, misaligned, 1, 0), Contains("not naturally aligned"), pgas::error);
+    CHECK_THROWS_WITH_AS(w.context<pgas::host>(2), Contains("world::context"), pgas::error);
+}
+
+TEST_CASE("a wait that cannot finish times out with the PE, address, condition and value") {
+    auto w = pgas::world::init_local(2, test::options(/*timeout_ms=*/200));
+    auto flag = w.alloc<std::uint64_t>(1);
+    auto ctx = w.context<pgas::host>(1);
+    *w.local(flag, 1) = 3;
+    try {
+        pgas::signal_wait_until(ctx, flag, pgas::cmp::ge, 5);
+        FAIL("wait returned");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::timeout);
+        const std::string text = e.what();
+        CHECK_MESSAGE(test::contains(text, "signal_wait_until on PE 1"), text);
+        CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string(flag.offset()) + " >= 5 (seen 3)"), text);
+    }
+}
+
+TEST_CASE("a PE that fails makes the others stop waiting instead of hanging") {
+    auto w = pgas::world::init_local(3, test::options(/*timeout_ms=*/0));  // no timeout: only the abort flag helps
+    auto flag = w.alloc<std::uint64_t>(1);
+    std::atomic<int> stopped{0};
+    CHECK_THROWS_WITH_AS(w.launch_host([&](const test::ctx& ctx) {
+        if (ctx.my_pe() == 1) throw std::runtime_error("PE 1 broke");
+        try {
+            pgas::barrier_all(ctx);  // can never complete without PE 1
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::peer_failed);
+            CHECK_MESSAGE(test::contains(std::string(e.what()), "failed PE 1"), std::string(e.what()));
+            ++stopped;
+            throw;
+        }
+    }), "PE 1 broke", std::runtime_error);
+    CHECK(stopped == 2);
+    (void)flag;
+}
+
+TEST_CASE("PGAS_TIMEOUT_MS and PGAS_HEAP_SIZE are read and checked") {
+    ::setenv("PGAS_HEAP_SIZE", "lots", 1);
+    CHECK_THROWS_WITH_AS(pgas::world::init_local(1), Contains("PGAS_HEAP_SIZE"), pgas::error);
+    ::setenv("PGAS_HEAP_SIZE", "8M", 1);
+    ::setenv("PGAS_TIMEOUT_MS", "-1", 1);
+    CHECK_THROWS_WITH_AS(pgas::world::init_local(1), Contains("PGAS_TIMEOUT_MS"), pgas::error);
+    ::setenv("PGAS_TIMEOUT_MS", "1500", 1);
+    {
+        auto w = pgas::world::init_local(1);
+        CHECK(w.heap_bytes() == (8u << 20));
+        CHECK(w.context<pgas::host>().runtime.timeout_ns == 1500ull * 1000000ull);
+    }
+    ::setenv("PGAS_HEAP_SIZE", "1M", 1);  // smaller than the reserved head
+    CHECK_THROWS_WITH_AS(pgas::world::init_local(1), Contains("smaller than"), pgas::error);
+    ::unsetenv("PGAS_HEAP_SIZE");
+    ::unsetenv("PGAS_TIMEOUT_MS");
+}
