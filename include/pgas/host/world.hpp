@@ -9,6 +9,7 @@
 #include <pgas/device/context.hpp>
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/env.hpp>
+#include <pgas/host/heap_memory.hpp>
 #include <pgas/transport/host/host.hpp>
 
 #include <atomic>
@@ -104,8 +105,7 @@ public:
             alignof(T) > detail::heap_allocator::min_granule ? alignof(T) : detail::heap_allocator::min_granule;
         auto offset = state_->allocator.allocate(bytes, alignment);
         if (!offset) heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
-        for (int local = 0; local < n_local_pes(); ++local)
-            std::memset(host_address(*offset, local), 0, bytes);
+        for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
         state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
         return symmetric_ptr<T>(detail::offset_tag{}, *offset);
     }
@@ -138,7 +138,19 @@ public:
     template <class T>
     T* local(symmetric_ptr<T> p, int local = 0) const {
         check_live("world::local", p.offset(), sizeof(T), local);
+        if (!state_->memory->host_accessible())
+            detail::throw_error(errc::invalid_argument, local_pe(local), "world::local",
+                                "this world's heap is GPU memory: read it in a kernel or copy it with cudaMemcpy "
+                                "from world::device_address");
         return static_cast<T*>(host_address(p.offset(), checked_local("world::local", local)));
+    }
+
+    // Address of local PE `local`'s copy in this address space, whatever the
+    // memory (for cudaMemcpy on GPU heaps).
+    template <class T>
+    T* device_address(symmetric_ptr<T> p, int local = 0) const {
+        check_live("world::device_address", p.offset(), sizeof(T), local);
+        return static_cast<T*>(host_address(p.offset(), checked_local("world::device_address", local)));
     }
 
     team team_world(int local = 0) const { return team::world_team(local_pe(local), n_pes()); }
@@ -194,31 +206,24 @@ public:
             try {
                 body(context<host>(local));
             } catch (...) {
-                int expected = 0;
-                state_->abort_flag.compare_exchange_strong(expected, local_pe(local) + 1);
+                abort_waits(local_pe(local));
                 throw;
             }
         });
     }
 
-private:
-    struct state_t {
-        std::shared_ptr<detail::bootstrap> bootstrap;
-        std::vector<int> local_pes;
-        int n_pes = 0;
-        std::uint64_t heap_bytes = 0;
-        std::uint64_t timeout_ns = 0;
-        detail::heap_allocator allocator{0, 0};
-        std::vector<std::unique_ptr<std::byte, void (*)(void*)>> local_heaps;  // one per local PE
-        std::vector<std::byte*> heap_bases;  // every world PE's heap, in this address space
-        int next_team_slot = 1;               // slot 0 is the world team
-        std::atomic<int> abort_flag{0};
-    };
+    // --- for transports and launchers built on a world -----------------------
 
-    world(std::shared_ptr<detail::bootstrap> boot, std::vector<int> local_pes, int n_pes, world_options options)
+    using heap_factory = std::function<std::unique_ptr<detail::heap_memory>(const detail::heap_request&)>;
+
+    // Assembles a world from its parts: the bootstrap connecting this process
+    // to the others, the world PEs it drives, and the heap backend. The
+    // init_* functions and launchers call this; programs call those.
+    world(std::shared_ptr<detail::bootstrap> channel, std::vector<int> local_pes, int n_pes, world_options options,
+          heap_factory make_heap = &make_host_heap)
         : state_(std::make_unique<state_t>()) {
         auto& s = *state_;
-        s.bootstrap = std::move(boot);
+        s.bootstrap = std::move(channel);
         s.local_pes = std::move(local_pes);
         s.n_pes = n_pes;
         s.heap_bytes = options.heap_bytes ? options.heap_bytes
@@ -232,28 +237,44 @@ private:
                                             : std::int64_t(detail::env_milliseconds("PGAS_TIMEOUT_MS", PGAS_DEFAULT_TIMEOUT_MS));
         s.timeout_ns = std::uint64_t(timeout_ms) * 1000000ull;
         s.allocator = detail::heap_allocator(detail::heap_layout::user_offset, s.heap_bytes);
-        // Host heaps: zeroed pages from calloc (the OS commits them lazily).
-        for (std::size_t i = 0; i < s.local_pes.size(); ++i) {
-            auto* memory = static_cast<std::byte*>(std::calloc(1, s.heap_bytes));
-            if (memory == nullptr)
-                detail::throw_error(errc::heap_exhausted, s.local_pes[i], "world init",
-                                    "cannot allocate a host heap of " + std::to_string(s.heap_bytes) + " bytes");
-            s.local_heaps.emplace_back(memory, &std::free);
-        }
-        exchange_heap_bases();
+        detail::heap_request request{s.heap_bytes, s.local_pes, s.n_pes, s.bootstrap.get()};
+        s.memory = make_heap(request);
     }
 
-    void exchange_heap_bases() {
-        auto& s = *state_;
-        s.heap_bases.assign(std::size_t(s.n_pes), nullptr);
-        if (s.bootstrap->size() == 1) {
-            for (std::size_t i = 0; i < s.local_pes.size(); ++i) s.heap_bases[std::size_t(s.local_pes[i])] = s.local_heaps[i].get();
-            return;
-        }
-        // SPMD threads: one PE each, addresses valid in the shared address space.
-        auto all = s.bootstrap->allgather_value(s.local_heaps.front().get());
-        for (int pe = 0; pe < s.n_pes; ++pe) s.heap_bases[std::size_t(pe)] = all[std::size_t(pe)];
+    // The bootstrap channel between this world's processes (collective calls).
+    detail::bootstrap& channel() const { return *state_->bootstrap; }
+    // The heap backend (bases of every PE as seen from a local PE).
+    detail::heap_memory& heap_memory() const { return *state_->memory; }
+    // Timeout and peer-failure flag every context of this world carries.
+    device::runtime_state runtime() const {
+        device::runtime_state r;
+        r.timeout_ns = state_->timeout_ns;
+        r.abort_flag = reinterpret_cast<const volatile int*>(&state_->abort_flag);
+        return r;
     }
+    // Raises the peer-failure flag: every wait of this process's PEs stops
+    // with errc::peer_failed naming world PE `failed_pe`.
+    void abort_waits(int failed_pe) {
+        int expected = 0;
+        state_->abort_flag.compare_exchange_strong(expected, failed_pe + 1);
+    }
+
+    static std::unique_ptr<detail::heap_memory> make_host_heap(const detail::heap_request& request) {
+        return std::make_unique<detail::host_heap_memory>(request);
+    }
+
+private:
+    struct state_t {
+        std::shared_ptr<detail::bootstrap> bootstrap;
+        std::vector<int> local_pes;
+        int n_pes = 0;
+        std::uint64_t heap_bytes = 0;
+        std::uint64_t timeout_ns = 0;
+        detail::heap_allocator allocator{0, 0};
+        std::unique_ptr<detail::heap_memory> memory;
+        int next_team_slot = 1;               // slot 0 is the world team
+        std::atomic<int> abort_flag{0};
+    };
 
     template <class Each>
     static void run_each(int count, Each&& each) {
@@ -326,7 +347,7 @@ private:
         return state_->next_team_slot++;
     }
 
-    void* host_address(std::uint64_t offset, int local) const { return state_->local_heaps[std::size_t(local)].get() + offset; }
+    void* host_address(std::uint64_t offset, int local) const { return state_->memory->local_base(local) + offset; }
 
     // -1 ("all local PEs") when this handle drives several PEs.
     int my_pe_or_all() const { return n_local_pes() == 1 ? state_->local_pes[0] : -1; }
@@ -341,10 +362,12 @@ private:
 template <>
 inline device::context<host> world::context<host>(int local) const {
     const int pe = local_pe(checked_local("world::context", local));
+    if (!state_->memory->host_accessible())
+        detail::throw_error(errc::transport_unavailable, pe, "world::context<host>",
+                            "the host transport needs a host-memory heap; this world's heap is GPU memory");
     device::context<host> ctx;
-    ctx.transport = host(state_->heap_bases.data(), pe, state_->n_pes, state_->heap_bytes);
-    ctx.runtime.timeout_ns = state_->timeout_ns;
-    ctx.runtime.abort_flag = reinterpret_cast<const volatile int*>(&state_->abort_flag);
+    ctx.transport = host(state_->memory->peer_bases(local), pe, state_->n_pes, state_->heap_bytes);
+    ctx.runtime = runtime();
     return ctx;
 }
 

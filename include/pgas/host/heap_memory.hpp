@@ -1,0 +1,79 @@
+// Where a world's symmetric heap lives: the interface, and the host-memory heap of one process.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/host/bootstrap.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// What a heap backend is asked to build: each of the world's PEs gets
+// `heap_bytes`; this process drives `local_pes`; `bootstrap` connects it to
+// the other processes (exchanging handles is the backend's business).
+struct heap_request {
+    std::uint64_t heap_bytes = 0;
+    std::vector<int> local_pes;
+    int n_pes = 0;
+    bootstrap* channel = nullptr;
+};
+
+// The memory behind a world's symmetric heap. The allocator (offsets) is the
+// world's; a backend only provides bytes and addresses: host memory (this
+// file), shared memory between processes, CUDA VMM mapped across GPUs.
+class heap_memory {
+public:
+    virtual ~heap_memory() = default;
+    // Local PE `local`'s heap base in this address space.
+    virtual std::byte* local_base(int local) const = 0;
+    // Every world PE's heap base as the transport sees it from local PE
+    // `local` (nullptr where that PE is not mapped); stable for the world's life.
+    virtual std::byte* const* peer_bases(int local) const = 0;
+    // Sets [offset, offset+bytes) of local PE `local`'s heap to zero.
+    virtual void zero(int local, std::uint64_t offset, std::uint64_t bytes) = 0;
+    // Whether the CPU may dereference local_base() (host memory), or only kernels can.
+    virtual bool host_accessible() const = 0;
+};
+
+// Host memory of this process: one calloc'd heap per local PE. When the
+// world is SPMD threads (one PE per participant) the bases are exchanged
+// through the bootstrap, valid because all participants share this process.
+class host_heap_memory final : public heap_memory {
+public:
+    explicit host_heap_memory(const heap_request& request) : bases_(std::size_t(request.n_pes), nullptr) {
+        for (int pe : request.local_pes) {
+            auto* memory = static_cast<std::byte*>(std::calloc(1, request.heap_bytes));
+            if (memory == nullptr)
+                throw_error(errc::heap_exhausted, pe, "world init",
+                            "cannot allocate a host heap of " + std::to_string(request.heap_bytes) + " bytes");
+            heaps_.emplace_back(memory, &std::free);
+        }
+        if (request.channel->size() == 1) {
+            for (std::size_t i = 0; i < request.local_pes.size(); ++i)
+                bases_[std::size_t(request.local_pes[i])] = heaps_[i].get();
+        } else {
+            auto all = request.channel->allgather_value(heaps_.front().get());
+            for (std::size_t pe = 0; pe < all.size(); ++pe) bases_[pe] = all[pe];
+        }
+    }
+    std::byte* local_base(int local) const override { return heaps_[std::size_t(local)].get(); }
+    std::byte* const* peer_bases(int) const override { return bases_.data(); }
+    void zero(int local, std::uint64_t offset, std::uint64_t bytes) override {
+        std::memset(local_base(local) + offset, 0, bytes);
+    }
+    bool host_accessible() const override { return true; }
+
+private:
+    std::vector<std::unique_ptr<std::byte, void (*)(void*)>> heaps_;
+    std::vector<std::byte*> bases_;
+};
+
+}  // namespace detail
+PGAS_NAMESPACE_END
