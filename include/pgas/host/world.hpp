@@ -9,6 +9,7 @@
 #include <pgas/device/context.hpp>
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/env.hpp>
+#include <pgas/host/gpu_heap.hpp>
 #include <pgas/host/heap_memory.hpp>
 #include <pgas/transport/host/host.hpp>
 
@@ -50,6 +51,24 @@ public:
     // n PEs as threads of this process over a host-memory heap (the host
     // transport): runs anywhere, including CI machines without a GPU.
     static world init_local(int n_pes, world_options options = {}) {
+        return init_local_host(n_pes, options);
+    }
+
+    // One process drives these GPUs, one PE each (PE i on devices[i]), over a
+    // CUDA VMM heap that every local GPU maps: the NVLink transport.
+    static world init_local(const std::vector<int>& devices, world_options options = {}) {
+        if (devices.empty())
+            detail::throw_error(errc::invalid_argument, -1, "world::init_local", "the device list is empty");
+        std::vector<int> local(devices.size());
+        for (std::size_t i = 0; i < devices.size(); ++i) local[i] = int(i);
+        return world(std::make_shared<detail::single_bootstrap>(), std::move(local), int(devices.size()), options,
+                     detail::gpu_heap_factory(devices));
+    }
+
+    // [multi-process init() goes here: world::init(world_options) reading the launch environment]
+
+private:
+    static world init_local_host(int n_pes, world_options options) {
         if (n_pes <= 0)
             detail::throw_error(errc::invalid_argument, -1, "world::init_local",
                                 "PE count must be positive, got " + std::to_string(n_pes));
@@ -57,6 +76,8 @@ public:
         for (int i = 0; i < n_pes; ++i) local[std::size_t(i)] = i;
         return world(std::make_shared<detail::single_bootstrap>(), std::move(local), n_pes, options);
     }
+
+public:
 
     // SPMD form of the host transport: n threads, each running body(world&)
     // with its own single-PE world, as n processes would. Collective calls
@@ -214,7 +235,7 @@ public:
 
     // --- for transports and launchers built on a world -----------------------
 
-    using heap_factory = std::function<std::unique_ptr<detail::heap_memory>(const detail::heap_request&)>;
+    using heap_factory = detail::heap_factory;
 
     // Assembles a world from its parts: the bootstrap connecting this process
     // to the others, the world PEs it drives, and the heap backend. The
