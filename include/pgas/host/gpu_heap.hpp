@@ -1,22 +1,180 @@
-// The CUDA VMM symmetric heap of the NVLink transport (work in progress: issue 3).
+// The symmetric heap on GPU memory: CUDA VMM chunks of every node-local PE mapped into one VA range.
 #pragma once
 
 #include <pgas/core/error.hpp>
+#include <pgas/detail/cuda_check.hpp>
 #include <pgas/host/heap_memory.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
 
 using heap_factory = std::function<std::unique_ptr<heap_memory>(const heap_request&)>;
 
+// One VA range of n_pes * stride bytes; PE p's heap is mapped at
+// base + p * stride, on every GPU of the process, so the NVLink transport
+// turns (offset, pe) into an address with one multiply-add. The physical
+// chunk of each PE is cuMemCreate'd on its GPU and made accessible to all the
+// process's GPUs (that is where NVLink/P2P reachability is checked).
+class gpu_heap_memory final : public heap_memory {
+public:
+    // Default heap per PE when neither world_options nor PGAS_HEAP_SIZE says:
+    // large enough for the 256 MiB messages of the benchmarks, far below an H200's 141 GB.
+    static constexpr std::uint64_t default_bytes = std::uint64_t{1} << 30;
+
+    gpu_heap_memory(const heap_request& request, std::vector<int> devices)
+        : devices_(std::move(devices)), n_pes_(request.n_pes) {
+        if (request.channel->size() != 1)
+            throw_error(errc::transport_unavailable, -1, "world init",
+                        "GPU heaps across processes need the fd exchange (not yet wired)");
+        check_cu(cuInit(0), -1, "world init", "cuInit");
+        for (std::size_t i = 0; i < devices_.size(); ++i) {
+            int count = 0;
+            check_cuda(cudaGetDeviceCount(&count), int(i), "world::init_local", "cudaGetDeviceCount");
+            if (devices_[i] < 0 || devices_[i] >= count)
+                throw_error(errc::invalid_argument, int(i), "world::init_local",
+                            "CUDA device " + std::to_string(devices_[i]) + " does not exist (" + std::to_string(count) +
+                                " visible)");
+            check_cuda(cudaSetDevice(devices_[i]), int(i), "world::init_local", "cudaSetDevice");
+            check_cuda(cudaFree(nullptr), int(i), "world::init_local", "creating the primary context");
+        }
+        check_reachability();
+        stride_ = round_up(request.heap_bytes, granularity());
+        check_cu(cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), granularity(), 0, 0), -1,
+                 "world::init_local", "cuMemAddressReserve");
+        for (int pe = 0; pe < n_pes_; ++pe) map_chunk(pe);
+        grant_access();
+        for (int pe = 0; pe < n_pes_; ++pe) zero(pe, 0, stride_);
+        // The peer-failure flag kernels poll: pinned, mapped host memory (UVA
+        // makes the host address valid on every GPU).
+        check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&abort_flag_), sizeof(int),
+                                 cudaHostAllocMapped | cudaHostAllocPortable),
+                   -1, "world::init_local", "cudaHostAlloc of the abort flag");
+        *abort_flag_ = 0;
+        bases_.resize(std::size_t(n_pes_));
+        for (int pe = 0; pe < n_pes_; ++pe) bases_[std::size_t(pe)] = pe_base(pe);
+    }
+
+    gpu_heap_memory(const gpu_heap_memory&) = delete;
+    gpu_heap_memory& operator=(const gpu_heap_memory&) = delete;
+
+    ~gpu_heap_memory() override {
+        for (std::size_t i = 0; i < devices_.size(); ++i) {
+            cudaSetDevice(devices_[i]);
+            cudaDeviceSynchronize();
+        }
+        if (base_ != 0) cuMemUnmap(base_, stride_ * std::uint64_t(n_pes_));
+        for (auto handle : handles_) cuMemRelease(handle);
+        if (base_ != 0) cuMemAddressFree(base_, stride_ * std::uint64_t(n_pes_));
+        if (abort_flag_ != nullptr) cudaFreeHost(abort_flag_);
+    }
+
+    std::byte* local_base(int local) const override { return pe_base(local); }
+    std::byte* const* peer_bases(int) const override { return bases_.data(); }
+    void zero(int local, std::uint64_t offset, std::uint64_t bytes) override {
+        check_cuda(cudaSetDevice(devices_[std::size_t(local)]), local, "alloc", "cudaSetDevice");
+        check_cuda(cudaMemset(pe_base(local) + offset, 0, bytes), local, "alloc", "cudaMemset of the new block");
+        check_cuda(cudaDeviceSynchronize(), local, "alloc", "cudaDeviceSynchronize after clearing");
+    }
+    bool host_accessible() const override { return false; }
+
+    std::byte* base() const { return reinterpret_cast<std::byte*>(base_); }
+    std::uint64_t stride() const { return stride_; }
+    int device_of(int local) const { return devices_[std::size_t(local)]; }
+    // Set to failed PE + 1 by world::abort_waits; device waits poll it.
+    volatile int* abort_flag() const { return abort_flag_; }
+
+private:
+    static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+    std::byte* pe_base(int pe) const { return reinterpret_cast<std::byte*>(base_ + stride_ * std::uint64_t(pe)); }
+
+    CUmemAllocationProp chunk_properties(int device, bool exportable) const {
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = device;
+        // Exportable as a POSIX fd so another process can map the chunk.
+        prop.requestedHandleTypes = exportable ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+        return prop;
+    }
+
+    std::uint64_t granularity() const {
+        std::uint64_t largest = 0;
+        for (std::size_t i = 0; i < devices_.size(); ++i) {
+            auto prop = chunk_properties(devices_[i], false);
+            std::size_t g = 0;
+            check_cu(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED), int(i),
+                     "world::init_local", "cuMemGetAllocationGranularity");
+            largest = g > largest ? g : largest;
+        }
+        return largest;
+    }
+
+    // Every pair of this process's GPUs must reach each other by load/store;
+    // otherwise name the pair instead of faulting in a kernel later.
+    void check_reachability() const {
+        for (std::size_t a = 0; a < devices_.size(); ++a)
+            for (std::size_t b = 0; b < devices_.size(); ++b) {
+                if (a == b || devices_[a] == devices_[b]) continue;
+                int can = 0;
+                check_cuda(cudaDeviceCanAccessPeer(&can, devices_[a], devices_[b]), int(a), "world::init_local",
+                           "cudaDeviceCanAccessPeer");
+                if (!can)
+                    throw_error(errc::transport_unavailable, int(a), "world::init_local",
+                                "PE " + std::to_string(a) + " (GPU " + std::to_string(devices_[a]) +
+                                    ") cannot load/store PE " + std::to_string(b) + "'s memory (GPU " +
+                                    std::to_string(devices_[b]) + "): no NVLink/P2P path between them");
+            }
+    }
+
+    void map_chunk(int pe) {
+        const int device = devices_[std::size_t(pe)];
+        CUmemGenericAllocationHandle handle{};
+        auto prop = chunk_properties(device, true);
+        if (cuMemCreate(&handle, stride_, &prop, 0) != CUDA_SUCCESS) {
+            // Some virtualised drivers refuse exportable chunks; one process needs no export.
+            prop = chunk_properties(device, false);
+            check_cu(cuMemCreate(&handle, stride_, &prop, 0), pe, "world::init_local",
+                     ("cuMemCreate of a " + std::to_string(stride_) + "-byte heap").c_str());
+        }
+        handles_.push_back(handle);
+        check_cu(cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), pe, "world::init_local",
+                 "cuMemMap");
+    }
+
+    void grant_access() {
+        std::vector<CUmemAccessDesc> access(devices_.size());
+        for (std::size_t i = 0; i < devices_.size(); ++i) {
+            access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            access[i].location.id = devices_[i];
+            access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        }
+        check_cu(cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), access.data(), access.size()), -1,
+                 "world::init_local", "cuMemSetAccess for every local GPU");
+    }
+
+    std::vector<int> devices_;
+    int n_pes_ = 0;
+    CUdeviceptr base_ = 0;
+    std::uint64_t stride_ = 0;
+    std::vector<CUmemGenericAllocationHandle> handles_;
+    std::vector<std::byte*> bases_;
+    int* abort_flag_ = nullptr;
+};
+
 inline heap_factory gpu_heap_factory(std::vector<int> devices) {
-    return [devices](const heap_request&) -> std::unique_ptr<heap_memory> {
-        throw_error(errc::transport_unavailable, -1, "world::init_local",
-                    "GPU heaps are not implemented yet (" + std::to_string(devices.size()) + " devices requested)");
+    return [devices](const heap_request& request) -> std::unique_ptr<heap_memory> {
+        return std::make_unique<gpu_heap_memory>(request, devices);
     };
 }
 

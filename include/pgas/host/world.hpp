@@ -12,6 +12,7 @@
 #include <pgas/host/gpu_heap.hpp>
 #include <pgas/host/heap_memory.hpp>
 #include <pgas/transport/host/host.hpp>
+#include <pgas/transport/nvlink/nvlink.hpp>
 
 #include <atomic>
 #include <concepts>
@@ -61,6 +62,8 @@ public:
             detail::throw_error(errc::invalid_argument, -1, "world::init_local", "the device list is empty");
         std::vector<int> local(devices.size());
         for (std::size_t i = 0; i < devices.size(); ++i) local[i] = int(i);
+        if (options.heap_bytes == 0)
+            options.heap_bytes = detail::env_size("PGAS_HEAP_SIZE", detail::gpu_heap_memory::default_bytes);
         return world(std::make_shared<detail::single_bootstrap>(), std::move(local), int(devices.size()), options,
                      detail::gpu_heap_factory(devices));
     }
@@ -278,6 +281,14 @@ public:
     void abort_waits(int failed_pe) {
         int expected = 0;
         state_->abort_flag.compare_exchange_strong(expected, failed_pe + 1);
+        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get()))
+            if (*gpu->abort_flag() == 0) *gpu->abort_flag() = failed_pe + 1;
+    }
+
+    // CUDA device of local PE `local`, or -1 when the heap is host memory.
+    int device_of(int local = 0) const {
+        auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get());
+        return gpu ? gpu->device_of(checked_local("world::device_of", local)) : -1;
     }
 
     static std::unique_ptr<detail::heap_memory> make_host_heap(const detail::heap_request& request) {
@@ -389,6 +400,21 @@ inline device::context<host> world::context<host>(int local) const {
     device::context<host> ctx;
     ctx.transport = host(state_->memory->peer_bases(local), pe, state_->n_pes, state_->heap_bytes);
     ctx.runtime = runtime();
+    return ctx;
+}
+
+// The NVLink context of local PE `local`: needs the GPU heap of init_local(devices).
+template <>
+inline device::context<nvlink> world::context<nvlink>(int local) const {
+    const int pe = local_pe(checked_local("world::context", local));
+    auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get());
+    if (gpu == nullptr)
+        detail::throw_error(errc::transport_unavailable, pe, "world::context<nvlink>",
+                            "the NVLink transport needs a GPU heap: create the world with init_local(devices)");
+    device::context<nvlink> ctx;
+    ctx.transport = nvlink(gpu->base(), gpu->stride(), pe, state_->n_pes, state_->heap_bytes);
+    ctx.runtime = runtime();
+    ctx.runtime.abort_flag = gpu->abort_flag();  // the host-side flag is not visible to kernels
     return ctx;
 }
 

@@ -1,0 +1,51 @@
+// The NVLink transport: peers' heaps mapped into one VA range, so every op is a load, store or atomic.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/transport/concepts.hpp>
+#include <pgas/transport/load_store.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+PGAS_NAMESPACE_BEGIN
+
+// Device-side state of the NVLink transport: the base of the VA range that
+// maps every node-local PE's heap and the stride between them (host/gpu_heap.hpp).
+// A remote address is base + pe * stride + offset: one multiply-add, no table
+// load. Puts/gets are 16-byte vector copies spread over the calling group,
+// atomics are system-scope atomics on the peer address (native NVLink
+// atomics), fence/quiet a fence.sc.sys (see load_store_ops for the model).
+class nvlink : public detail::load_store_ops<nvlink> {
+public:
+    static constexpr const char* name = "nvlink";
+
+    nvlink() = default;
+    PGAS_HD nvlink(std::byte* base, std::uint64_t stride, int my_pe, int n_pes, std::uint64_t heap_bytes)
+        : base_(base), stride_(stride), heap_bytes_(heap_bytes), my_pe_(my_pe), n_pes_(n_pes) {}
+
+    PGAS_HD int my_pe() const { return my_pe_; }
+    PGAS_HD int n_pes() const { return n_pes_; }
+    PGAS_HD bool reachable(int pe) const { return unsigned(pe) < unsigned(n_pes_); }
+    PGAS_HD std::uint64_t heap_bytes() const { return heap_bytes_; }
+    PGAS_HD void* local_address(std::uint64_t offset) const {
+        return base_ + stride_ * std::uint64_t(my_pe_) + offset;
+    }
+    PGAS_HD void* peer_address(std::uint64_t offset, int pe) const {
+        return reachable(pe) ? static_cast<void*>(base_ + stride_ * std::uint64_t(pe) + offset) : nullptr;
+    }
+
+private:
+    std::byte* base_ = nullptr;
+    std::uint64_t stride_ = 0;
+    std::uint64_t heap_bytes_ = 0;
+    int my_pe_ = 0;
+    int n_pes_ = 0;
+};
+
+static_assert(rma_transport<nvlink>);
+static_assert(atomic_transport<nvlink>);
+static_assert(signal_transport<nvlink>);
+static_assert(load_store_transport<nvlink>);
+
+PGAS_NAMESPACE_END

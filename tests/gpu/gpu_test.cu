@@ -1,0 +1,360 @@
+// The device API on real GPUs over the NVLink transport: every op, every group, one and two GPUs.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <pgas/pgas.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using ctx_t = pgas::device::context<pgas::nvlink>;
+
+#define CHECK_CUDA(expr) REQUIRE_MESSAGE((expr) == cudaSuccess, cudaGetErrorString(cudaGetLastError()))
+
+pgas::world_options options() {
+    pgas::world_options o;
+    o.heap_bytes = std::uint64_t{256} << 20;
+    o.timeout_ms = 20000;  // a wait that long is a bug: trap with a diagnostic
+    return o;
+}
+
+// Every byte depends on all inputs (splitmix64's finaliser): catches misplaced, missing or stale bytes.
+__host__ __device__ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    std::uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + c * 0x94d049bb133111ebull + 1;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Launches kernel(ctx_i, args...) on every local PE's GPU, then waits for all.
+template <class... Params, class... Args>
+void launch_all(pgas::world& w, dim3 grid, dim3 block, void (*kernel)(ctx_t, Params...), Args... args) {
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        kernel<<<grid, block>>>(w.context<pgas::nvlink>(i), args...);
+        CHECK_CUDA(cudaGetLastError());
+    }
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+}
+
+template <class T>
+std::vector<T> read_back(pgas::world& w, pgas::symmetric_ptr<T> p, std::size_t count, int local) {
+    std::vector<T> out(count);
+    CHECK_CUDA(cudaMemcpy(out.data(), w.device_address(p, local), count * sizeof(T), cudaMemcpyDeviceToHost));
+    return out;
+}
+
+std::vector<int> gpus(int n) {
+    std::vector<int> list;
+    for (int i = 0; i < n; ++i) list.push_back(i);
+    return list;
+}
+
+// Whether the calling thread belongs to group G (the first lanes of the block).
+template <class G>
+__device__ bool in_group() {
+    if constexpr (std::is_same_v<G, pgas::thread>) return threadIdx.x == 0;
+    else if constexpr (std::is_same_v<G, pgas::block>) return true;
+    else return threadIdx.x < G::size();
+}
+
+// put, get, put_nbi, get_nbi between ring neighbours by group G; mismatches counted into errors.
+template <class G>
+__global__ void ring_rma(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint32_t> inbox,
+                         pgas::symmetric_ptr<std::uint32_t> outbox, pgas::symmetric_ptr<std::uint32_t> scratch,
+                         std::size_t count, int round, unsigned long long* errors) {
+    const int me = ctx.my_pe(), n = ctx.n_pes();
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    std::uint32_t* out = ctx.local(outbox);
+    for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) out[i] = std::uint32_t(mix(me, i, round));
+    __syncthreads();
+    pgas::barrier_all<pgas::block>(ctx);
+    if (in_group<G>()) pgas::put<G>(ctx, inbox + 1, out, count - 1, right);  // offset by one element
+    __syncthreads();
+    pgas::barrier_all<pgas::block>(ctx);
+    const std::uint32_t* in = ctx.local(inbox);
+    for (std::size_t i = threadIdx.x; i + 1 < count; i += blockDim.x)
+        if (in[i + 1] != std::uint32_t(mix(left, i, round))) atomicAdd(errors, 1ull);
+    // get the left neighbour's outbox into local scratch, then nbi forms
+    std::uint32_t* local_scratch = ctx.local(scratch);
+    if (in_group<G>()) pgas::get<G>(ctx, local_scratch, outbox, count, left);
+    __syncthreads();
+    for (std::size_t i = threadIdx.x; i < count; i += blockDim.x)
+        if (local_scratch[i] != std::uint32_t(mix(left, i, round))) atomicAdd(errors, 1ull);
+    __syncthreads();
+    if (in_group<G>()) {
+        pgas::get_nbi<G>(ctx, local_scratch + count, outbox + 3, count - 3, right);
+        pgas::put_nbi<G>(ctx, inbox, out + 2, count - 2, left);
+        pgas::quiet<G>(ctx);
+    }
+    __syncthreads();
+    for (std::size_t i = threadIdx.x; i + 3 < count; i += blockDim.x)
+        if (local_scratch[count + i] != std::uint32_t(mix(right, i + 3, round))) atomicAdd(errors, 1ull);
+    pgas::barrier_all<pgas::block>(ctx);
+    for (std::size_t i = threadIdx.x; i + 2 < count; i += blockDim.x)
+        if (in[i] != std::uint32_t(mix(right, i + 2, round))) atomicAdd(errors, 1ull);
+    pgas::barrier_all<pgas::block>(ctx);
+}
+
+template <class G>
+void check_ring_rma(int n_gpus) {
+    auto w = pgas::world::init_local(gpus(n_gpus), options());
+    const std::size_t max_count = (1 << 20) + 5;
+    auto inbox = w.alloc<std::uint32_t>(max_count);
+    auto outbox = w.alloc<std::uint32_t>(max_count);
+    auto scratch = w.alloc<std::uint32_t>(2 * max_count);
+    unsigned long long* errors = nullptr;
+    CHECK_CUDA(cudaMallocManaged(&errors, sizeof(unsigned long long)));
+    int round = 0;
+    for (std::size_t count : {std::size_t(4), std::size_t(5), std::size_t(1031), std::size_t(65539), max_count}) {
+        CAPTURE(count);
+        *errors = 0;
+        launch_all(w, 1, 256, ring_rma<G>, inbox, outbox, scratch, count, ++round, errors);
+        CHECK(*errors == 0);
+    }
+    cudaFree(errors);
+}
+
+__global__ void p_g_all(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> u64,
+                        pgas::symmetric_ptr<double> f64, pgas::symmetric_ptr<std::int16_t> i16,
+                        unsigned long long* errors) {
+    const int me = ctx.my_pe(), n = ctx.n_pes();
+    if (threadIdx.x == 0) {
+        for (int pe = 0; pe < n; ++pe) {
+            pgas::p(ctx, u64 + me, mix(me, pe, 1), pe);
+            pgas::p(ctx, f64 + me, me + 0.5, pe);
+            pgas::p(ctx, i16 + me, std::int16_t(-me - 7), pe);
+        }
+    }
+    pgas::barrier_all<pgas::block>(ctx);
+    if (threadIdx.x == 0) {
+        for (int pe = 0; pe < n; ++pe) {
+            const int from = (me + pe) % n;
+            if (pgas::g(ctx, u64 + pe, from) != mix(pe, from, 1)) atomicAdd(errors, 1ull);
+            if (pgas::g(ctx, f64 + pe, from) != pe + 0.5) atomicAdd(errors, 1ull);
+            if (pgas::g(ctx, i16 + pe, from) != std::int16_t(-pe - 7)) atomicAdd(errors, 1ull);
+        }
+    }
+    pgas::barrier_all<pgas::block>(ctx);
+}
+
+// Every thread of every block of every PE adds to counters on every PE.
+__global__ void atomics_contended(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<unsigned long long> counter,
+                                  pgas::symmetric_ptr<float> fsum, pgas::symmetric_ptr<unsigned int> bits,
+                                  pgas::symmetric_ptr<int> cas_word, unsigned long long* tickets) {
+    const int n = ctx.n_pes();
+    const unsigned global = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int pe = 0; pe < n; ++pe) {
+        pgas::atomic_add(ctx, counter, 1ull, pe);
+        pgas::atomic_inc(ctx, counter + 1, pe);
+        tickets[pgas::atomic_fetch_inc(ctx, counter + 2, 0) % (1u << 20)] += 0;  // fetch form used
+        pgas::atomic_add(ctx, fsum, 0.5f, pe);
+        pgas::atomic_or(ctx, bits, 1u << (global % 32), pe);
+        pgas::atomic_fetch_xor(ctx, bits + 1, 1u << (global % 32), pe);
+        pgas::atomic_and(ctx, bits + 2, ~(1u << (global % 32)), pe);
+    }
+    // compare_swap elects exactly one winner per PE
+    if (pgas::atomic_compare_swap(ctx, cas_word, 0, int(global + 1), (ctx.my_pe() + 1) % n) == 0)
+        pgas::atomic_add(ctx, counter + 3, 1ull, 0);
+}
+
+__global__ void atomics_misc(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<long long> word,
+                             unsigned long long* errors) {
+    if (threadIdx.x != 0) return;
+    const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n;
+    pgas::atomic_set(ctx, word, (long long)me * 3 + 1, right);
+    pgas::barrier_all(ctx);
+    const long long expect = (long long)((me + n - 1) % n) * 3 + 1;
+    if (pgas::atomic_fetch(ctx, word, me) != expect) atomicAdd(errors, 1ull);
+    pgas::barrier_all(ctx);
+    if (pgas::atomic_swap(ctx, word, -5ll, me) != expect) atomicAdd(errors, 1ull);
+    if (pgas::atomic_fetch_add(ctx, word, 10ll, me) != -5) atomicAdd(errors, 1ull);
+    if (pgas::atomic_compare_swap(ctx, word, 99ll, 7ll, me) != 5) atomicAdd(errors, 1ull);  // fails: stays 5
+    if (pgas::atomic_fetch_or(ctx, word, 2ll, me) != 5) atomicAdd(errors, 1ull);
+    if (pgas::atomic_fetch_and(ctx, word, 6ll, me) != 7) atomicAdd(errors, 1ull);
+    if (pgas::atomic_fetch(ctx, word, me) != 6) atomicAdd(errors, 1ull);
+    pgas::barrier_all(ctx);
+}
+
+// put_signal hammer: the receiver must never see data older than the signal it waited for.
+template <class G>
+__global__ void put_signal_hammer(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> data,
+                                  pgas::symmetric_ptr<std::uint64_t> sig, pgas::symmetric_ptr<std::uint64_t> ack,
+                                  std::size_t count, int rounds, unsigned long long* errors) {
+    const int me = ctx.my_pe(), n = ctx.n_pes();
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    __shared__ std::uint64_t source[2048];
+    for (int round = 1; round <= rounds; ++round) {
+        for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) source[i] = mix(me, round, i);
+        __syncthreads();
+        if (in_group<G>()) {
+            if (round % 2)
+                pgas::put_signal<G>(ctx, data, source, count, sig, std::uint64_t(round), pgas::signal_op::set, right);
+            else
+                pgas::put_signal_nbi<G>(ctx, data, source, count, sig, 1, pgas::signal_op::add, right);
+        }
+        if (threadIdx.x == 0) pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, std::uint64_t(round));
+        __syncthreads();
+        const std::uint64_t* got = ctx.local(data);
+        for (std::size_t i = threadIdx.x; i < count; i += blockDim.x)
+            if (got[i] != mix(left, round, i)) atomicAdd(errors, 1ull);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            pgas::signal(ctx, ack, 1, pgas::signal_op::add, left);  // my inbox may be overwritten
+            pgas::signal_wait_until(ctx, ack, pgas::cmp::ge, std::uint64_t(round));
+        }
+        __syncthreads();
+    }
+}
+
+__global__ void waits(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<int> slots, unsigned long long* errors) {
+    if (threadIdx.x != 0) return;
+    const int me = ctx.my_pe(), n = ctx.n_pes();
+    for (int pe = 0; pe < n; ++pe) pgas::p(ctx, slots + me, me + 1, pe);
+    pgas::wait_until_all(ctx, slots, n, nullptr, pgas::cmp::ge, 1);
+    if (!pgas::test_all(ctx, slots, n, nullptr, pgas::cmp::gt, 0)) atomicAdd(errors, 1ull);
+    if (pgas::wait_until(ctx, slots + (n - 1), pgas::cmp::eq, n) != n) atomicAdd(errors, 1ull);
+    std::size_t idx[8];
+    if (pgas::wait_until_some(ctx, slots, n, idx, nullptr, pgas::cmp::ne, 0) != std::size_t(n)) atomicAdd(errors, 1ull);
+    if (pgas::wait_until_any(ctx, slots, n, nullptr, pgas::cmp::eq, n) != std::size_t(n - 1)) atomicAdd(errors, 1ull);
+    if (pgas::test_any(ctx, slots, n, nullptr, pgas::cmp::gt, n) != std::size_t(n)) atomicAdd(errors, 1ull);
+    if (!pgas::test(ctx, slots, pgas::cmp::eq, 1)) atomicAdd(errors, 1ull);
+    pgas::barrier_all(ctx);
+}
+
+// fence: a flag written after a fence is never seen before the data written before it.
+__global__ void fence_order(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> value,
+                            pgas::symmetric_ptr<std::uint64_t> flag, int rounds, unsigned long long* errors) {
+    if (threadIdx.x != 0) return;
+    const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+    for (int r = 1; r <= rounds; ++r) {
+        pgas::p(ctx, value, std::uint64_t(r) * 1000 + me, right);
+        pgas::fence(ctx);
+        pgas::p(ctx, flag, std::uint64_t(r), right);
+        pgas::wait_until(ctx, flag, pgas::cmp::eq, std::uint64_t(r));
+        if (*ctx.local(value) != std::uint64_t(r) * 1000 + left) atomicAdd(errors, 1ull);
+        pgas::sync_all(ctx);
+    }
+}
+
+// Many barriers in a row: each PE adds to PE 0 before every barrier; PE 0 checks after it.
+template <class G>
+__global__ void barrier_storm(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<unsigned long long> count,
+                              int rounds, unsigned long long* errors) {
+    for (int r = 1; r <= rounds; ++r) {
+        if (in_group<G>()) {
+            if (G::rank() == 0) pgas::atomic_add(ctx, count, 1ull, 0);
+            pgas::barrier_all<G>(ctx);
+            if (G::rank() == 0 && ctx.my_pe() == 0 &&
+                pgas::atomic_fetch(ctx, count, 0) != (unsigned long long)r * ctx.n_pes())
+                atomicAdd(errors, 1ull);
+            pgas::sync_all<G>(ctx);
+        }
+    }
+}
+
+template <class G>
+void run_group_suite(int n) {
+    check_ring_rma<G>(n);
+    auto w = pgas::world::init_local(gpus(n), options());
+    unsigned long long* errors = nullptr;
+    CHECK_CUDA(cudaMallocManaged(&errors, sizeof(unsigned long long)));
+    *errors = 0;
+    auto data = w.alloc<std::uint64_t>(2048);
+    auto sig = w.alloc<std::uint64_t>(1);
+    auto ack = w.alloc<std::uint64_t>(1);
+    launch_all(w, 1, 256, put_signal_hammer<G>, data, sig, ack, std::size_t(2011), 500, errors);
+    CHECK(*errors == 0);
+    auto count = w.alloc<unsigned long long>(1);
+    launch_all(w, 1, 128, barrier_storm<G>, count, 300, errors);
+    CHECK(*errors == 0);
+    cudaFree(errors);
+}
+
+void run_suite(int n) {
+    SUBCASE("thread") { run_group_suite<pgas::thread>(n); }
+    SUBCASE("tile<8>") { run_group_suite<pgas::tile<8>>(n); }
+    SUBCASE("warp") { run_group_suite<pgas::warp>(n); }
+    SUBCASE("block") { run_group_suite<pgas::block>(n); }
+    SUBCASE("p/g, atomics, waits, fence") {
+        auto w = pgas::world::init_local(gpus(n), options());
+        unsigned long long* errors = nullptr;
+        CHECK_CUDA(cudaMallocManaged(&errors, sizeof(unsigned long long)));
+        *errors = 0;
+        auto u64 = w.alloc<std::uint64_t>(8);
+        auto f64 = w.alloc<double>(8);
+        auto i16 = w.alloc<std::int16_t>(8);
+        launch_all(w, 1, 32, p_g_all, u64, f64, i16, errors);
+        CHECK(*errors == 0);
+
+        auto counter = w.alloc<unsigned long long>(4);
+        auto fsum = w.alloc<float>(1);
+        auto bits = w.alloc<unsigned int>(3);
+        auto cas = w.alloc<int>(1);
+        unsigned long long* tickets = nullptr;
+        CHECK_CUDA(cudaMalloc(&tickets, sizeof(unsigned long long) << 20));
+        for (int i = 0; i < n; ++i) {  // and-target starts all ones
+            unsigned int ones = ~0u;
+            CHECK_CUDA(cudaMemcpy(w.device_address(bits + 2, i), &ones, sizeof ones, cudaMemcpyHostToDevice));
+        }
+        const int blocks = 64, threads = 256;
+        launch_all(w, blocks, threads, atomics_contended, counter, fsum, bits, cas, tickets);
+        const unsigned long long per_pe = (unsigned long long)blocks * threads * n;
+        for (int i = 0; i < n; ++i) {
+            auto c = read_back(w, counter, 4, i);
+            CHECK(c[0] == per_pe);
+            CHECK(c[1] == per_pe);
+            if (i == 0) CHECK(c[2] == per_pe);
+            if (i == 0) CHECK(c[3] == (unsigned long long)n);  // one compare_swap winner per PE
+            CHECK(read_back(w, fsum, 1, i)[0] == 0.5f * float(per_pe));
+            auto b = read_back(w, bits, 3, i);
+            CHECK(b[0] == ~0u);
+            CHECK(b[1] == 0u);  // each bit flipped an even number of times
+            CHECK(b[2] == 0u);
+        }
+        cudaFree(tickets);
+        auto word = w.alloc<long long>(1);
+        launch_all(w, 1, 32, atomics_misc, word, errors);
+        CHECK(*errors == 0);
+        auto slots = w.alloc<int>(8);
+        launch_all(w, 1, 32, waits, slots, errors);
+        CHECK(*errors == 0);
+        auto value = w.alloc<std::uint64_t>(1);
+        auto flag = w.alloc<std::uint64_t>(1);
+        launch_all(w, 1, 32, fence_order, value, flag, 2000, errors);
+        CHECK(*errors == 0);
+        cudaFree(errors);
+    }
+}
+
+int gpu_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+    return count;
+}
+
+}  // namespace
+
+TEST_SUITE("one_gpu") {
+    TEST_CASE("every op with one PE on one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        run_suite(1);
+    }
+}
+
+TEST_SUITE("two_gpus") {
+    TEST_CASE("every op between two GPUs driven by one process") {
+        REQUIRE_MESSAGE(gpu_count() >= 2, "this suite needs two GPUs");
+        run_suite(2);
+    }
+    TEST_CASE("bad input: unknown device and empty device list") {
+        CHECK_THROWS_WITH_AS(pgas::world::init_local(std::vector<int>{0, 9}, options()),
+                             doctest::Contains("CUDA device 9 does not exist"), pgas::error);
+        CHECK_THROWS_AS(pgas::world::init_local(std::vector<int>{}, options()), pgas::error);
+    }
+}
