@@ -1,0 +1,435 @@
+// What every side-by-side program shares: the size sweep, the graph-replay timer, forked ranks and the JSON line.
+//
+// One timing method for pgas, NVSHMEM and NCCL (docs/perf/README.md): the
+// operation is enqueued `iters` times into a CUDA graph (so host launch cost
+// is out), the graph is replayed once to warm up, then `reps` times between
+// CUDA events; each replay gives time / iters and the figure is the median
+// replay. Kept C++17 so that the NVSHMEM program may build with its headers'
+// preferred standard.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace compare {
+
+#define COMPARE_CUDA(call)                                                                              \
+    do {                                                                                                \
+        cudaError_t compare_err_ = (call);                                                              \
+        if (compare_err_ != cudaSuccess) {                                                              \
+            std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                  \
+                         cudaGetErrorString(compare_err_));                                            \
+            std::exit(2);                                                                               \
+        }                                                                                               \
+    } while (0)
+
+#define COMPARE_REQUIRE(cond, ...)                                                                      \
+    do {                                                                                                \
+        if (!(cond)) {                                                                                  \
+            std::fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                       \
+            std::fprintf(stderr, __VA_ARGS__);                                                          \
+            std::fprintf(stderr, "\n");                                                                 \
+            std::exit(2);                                                                               \
+        }                                                                                               \
+    } while (0)
+
+inline long env_long(const char* name, long fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::strtol(v, nullptr, 10) : fallback;
+}
+
+// --- sizes -------------------------------------------------------------------
+
+constexpr std::size_t max_bytes_default = std::size_t{256} << 20;
+
+// 8 B, then 16 B to 256 MiB by factors of 4: holds every size the issues
+// quote (8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB) in 14 points.
+// PGAS_COMPARE_MAX_BYTES caps it (a quick run).
+inline std::vector<std::size_t> sweep_sizes() {
+    const std::size_t cap = std::size_t(env_long("PGAS_COMPARE_MAX_BYTES", long(max_bytes_default)));
+    std::vector<std::size_t> sizes{8};
+    for (std::size_t s = 16; s <= max_bytes_default; s *= 4) sizes.push_back(s);
+    std::vector<std::size_t> kept;
+    for (auto s : sizes)
+        if (s <= cap) kept.push_back(s);
+    return kept;
+}
+
+// Iterations per graph and timed replays: about 200 operations for small
+// messages, fewer for large ones so that one size stays well under a second.
+struct plan {
+    int iters;
+    int reps;
+};
+inline plan plan_for(std::size_t bytes) {
+    const long scale = std::max(1L, env_long("PGAS_COMPARE_ITER_DIVISOR", 1));
+    int iters = bytes <= (std::size_t{1} << 20) ? 200 : int(std::max<std::size_t>(5, (std::size_t{200} << 20) / bytes));
+    iters = std::max(2, int(iters / scale));
+    const int reps = bytes >= (std::size_t{16} << 20) ? 7 : 15;
+    return {iters, reps};
+}
+
+// --- timing ------------------------------------------------------------------
+
+// One GPU's part of a measurement: its stream and the graph of `iters`
+// enqueued operations.
+struct lane {
+    int device = 0;
+    cudaStream_t stream = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+// Captures `iters` calls of enqueue(stream) into a graph on device's stream.
+inline lane capture(int device, cudaStream_t stream, int iters, const std::function<void(cudaStream_t)>& enqueue) {
+    lane l;
+    l.device = device;
+    l.stream = stream;
+    COMPARE_CUDA(cudaSetDevice(device));
+    cudaGraph_t graph = nullptr;
+    COMPARE_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < iters; ++i) enqueue(stream);
+    COMPARE_CUDA(cudaStreamEndCapture(stream, &graph));
+    COMPARE_CUDA(cudaGraphInstantiate(&l.exec, graph, 0));
+    COMPARE_CUDA(cudaGraphDestroy(graph));
+    COMPARE_CUDA(cudaEventCreate(&l.start));
+    COMPARE_CUDA(cudaEventCreate(&l.stop));
+    return l;
+}
+
+inline void release(lane& l) {
+    COMPARE_CUDA(cudaSetDevice(l.device));
+    COMPARE_CUDA(cudaGraphExecDestroy(l.exec));
+    COMPARE_CUDA(cudaEventDestroy(l.start));
+    COMPARE_CUDA(cudaEventDestroy(l.stop));
+    l.exec = nullptr;
+}
+
+struct timing {
+    double us = 0;      // median over replays of (replay time / iters)
+    double min_us = 0;
+    double max_us = 0;
+    int iters = 0;
+    int reps = 0;
+};
+
+// Replays every lane's graph once to warm up, then reps times; the figure is
+// lane 0's (the reporting GPU). between() runs before each replay: a host
+// barrier between processes, so that every rank starts its replay together.
+inline timing replay(std::vector<lane>& lanes, int iters, int reps, const std::function<void()>& between) {
+    auto launch_all = [&](bool timed) {
+        for (auto& l : lanes) {
+            COMPARE_CUDA(cudaSetDevice(l.device));
+            if (timed) COMPARE_CUDA(cudaEventRecord(l.start, l.stream));
+            COMPARE_CUDA(cudaGraphLaunch(l.exec, l.stream));
+            if (timed) COMPARE_CUDA(cudaEventRecord(l.stop, l.stream));
+        }
+        for (auto& l : lanes) {
+            COMPARE_CUDA(cudaSetDevice(l.device));
+            COMPARE_CUDA(cudaStreamSynchronize(l.stream));
+            COMPARE_CUDA(cudaGetLastError());
+        }
+    };
+    if (between) between();
+    launch_all(false);
+    std::vector<double> per_iter;
+    for (int r = 0; r < reps; ++r) {
+        if (between) between();
+        launch_all(true);
+        float ms = 0;
+        COMPARE_CUDA(cudaEventElapsedTime(&ms, lanes[0].start, lanes[0].stop));
+        per_iter.push_back(double(ms) * 1000.0 / iters);
+    }
+    std::sort(per_iter.begin(), per_iter.end());
+    timing t;
+    t.us = per_iter[per_iter.size() / 2];
+    t.min_us = per_iter.front();
+    t.max_us = per_iter.back();
+    t.iters = iters;
+    t.reps = reps;
+    return t;
+}
+
+// --- collectives: sizes as nccl-tests defines them ----------------------------
+
+enum class coll { allreduce, allgather, reduce_scatter, broadcast, alltoall };
+constexpr coll all_colls[] = {coll::allreduce, coll::allgather, coll::reduce_scatter, coll::broadcast,
+                              coll::alltoall};
+
+inline const char* name(coll c) {
+    switch (c) {
+        case coll::allreduce: return "allreduce";
+        case coll::allgather: return "allgather";
+        case coll::reduce_scatter: return "reduce_scatter";
+        case coll::broadcast: return "broadcast";
+        case coll::alltoall: return "alltoall";
+    }
+    return "?";
+}
+
+// `bytes` is nccl-tests' size: the whole buffer (allreduce, broadcast), the
+// gathered output (allgather), the input to scatter (reduce_scatter), one
+// rank's send buffer (alltoall). Elements are float (sum for reductions).
+struct coll_shape {
+    std::size_t send_elems = 0;  // per rank
+    std::size_t recv_elems = 0;  // per rank
+    std::size_t count = 0;       // the count argument NCCL/NVSHMEM take
+    bool valid = false;          // false: bytes do not split over the ranks
+};
+
+inline coll_shape shape(coll c, std::size_t bytes, int n_ranks) {
+    coll_shape s;
+    const std::size_t total = bytes / sizeof(float);
+    const std::size_t n = std::size_t(n_ranks);
+    if (total == 0) return s;
+    switch (c) {
+        case coll::allreduce:
+        case coll::broadcast:
+            s = {total, total, total, true};
+            break;
+        case coll::allgather:
+            if (total % n) return s;
+            s = {total / n, total, total / n, true};
+            break;
+        case coll::reduce_scatter:
+            if (total % n) return s;
+            s = {total, total / n, total / n, true};
+            break;
+        case coll::alltoall:
+            if (total % n) return s;
+            s = {total, total, total / n, true};  // count: elements to each peer
+            break;
+    }
+    return s;
+}
+
+// nccl-tests' bus-bandwidth factors: busbw = algbw * factor.
+inline double busbw_factor(coll c, int n_ranks) {
+    const double n = n_ranks;
+    switch (c) {
+        case coll::allreduce: return 2.0 * (n - 1) / n;
+        case coll::allgather:
+        case coll::reduce_scatter:
+        case coll::alltoall: return (n - 1) / n;
+        case coll::broadcast: return 1.0;
+    }
+    return 1.0;
+}
+
+// Inputs: rank r's send buffer holds float(r + 1) everywhere (broadcast root
+// is rank 0). The value every output element must then hold:
+inline float expected(coll c, int rank, int n_ranks, std::size_t index, const coll_shape& s) {
+    (void)rank;
+    switch (c) {
+        case coll::allreduce:
+        case coll::reduce_scatter: return float(n_ranks * (n_ranks + 1) / 2);
+        case coll::broadcast: return 1.0f;
+        case coll::allgather:
+        case coll::alltoall: return float(index / s.count + 1);  // block j came from rank j
+    }
+    return 0;
+}
+
+// Reads the first and last output elements of device memory `recv` (on the
+// current device) and compares them with expected().
+inline bool check_output(coll c, int rank, int n_ranks, const float* recv, const coll_shape& s) {
+    float first = 0, last = 0;
+    COMPARE_CUDA(cudaMemcpy(&first, recv, sizeof(float), cudaMemcpyDeviceToHost));
+    COMPARE_CUDA(cudaMemcpy(&last, recv + (s.recv_elems - 1), sizeof(float), cudaMemcpyDeviceToHost));
+    const bool ok = first == expected(c, rank, n_ranks, 0, s) &&
+                    last == expected(c, rank, n_ranks, s.recv_elems - 1, s);
+    if (!ok)
+        std::fprintf(stderr, "check failed: %s rank %d: first %g (want %g) last %g (want %g)\n", name(c), rank,
+                     first, expected(c, rank, n_ranks, 0, s), last, expected(c, rank, n_ranks, s.recv_elems - 1, s));
+    return ok;
+}
+
+// Fills n floats on the current device with value (on `stream`, synchronously).
+__global__ void fill_kernel(float* p, std::size_t n, float value) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        p[i] = value;
+}
+inline void fill(float* p, std::size_t n, float value, cudaStream_t stream = nullptr) {
+    fill_kernel<<<264, 512, 0, stream>>>(p, n, value);
+    COMPARE_CUDA(cudaGetLastError());
+    COMPARE_CUDA(cudaStreamSynchronize(stream));
+}
+
+// --- output --------------------------------------------------------------------
+
+inline std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+// "2x NVIDIA H200" (plus PGAS_COMPARE_MACHINE when set, e.g. the lent kind).
+inline std::string machine_name(int n_gpus, int device) {
+    if (const char* m = std::getenv("PGAS_COMPARE_MACHINE"); m && *m) return m;
+    cudaDeviceProp prop{};
+    COMPARE_CUDA(cudaGetDeviceProperties(&prop, device));
+    return std::to_string(n_gpus) + "x " + prop.name;
+}
+
+// One result: one JSON object on one line of stdout (the schema of
+// docs/perf/README.md). `bytes` is the message size; algbw = bytes / us.
+struct record {
+    std::string impl, benchmark;
+    std::size_t bytes = 0;
+    timing t;
+    double busbw_factor = 1.0;  // 0: a latency figure with no bandwidth
+    bool ok = true;
+    double rate_mops = 0;       // message-rate figures only
+};
+
+inline void emit(const record& r, const std::string& machine, const std::string& date) {
+    const double algbw = r.busbw_factor > 0 && r.t.us > 0 ? double(r.bytes) / (r.t.us * 1e3) : 0.0;
+    std::printf("{\"impl\": \"%s\", \"benchmark\": \"%s\", \"bytes\": %zu, \"us\": %.4f, \"algbw_GBps\": %.3f, "
+                "\"busbw_GBps\": %.3f, \"min_us\": %.4f, \"max_us\": %.4f, \"iters\": %d, \"reps\": %d, "
+                "\"ok\": %s",
+                r.impl.c_str(), r.benchmark.c_str(), r.bytes, r.t.us, algbw, algbw * r.busbw_factor, r.t.min_us,
+                r.t.max_us, r.t.iters, r.t.reps, r.ok ? "true" : "false");
+    if (r.rate_mops > 0) std::printf(", \"rate_Mops\": %.3f", r.rate_mops);
+    std::printf(", \"machine\": \"%s\", \"date\": \"%s\"}\n", machine.c_str(), date.c_str());
+    std::fflush(stdout);
+}
+
+// Which benchmarks to run: PGAS_COMPARE_ONLY="allreduce,p_pingpong" (all when unset).
+inline bool selected(const char* benchmark) {
+    const char* only = std::getenv("PGAS_COMPARE_ONLY");
+    if (!only || !*only) return true;
+    std::string list = std::string(",") + only + ",";
+    return list.find(std::string(",") + benchmark + ",") != std::string::npos;
+}
+
+// --- forked ranks (NVSHMEM and NCCL baselines: one process per GPU) -------------
+
+// Memory shared by the forked ranks: a barrier, a failure flag and a blob in
+// which rank 0 publishes its unique id (NCCL's or NVSHMEM's).
+struct shared_area {
+    std::atomic<unsigned> arrived{0};
+    std::atomic<unsigned> generation{0};
+    std::atomic<int> failed{0};
+    std::atomic<int> blob_ready{0};
+    unsigned char blob[4096];
+};
+
+class ranks {
+public:
+    ranks(shared_area* area, int rank, int n) : area_(area), rank_(rank), n_(n) {}
+    int rank() const { return rank_; }
+    int size() const { return n_; }
+
+    // Host barrier over the forked ranks; gives up (exit) after the timeout
+    // or when another rank failed, so a dead peer never hangs the run.
+    void barrier() const {
+        const unsigned gen = area_->generation.load();
+        if (area_->arrived.fetch_add(1) + 1 == unsigned(n_)) {
+            area_->arrived.store(0);
+            area_->generation.fetch_add(1);
+            return;
+        }
+        wait([&] { return area_->generation.load() != gen; }, "barrier");
+    }
+
+    // Rank 0 passes its bytes; every rank returns them.
+    template <class T>
+    T broadcast_blob(const T& mine) const {
+        static_assert(sizeof(T) <= sizeof(shared_area::blob), "blob too large");
+        if (rank_ == 0) {
+            std::memcpy(area_->blob, &mine, sizeof(T));
+            area_->blob_ready.store(1);
+        }
+        wait([&] { return area_->blob_ready.load() == 1; }, "unique id");
+        T out;
+        std::memcpy(&out, area_->blob, sizeof(T));
+        barrier();
+        return out;
+    }
+
+private:
+    template <class Done>
+    void wait(Done&& done, const char* what) const {
+        const auto start = std::chrono::steady_clock::now();
+        const long timeout_s = env_long("PGAS_COMPARE_BARRIER_TIMEOUT_S", 120);
+        while (!done()) {
+            if (area_->failed.load()) {
+                std::fprintf(stderr, "rank %d: another rank failed during %s\n", rank_, what);
+                std::_Exit(3);
+            }
+            if (std::chrono::steady_clock::now() - start > std::chrono::seconds(timeout_s)) {
+                std::fprintf(stderr, "rank %d: %s timed out after %ld s\n", rank_, what, timeout_s);
+                area_->failed.store(1);
+                std::_Exit(3);
+            }
+            std::this_thread::yield();
+        }
+    }
+
+    shared_area* area_;
+    int rank_, n_;
+};
+
+// Forks n ranks (before any CUDA call in this process), runs body(ranks) in
+// each, waits for all. When one rank fails the others are stopped. Returns
+// the exit status for main.
+inline int run_forked(int n, const std::function<int(const ranks&)>& body) {
+    void* mem = mmap(nullptr, sizeof(shared_area), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    COMPARE_REQUIRE(mem != MAP_FAILED, "mmap failed: %s", std::strerror(errno));
+    auto* area = new (mem) shared_area();
+    std::vector<pid_t> children;
+    for (int r = 0; r < n; ++r) {
+        std::fflush(stdout);
+        const pid_t pid = fork();
+        COMPARE_REQUIRE(pid >= 0, "fork failed: %s", std::strerror(errno));
+        if (pid == 0) {
+            int rc = body(ranks(area, r, n));
+            std::fflush(stdout);
+            if (rc != 0) area->failed.store(1);
+            std::_Exit(rc);
+        }
+        children.push_back(pid);
+    }
+    int result = 0;
+    const std::size_t started = children.size();
+    for (std::size_t done = 0; done < started;) {
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) break;
+        ++done;
+        children.erase(std::remove(children.begin(), children.end(), pid), children.end());
+        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok) {
+            std::fprintf(stderr, "rank process %d failed (%s %d)\n", int(pid),
+                         WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            result = 1;
+            area->failed.store(1);
+            for (pid_t c : children) kill(c, SIGTERM);  // only our own children still running
+        }
+    }
+    return result;
+}
+
+}  // namespace compare
