@@ -1,0 +1,232 @@
+// Choosing a libfabric provider: hints, the checks each candidate must pass, and the error that lists them.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/host/env.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+
+PGAS_NAMESPACE_BEGIN
+
+// How pgas::libfabric_domain sets itself up; empty strings read the environment.
+struct libfabric_options {
+    std::string provider;            // "" reads PGAS_FI_PROVIDER; still "": the best that passes the checks
+    std::string iface;               // "" reads PGAS_FI_IFACE: pins the provider's domain (network interface)
+    std::uint32_t ring_capacity = 1024;  // commands per PE's ring (a power of two)
+    int proxy_cpu = -1;              // pin each proxy thread here (-1: no pinning; CI shares 2 cores)
+    std::size_t bounce_chunk_bytes = std::size_t{256} << 10;  // staging buffers (GPU memory, FI_MR_LOCAL)
+    std::uint32_t bounce_chunks = 16;
+};
+
+namespace ofi {
+
+inline constexpr std::uint32_t api_version = FI_VERSION(1, 10);
+
+// "fi_write (Connection refused)": the call and libfabric's text for rc.
+inline std::string describe(const char* call, long rc) {
+    return std::string(call) + " returned " + std::to_string(rc) + " (" + fi_strerror(int(-rc)) + ")";
+}
+
+[[noreturn]] inline void fail(errc code, int pe, const char* call, const std::string& detail) {
+    pgas::detail::throw_error(code, pe, call, detail);
+}
+
+inline void check(long rc, int pe, const char* call, const char* what) {
+    if (rc != 0) fail(errc::transport_unavailable, pe, "libfabric_domain", std::string(what) + ": " + describe(call, rc));
+}
+
+struct info_deleter {
+    void operator()(fi_info* p) const { fi_freeinfo(p); }
+};
+using info_ptr = std::unique_ptr<fi_info, info_deleter>;
+
+// Every (op, datatype, kind) the proxy may post. kind: 0 fi_atomic, 1
+// fi_fetch_atomic, 2 fi_compare_atomic (the flags of fi_query_atomic).
+struct atomic_need {
+    fi_op op;
+    fi_datatype type;
+    int kind;
+};
+inline std::vector<atomic_need> atomic_needs() {
+    std::vector<atomic_need> needs;
+    const fi_datatype all[] = {FI_INT32, FI_UINT32, FI_INT64, FI_UINT64, FI_FLOAT, FI_DOUBLE};
+    for (fi_datatype t : all) {
+        const bool integer = t != FI_FLOAT && t != FI_DOUBLE;
+        needs.push_back({FI_ATOMIC_WRITE, t, 0});
+        needs.push_back({FI_ATOMIC_READ, t, 1});
+        needs.push_back({FI_ATOMIC_WRITE, t, 1});
+        needs.push_back({FI_SUM, t, 1});
+        needs.push_back({FI_CSWAP, t, 2});
+        if (integer)
+            for (fi_op op : {FI_BAND, FI_BOR, FI_BXOR}) needs.push_back({op, t, 1});
+    }
+    needs.push_back({FI_SUM, FI_UINT64, 0});  // signal add
+    return needs;
+}
+
+inline const char* kind_name(int kind) { return kind == 0 ? "atomic" : kind == 1 ? "fetch_atomic" : "compare_atomic"; }
+
+// Asks `query(op, type, flags)` (fi_query_atomic on an open domain, or a
+// fake in tests) about every atomic the proxy needs, and says which are not
+// really implemented: a provider may advertise FI_ATOMIC and still answer
+// -FI_ENOSYS (the `net` provider of libfabric 1.17 does). "" when all work.
+inline std::string atomic_problems(const std::function<int(fi_op, fi_datatype, std::uint64_t)>& query) {
+    std::string problems;
+    int count = 0;
+    for (const atomic_need& need : atomic_needs()) {
+        const std::uint64_t flags = need.kind == 1 ? FI_FETCH_ATOMIC : need.kind == 2 ? FI_COMPARE_ATOMIC : 0;
+        const int rc = query(need.op, need.type, flags);
+        if (rc == 0) continue;
+        if (count++ < 3) {
+            if (!problems.empty()) problems += ", ";
+            // fi_tostr returns a static buffer: one call per statement.
+            const std::string op = fi_tostr(&need.op, FI_TYPE_ATOMIC_OP);
+            const std::string type = fi_tostr(&need.type, FI_TYPE_ATOMIC_TYPE);
+            problems += std::string(kind_name(need.kind)) + " " + op + " on " + type + ": " + fi_strerror(-rc);
+        }
+    }
+    if (count > 3) problems += " and " + std::to_string(count - 3) + " more";
+    return count ? "atomics advertised but not implemented (" + problems + ")" : std::string();
+}
+
+// The hints every candidate is asked with: RDM, RMA and atomics, the modern
+// mr_mode bits pgas honours (never FI_MR_BASIC/SCALABLE), delivery-complete
+// transmit completions (quiet needs remote visibility, issue 6), and the
+// fi_context2 every operation carries.
+inline info_ptr make_hints(bool want_hmem) {
+    info_ptr hints(fi_allocinfo());
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    if (want_hmem) hints->caps |= FI_HMEM;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT | (want_hmem ? FI_MR_HMEM : 0);
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;  // only the proxy thread touches the domain
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    return hints;
+}
+
+// Preference among providers that pass (lower is better): NICs first, then
+// shared memory when every PE is on one host, then TCP.
+inline int rank(const std::string& name, bool single_host) {
+    static const char* const order[] = {"cxi", "efa", "verbs;ofi_rxm", "psm3", "opx", "psm2"};
+    for (int i = 0; i < int(sizeof(order) / sizeof(order[0])); ++i)
+        if (name == order[i]) return i;
+    if (name == "shm") return single_host ? 10 : 1000;
+    if (name == "tcp;ofi_rxm") return 20;
+    if (name == "tcp") return 21;
+    if (name == "sockets") return 30;
+    return 40;
+}
+
+struct rejection {
+    std::string provider, reason;
+};
+
+// Opens a fabric and domain for `info` and checks the atomics there.
+inline std::string check_candidate(fi_info* info) {
+    fid_fabric* fabric = nullptr;
+    fid_domain* domain = nullptr;
+    std::string problem;
+    if (int rc = fi_fabric(info->fabric_attr, &fabric, nullptr); rc != 0) return describe("fi_fabric", rc);
+    if (int rc = fi_domain(fabric, info, &domain, nullptr); rc != 0) {
+        problem = describe("fi_domain", rc);
+    } else {
+        problem = atomic_problems([&](fi_op op, fi_datatype type, std::uint64_t flags) {
+            fi_atomic_attr attr{};
+            return fi_query_atomic(domain, type, op, &attr, flags);
+        });
+        fi_close(&domain->fid);
+    }
+    fi_close(&fabric->fid);
+    return problem;
+}
+
+// The provider this PE uses: PGAS_FI_PROVIDER / options.provider if it
+// passes, else the best that passes. Throws errc::transport_unavailable
+// listing every provider found and why each was rejected.
+inline info_ptr select_provider(const libfabric_options& options, bool single_host, bool want_hmem, int pe) {
+    const std::string wanted = !options.provider.empty() ? options.provider : pgas::detail::env("PGAS_FI_PROVIDER").value_or("");
+    const std::string iface = !options.iface.empty() ? options.iface : pgas::detail::env("PGAS_FI_IFACE").value_or("");
+
+    info_ptr hints = make_hints(want_hmem);
+    fi_info* raw = nullptr;
+    const int rc = fi_getinfo(api_version, nullptr, nullptr, 0, hints.get(), &raw);
+    info_ptr found(rc == 0 ? raw : nullptr);
+
+    std::vector<rejection> rejected;
+    std::vector<std::string> seen;
+    fi_info* best = nullptr;
+    int best_rank = 1 << 30;
+    for (fi_info* i = found.get(); i; i = i->next) {
+        const std::string name = i->fabric_attr->prov_name;
+        const std::string domain = i->domain_attr->name ? i->domain_attr->name : "";
+        if (!wanted.empty() && name != wanted) continue;
+        bool done = false;
+        for (auto& s : seen) done |= s == name;
+        if (done) continue;
+        if (!iface.empty() && name != "shm" && domain != iface) continue;  // a later entry may match
+        seen.push_back(name);
+        if (name == "shm" && !single_host) {
+            rejected.push_back({name, "the PEs span several hosts"});
+            continue;
+        }
+        if (const std::string problem = check_candidate(i); !problem.empty()) {
+            rejected.push_back({name, problem});
+            continue;
+        }
+        const int r = rank(name, single_host);
+        if (r < best_rank) best = i, best_rank = r;
+        if (!wanted.empty()) break;
+    }
+    if (best) return info_ptr(fi_dupinfo(best));
+
+    // Nothing passed: say what exists and why each one is unusable.
+    info_ptr basic(fi_allocinfo());
+    basic->ep_attr->type = FI_EP_RDM;
+    fi_info* all_raw = nullptr;
+    info_ptr all(fi_getinfo(api_version, nullptr, nullptr, 0, basic.get(), &all_raw) == 0 ? all_raw : nullptr);
+    std::string listing;
+    std::vector<std::string> listed;
+    auto add = [&](const std::string& name, const std::string& reason) {
+        for (auto& l : listed)
+            if (l == name) return;
+        listed.push_back(name);
+        listing += "\n  " + name + ": " + reason;
+    };
+    for (auto& r : rejected) add(r.provider, r.reason);
+    for (fi_info* i = all.get(); i; i = i->next) {
+        const std::string name = i->fabric_attr->prov_name;
+        const std::string domain = i->domain_attr->name ? i->domain_attr->name : "";
+        bool full = false, iface_ok = false;
+        for (fi_info* f = found.get(); f; f = f->next)
+            if (name == f->fabric_attr->prov_name) {
+                full = true;
+                iface_ok |= iface.empty() || name == "shm" || (f->domain_attr->name && iface == f->domain_attr->name);
+            }
+        if (!wanted.empty() && name != wanted) add(name, "not PGAS_FI_PROVIDER=" + wanted);
+        else if (!full) add(name, "lacks FI_RMA+FI_ATOMIC with delivery-complete RDM endpoints and modern mr_mode" +
+                                      std::string(want_hmem ? " and FI_HMEM" : ""));
+        else if (!iface_ok) add(name, "no domain on PGAS_FI_IFACE=" + iface + " (has " + domain + ")");
+    }
+    std::string head = wanted.empty() ? "no libfabric provider passes pgas's checks"
+                                      : "provider '" + wanted + "' (PGAS_FI_PROVIDER) is not usable";
+    if (!wanted.empty() && std::find(listed.begin(), listed.end(), wanted) == listed.end())
+        head = "provider '" + wanted + "' (PGAS_FI_PROVIDER) was not found";
+    fail(errc::transport_unavailable, pe, "libfabric_domain",
+         head + "; providers found:" + (listing.empty() ? std::string(" none") : listing));
+}
+
+}  // namespace ofi
+PGAS_NAMESPACE_END

@@ -1,0 +1,91 @@
+// The proxy ring's vocabulary: fixed-size commands, the control block the proxy writes back, value kinds.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/ordering.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+namespace proxy {
+
+// What a command asks the proxy to do.
+enum class op_code : std::uint8_t {
+    put,         // bytes from local (or the inline payload) to remote on pe
+    get,         // bytes from remote on pe to local (or, small, to the reply payload)
+    atomic,      // amo on a 4/8-byte word; fetching ones reply with the old value
+    signal,      // signal_op on a 64-bit word, after every earlier command has completed
+    put_signal,  // put, then (once the data is delivered) the signal update
+    fence,       // later commands start only after every earlier one completed
+    quiet,       // a marker: completes when every earlier command has completed
+};
+
+// The element type of an atomic (the fabric needs it for add on floats).
+enum class value_kind : std::uint8_t { u32, u64, i32, i64, f32, f64 };
+
+template <class V>
+PGAS_HD constexpr value_kind kind_of() {
+    if constexpr (std::is_same_v<V, float>) return value_kind::f32;
+    else if constexpr (std::is_same_v<V, double>) return value_kind::f64;
+    else if constexpr (sizeof(V) == 4) return std::is_signed_v<V> ? value_kind::i32 : value_kind::u32;
+    else return std::is_signed_v<V> ? value_kind::i64 : value_kind::u64;
+}
+PGAS_HD constexpr std::size_t width_of(value_kind k) {
+    return (k == value_kind::u32 || k == value_kind::i32 || k == value_kind::f32) ? 4 : 8;
+}
+
+// Command flags.
+inline constexpr std::uint8_t flag_inline = 1;         // put data / get reply travel in the payload
+inline constexpr std::uint8_t flag_reply = 2;          // the producer waits for `reply` and acks it
+inline constexpr std::uint8_t flag_device_memory = 4;  // local is GPU memory (staged by the backend)
+
+inline constexpr std::size_t inline_bytes = 64;
+
+// One ring slot (128 bytes). The producer fills every field, then publishes
+// the slot by storing seq = ticket + 1 (release). For flag_reply commands the
+// proxy writes the result into payload and stores reply = ticket + 1
+// (release); the producer reads it and stores ack = ticket + 1, after which
+// the proxy may hand the slot to a later producer.
+struct alignas(128) command {
+    std::uint64_t seq;
+    std::uint64_t reply;
+    std::uint64_t ack;
+    op_code op;
+    amo amo_op;
+    signal_op sig_op;
+    value_kind kind;
+    std::uint8_t flags;
+    std::uint8_t pad_[3];
+    std::int32_t pe;
+    std::uint32_t pad2_;
+    std::uint64_t remote;         // heap offset at pe
+    std::uint64_t bytes;
+    std::uint64_t local;          // address in the producer's space (put source / get destination)
+    std::uint64_t operand;        // atomic operand / signal value
+    std::uint64_t compare;        // compare_swap's expected value / put_signal's signal offset
+    unsigned char payload[inline_bytes];
+};
+static_assert(sizeof(command) == 128);
+static_assert(std::is_trivially_copyable_v<command>);
+
+// Written by the proxy, read by producers; each counter on its own line.
+//   completed: every ticket below it has completed (remote visibility)
+//   released:  every slot below it may be reused (credits: a producer with
+//              ticket t writes its slot once t < released + capacity)
+//   status:    0 running, 1 stopped normally, 2 failed (message in `error`)
+struct alignas(64) control_block {
+    alignas(64) std::uint64_t completed;
+    alignas(64) std::uint64_t released;
+    alignas(64) std::uint32_t status;
+    std::uint32_t heartbeat;  // bumps while the proxy loops (a diagnostic only)
+    char error[256];
+};
+
+inline constexpr std::uint32_t status_running = 0;
+inline constexpr std::uint32_t status_stopped = 1;
+inline constexpr std::uint32_t status_failed = 2;
+
+}  // namespace proxy
+PGAS_NAMESPACE_END

@@ -1,0 +1,193 @@
+// RMA, atomics and signals of every proxy transport, as commands pushed into the ring (any backend).
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/ordering.hpp>
+#include <pgas/core/scope.hpp>
+#include <pgas/transport/proxy/command.hpp>
+#include <pgas/transport/proxy/ring.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <nv/target>
+
+PGAS_NAMESPACE_BEGIN
+namespace proxy {
+
+// Implements the rma/atomic/signal members of a transport from one question
+// its Derived answers: `ring()`, the ring_view of the caller's PE. A group
+// call is one command pushed by the group's rank 0; independent threads'
+// commands share reservations per warp (ring_view::reserve).
+//
+// Semantics and completion, as OpenSHMEM/NVSHMEM's proxy path:
+//  - put: a payload of up to 64 bytes travels inside the command, so put
+//    returns as soon as it is pushed; a larger one waits for its completion
+//    (the backend reads the source). put_nbi never waits: its source must
+//    stay untouched until quiet. GPU sources larger than 64 bytes must be
+//    global memory (the proxy copies them with the copy engine).
+//  - get: up to 64 bytes come back in the command's reply; larger ones land
+//    in dst directly (global memory on the GPU). get_nbi completes at quiet.
+//  - quiet: a marker command; returns once the proxy completed every
+//    earlier command of this PE (with remote visibility: the backend
+//    completes puts only when delivered).
+//  - fence: a marker after which the proxy starts nothing until every
+//    earlier command completed.
+//  - signal: starts only after every earlier command completed (release).
+//  - put_signal: the signal is posted only once the data is delivered.
+//  - atomics: every fetching op (all but set) waits for its reply.
+template <class Derived>
+class proxy_ops {
+public:
+    static constexpr bool provides_rma = true;
+    static constexpr bool provides_atomics = true;
+    static constexpr bool provides_signals = true;
+    static constexpr bool provides_load_store = false;
+
+    template <class G>
+    PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) {
+            const std::uint64_t t = push_put(op_code::put, dst, src, bytes, pe, 0, 0, signal_op::set, "put");
+            if (bytes > inline_bytes) ring().wait_completed(t, "put");
+        }
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) push_put(op_code::put, dst, src, bytes, pe, 0, 0, signal_op::set, "put_nbi");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) get_one(dst, src, bytes, pe, true, "get");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) get_one(dst, src, bytes, pe, false, "get_nbi");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void fence() const {
+        G::sync();
+        if (G::rank() == 0) marker(op_code::fence, "fence");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void quiet() const {
+        G::sync();
+        if (G::rank() == 0) ring().wait_completed(marker(op_code::quiet, "quiet"), "quiet");
+        G::sync();
+    }
+
+    // One thread: the remote atomic `op` on a naturally aligned 4/8-byte word.
+    template <class V>
+    PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
+        const bool fetching = op != amo::set;
+        const std::uint64_t t = ring().push("atomic", [&](command& c) {
+            header(c, op_code::atomic, pe, offset, sizeof(V), fetching ? flag_reply : 0);
+            c.amo_op = op;
+            c.kind = kind_of<V>();
+            c.operand = bits(operand);
+            c.compare = bits(expected);
+        });
+        V old{};
+        if (fetching) ring().take_reply(t, &old, sizeof(V), "atomic");
+        return old;
+    }
+    template <class V>
+    PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
+        return atomic<V>(amo::fetch_add, offset, operand, V{}, pe);
+    }
+
+    PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
+        ring().push("signal", [&](command& c) {
+            header(c, op_code::signal, pe, offset, sizeof(std::uint64_t), 0);
+            c.sig_op = op;
+            c.operand = value;
+        });
+    }
+    template <class G>
+    PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                            std::uint64_t value, signal_op op, int pe) const {
+        G::sync();
+        if (G::rank() == 0) {
+            const std::uint64_t t = push_put(op_code::put_signal, dst, src, bytes, pe, sig, value, op, "put_signal");
+            if (bytes > inline_bytes) ring().wait_completed(t, "put_signal");
+        }
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                                std::uint64_t value, signal_op op, int pe) const {
+        G::sync();
+        if (G::rank() == 0) push_put(op_code::put_signal, dst, src, bytes, pe, sig, value, op, "put_signal_nbi");
+        G::sync();
+    }
+
+private:
+    PGAS_HD const ring_view& ring() const { return static_cast<const Derived&>(*this).ring(); }
+
+    // flag_device_memory when a GPU thread names local memory: the proxy must stage it.
+    PGAS_HD static std::uint8_t memory_flag() {
+        NV_IF_TARGET(NV_IS_DEVICE, (return flag_device_memory;), (return 0;))
+    }
+
+    template <class V>
+    PGAS_HD static std::uint64_t bits(V v) {
+        std::uint64_t out = 0;
+        std::memcpy(&out, &v, sizeof(V));
+        return out;
+    }
+
+    PGAS_HD static void header(command& c, op_code op, int pe, std::uint64_t remote, std::size_t bytes,
+                               std::uint8_t flags) {
+        c.op = op;
+        c.flags = flags;
+        c.pe = pe;
+        c.remote = remote;
+        c.bytes = bytes;
+    }
+
+    PGAS_HD std::uint64_t push_put(op_code op, std::uint64_t dst, const void* src, std::size_t bytes, int pe,
+                                   std::uint64_t sig, std::uint64_t value, signal_op sop, const char* call) const {
+        return ring().push(call, [&](command& c) {
+            const bool small = bytes <= inline_bytes;
+            header(c, op, pe, dst, bytes, small ? flag_inline : memory_flag());
+            c.local = reinterpret_cast<std::uint64_t>(src);
+            c.compare = sig;
+            c.operand = value;
+            c.sig_op = sop;
+            if (small) {
+                const auto* from = static_cast<const unsigned char*>(src);
+                for (std::size_t i = 0; i < bytes; ++i) c.payload[i] = from[i];
+            }
+        });
+    }
+
+    PGAS_HD void get_one(void* dst, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
+                         const char* call) const {
+        const bool small = bytes <= inline_bytes;
+        const std::uint64_t t = ring().push(call, [&](command& c) {
+            header(c, op_code::get, pe, src, bytes, small ? std::uint8_t(flag_inline | flag_reply) : memory_flag());
+            c.local = reinterpret_cast<std::uint64_t>(dst);
+        });
+        if (small) {
+            ring().take_reply(t, dst, bytes, call);  // small gets are blocking even as _nbi
+        } else if (blocking) {
+            ring().wait_completed(t, call);
+        }
+    }
+
+    PGAS_HD std::uint64_t marker(op_code op, const char* call) const {
+        return ring().push(call, [&](command& c) { header(c, op, -1, 0, 0, 0); });
+    }
+};
+
+}  // namespace proxy
+PGAS_NAMESPACE_END

@@ -1,0 +1,328 @@
+// The consumer side of the proxy ring: its memory, the backend contract, and the proxy thread of one PE.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/transport/proxy/command.hpp>
+#include <pgas/transport/proxy/ring.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+PGAS_NAMESPACE_BEGIN
+namespace proxy {
+
+// Where a ring lives: plain host memory when producers are CPU threads (the
+// host transport, CI), or cudaHostAlloc'd mapped memory for the slots and the
+// control block plus a device-memory reservation counter when producers are
+// GPU threads.
+enum class producers : std::uint8_t { host_threads, gpu };
+
+class ring_memory {
+public:
+    ring_memory(std::uint32_t capacity, producers who, int pe) : capacity_(capacity), who_(who), pe_(pe) {
+        if (capacity < 2 || (capacity & (capacity - 1)) != 0)
+            pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
+                                      "capacity must be a power of two >= 2, got " + std::to_string(capacity));
+        const std::size_t bytes = sizeof(control_block) + std::size_t(capacity) * sizeof(command);
+        if (who == producers::host_threads) {
+            host_ = static_cast<std::byte*>(std::aligned_alloc(128, (bytes + 127) / 128 * 128));
+            tail_ = new std::uint64_t(0);
+            if (host_ == nullptr) pgas::detail::throw_error(errc::system, pe, "proxy ring", "out of host memory");
+        } else {
+            cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocMapped | cudaHostAllocPortable),
+                       "cudaHostAlloc of the ring");
+            cuda_check(cudaMalloc(reinterpret_cast<void**>(&tail_), sizeof(std::uint64_t)), "cudaMalloc of the ring tail");
+            cuda_check(cudaMemset(tail_, 0, sizeof(std::uint64_t)), "cudaMemset of the ring tail");
+            cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), host_, 0),
+                       "cudaHostGetDevicePointer of the ring");
+        }
+        std::memset(host_, 0, bytes);
+    }
+    ring_memory(const ring_memory&) = delete;
+    ring_memory& operator=(const ring_memory&) = delete;
+    ~ring_memory() {
+        if (who_ == producers::host_threads) {
+            std::free(host_);
+            delete tail_;
+        } else {
+            cudaFreeHost(host_);
+            cudaFree(tail_);
+        }
+    }
+
+    // The proxy's (host) view.
+    control_block& control() const { return *reinterpret_cast<control_block*>(host_); }
+    command& slot(std::uint64_t ticket) const {
+        return reinterpret_cast<command*>(host_ + sizeof(control_block))[ticket & (capacity_ - 1)];
+    }
+    std::uint32_t capacity() const { return capacity_; }
+    producers who() const { return who_; }
+
+    // The producers' view (device pointers when producers are GPU threads).
+    ring_view view(device::runtime_state runtime) const {
+        std::byte* base = who_ == producers::gpu ? device_ : host_;
+        ring_view v;
+        v.control = reinterpret_cast<const control_block*>(base);
+        v.slots = reinterpret_cast<command*>(base + sizeof(control_block));
+        v.tail = tail_;
+        v.capacity = capacity_;
+        v.pe = pe_;
+        v.runtime = runtime;
+        return v;
+    }
+
+private:
+    void cuda_check(cudaError_t rc, const char* what) const {
+        if (rc != cudaSuccess)
+            pgas::detail::throw_error(errc::cuda, pe_, "proxy ring", std::string(what) + ": " + cudaGetErrorString(rc));
+    }
+    std::uint32_t capacity_;
+    producers who_;
+    int pe_;
+    std::byte* host_ = nullptr;
+    std::byte* device_ = nullptr;
+    std::uint64_t* tail_ = nullptr;
+};
+
+// What the proxy asks of a fabric. Each call starts work for one command
+// (token = its ticket) and returns how many completions it will report for
+// it through progress(on_complete); the backend queues what it cannot post
+// yet. Errors (a provider error completion included) throw pgas::error.
+//   put(token, pe, remote_offset, src, bytes, src_is_device)
+//   get(token, pe, dst, remote_offset, bytes, dst_is_device)
+//   atomic(token, pe, remote_offset, amo, kind, operand, compare, result or nullptr)
+//   signal(token, pe, remote_offset, signal_op, value)
+//   progress(on_complete) -> whether anything happened
+template <class B>
+concept backend = requires(B& b, std::uint64_t token, int pe, std::uint64_t off, const void* src, void* dst,
+                           std::size_t bytes, bool device, amo a, value_kind k, std::uint64_t v, signal_op s,
+                           void (*on_complete)(std::uint64_t)) {
+    { b.put(token, pe, off, src, bytes, device) } -> std::same_as<std::uint32_t>;
+    { b.get(token, pe, dst, off, bytes, device) } -> std::same_as<std::uint32_t>;
+    { b.atomic(token, pe, off, a, k, v, v, dst) } -> std::same_as<std::uint32_t>;
+    { b.signal(token, pe, off, s, v) } -> std::same_as<std::uint32_t>;
+    { b.progress(on_complete) } -> std::same_as<bool>;
+};
+
+// The proxy thread of one PE: drains the ring in ticket order, hands each
+// command to the backend, and publishes `completed` (in order: a ticket
+// counts only once every earlier one is done) and `released` (credits).
+// fence and signal start only when every earlier command has completed;
+// put_signal posts its signal once its own data is delivered. It polls
+// continuously: libfabric's rxm and shm progress the target side of other
+// PEs' operations only while someone polls (issue 6), so it never sleeps;
+// when idle it yields the core after a short spin, which costs no wake-up
+// latency beyond one scheduler pass.
+template <backend Backend>
+class service {
+public:
+    struct options {
+        int cpu = -1;                  // pin the thread to this CPU (-1: leave it to the OS)
+        unsigned spin_before_yield = 64;  // idle polls before each yield
+    };
+
+    service(Backend& backend, ring_memory& ring, int pe, options opts)
+        : backend_(backend), ring_(ring), pe_(pe), opts_(opts), state_(ring.capacity()) {
+        thread_ = std::thread([this] { run(); });
+    }
+    service(const service&) = delete;
+    service& operator=(const service&) = delete;
+    ~service() { stop(); }
+
+    // Stops the thread (the ring's producers then fail their waits with "stopped").
+    void stop() {
+        if (!thread_.joinable()) return;
+        stop_.store(true, std::memory_order_relaxed);
+        thread_.join();
+    }
+
+    // Test hook: the thread exits as if it had crashed, without marking the ring.
+    void simulate_death() {
+        die_.store(true, std::memory_order_relaxed);
+        if (thread_.joinable()) thread_.join();
+    }
+
+    // Non-empty once the proxy failed: the message producers also see.
+    std::string failure() const {
+        return detail::load_acquire(&ring_.control().status) == status_failed ? std::string(ring_.control().error)
+                                                                              : std::string();
+    }
+
+private:
+    enum class stage : std::uint8_t { idle, data, signal, done };
+    struct slot_state {
+        std::uint32_t pending = 0;
+        stage at = stage::idle;
+    };
+
+    void run() {
+        pin();
+        unsigned idle = 0;
+        control_block& control = ring_.control();
+        while (!stop_.load(std::memory_order_relaxed)) {
+            if (die_.load(std::memory_order_relaxed)) return;
+            bool busy = false;
+            try {
+                busy = backend_.progress([this](std::uint64_t token) { on_complete(token); });
+                if (!failed_) {
+                    busy |= continue_signals();
+                    busy |= issue();
+                    busy |= retire();
+                }
+            } catch (const std::exception& e) {
+                fail(e.what());
+            }
+            detail::store_release(&control.heartbeat, control.heartbeat + 1);
+            if (busy) {
+                idle = 0;
+            } else if (++idle >= opts_.spin_before_yield) {
+                idle = 0;
+                std::this_thread::yield();
+            }
+        }
+        if (!failed_) detail::store_release(&control.status, status_stopped);
+    }
+
+    void pin() {
+#if defined(__linux__)
+        if (opts_.cpu < 0) return;
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(opts_.cpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+#endif
+    }
+
+    void fail(const std::string& message) {
+        if (failed_) return;
+        failed_ = true;
+        control_block& control = ring_.control();
+        const std::size_t n = std::min(message.size(), sizeof(control.error) - 1);
+        std::memcpy(control.error, message.data(), n);
+        control.error[n] = '\0';
+        detail::store_release(&control.status, status_failed);
+    }
+
+    slot_state& state(std::uint64_t ticket) { return state_[ticket & (ring_.capacity() - 1)]; }
+
+    void on_complete(std::uint64_t ticket) {
+        slot_state& s = state(ticket);
+        if (s.pending == 0 || --s.pending != 0) return;
+        command& c = ring_.slot(ticket);
+        if (c.op == op_code::put_signal && s.at == stage::data) {
+            ready_signals_.push_back(ticket);  // posted after progress() returns
+            return;
+        }
+        finish(ticket, c, s);
+    }
+
+    void finish(std::uint64_t ticket, command& c, slot_state& s) {
+        s.at = stage::done;
+        if (c.flags & flag_reply) detail::store_release(&c.reply, ticket + 1);
+    }
+
+    bool continue_signals() {
+        if (ready_signals_.empty()) return false;
+        for (std::uint64_t ticket : ready_signals_) {
+            command& c = ring_.slot(ticket);
+            slot_state& s = state(ticket);
+            s.at = stage::signal;
+            s.pending = backend_.signal(ticket, c.pe, c.compare, c.sig_op, c.operand);
+            if (s.pending == 0) finish(ticket, c, s);
+        }
+        ready_signals_.clear();
+        return true;
+    }
+
+    // Starts the published commands in ticket order.
+    bool issue() {
+        bool any = false;
+        for (;;) {
+            command& c = ring_.slot(cursor_);
+            if (detail::load_acquire(&c.seq) != cursor_ + 1) return any;
+            const bool ordered = c.op == op_code::fence || c.op == op_code::signal;
+            if (ordered && completed_ != cursor_) return any;  // waits for every earlier command
+            start(cursor_, c, state(cursor_));
+            ++cursor_;
+            any = true;
+        }
+    }
+
+    void start(std::uint64_t ticket, command& c, slot_state& s) {
+        const bool in_payload = (c.flags & flag_inline) != 0;
+        const bool device = (c.flags & flag_device_memory) != 0;
+        void* local = in_payload ? static_cast<void*>(c.payload) : reinterpret_cast<void*>(c.local);
+        s.at = stage::data;
+        switch (c.op) {
+            case op_code::put:
+            case op_code::put_signal:
+                s.pending = backend_.put(ticket, c.pe, c.remote, local, c.bytes, device && !in_payload);
+                break;
+            case op_code::get:
+                s.pending = backend_.get(ticket, c.pe, local, c.remote, c.bytes, device && !in_payload);
+                break;
+            case op_code::atomic:
+                s.pending = backend_.atomic(ticket, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
+                                            (c.flags & flag_reply) ? static_cast<void*>(c.payload) : nullptr);
+                break;
+            case op_code::signal:
+                s.pending = backend_.signal(ticket, c.pe, c.remote, c.sig_op, c.operand);
+                break;
+            case op_code::fence:
+            case op_code::quiet:
+                s.pending = 0;
+                break;
+        }
+        if (s.pending != 0) return;
+        if (c.op == op_code::put_signal) {
+            ready_signals_.push_back(ticket);
+        } else {
+            finish(ticket, c, s);
+        }
+    }
+
+    // Publishes completion and credits, both strictly in ticket order.
+    bool retire() {
+        control_block& control = ring_.control();
+        const std::uint64_t completed_before = completed_, released_before = released_;
+        while (completed_ < cursor_ && state(completed_).at == stage::done) ++completed_;
+        while (released_ < completed_) {
+            command& c = ring_.slot(released_);
+            if ((c.flags & flag_reply) && detail::load_acquire(&c.ack) != released_ + 1) break;
+            state(released_).at = stage::idle;
+            ++released_;
+        }
+        if (completed_ != completed_before) detail::store_release(&control.completed, completed_);
+        if (released_ != released_before) detail::store_release(&control.released, released_);
+        return completed_ != completed_before || released_ != released_before;
+    }
+
+    Backend& backend_;
+    ring_memory& ring_;
+    int pe_;
+    options opts_;
+    std::vector<slot_state> state_;
+    std::vector<std::uint64_t> ready_signals_;
+    std::uint64_t cursor_ = 0, completed_ = 0, released_ = 0;
+    bool failed_ = false;
+    std::atomic<bool> stop_{false}, die_{false};
+    std::thread thread_;
+};
+
+}  // namespace proxy
+PGAS_NAMESPACE_END
