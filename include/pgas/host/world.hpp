@@ -11,6 +11,9 @@
 #include <pgas/host/env.hpp>
 #include <pgas/host/gpu_heap.hpp>
 #include <pgas/host/heap_memory.hpp>
+#include <pgas/host/launch_env.hpp>
+#include <pgas/host/shm_heap.hpp>
+#include <pgas/host/tcp_bootstrap.hpp>
 #include <pgas/transport/host/host.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>
 
@@ -36,6 +39,9 @@ struct world_options {
     std::uint64_t heap_bytes = 0;
     // Device waits give up after this long; -1 reads PGAS_TIMEOUT_MS, 0 never.
     std::int64_t timeout_ms = -1;
+    // Heap backend of world::init (one PE per process); empty: host memory
+    // shared between the node's processes (the host transport).
+    detail::heap_factory heap;
 
     static constexpr std::uint64_t default_host_heap_bytes = std::uint64_t{64} << 20;
 };
@@ -68,7 +74,27 @@ public:
                      detail::gpu_heap_factory(devices));
     }
 
-    // [multi-process init() goes here: world::init(world_options) reading the launch environment]
+    // Collective over the processes of a launch (pgasrun, torchrun, mpirun,
+    // srun; see read_launch_env): one PE per process, PE = launch rank, joined
+    // by the TCP bootstrap. Without a launcher: a world of this one process.
+    // A process that fails or dies during init is an error on every other
+    // within PGAS_BOOTSTRAP_TIMEOUT_MS.
+    static world init(world_options options = {}) { return init(read_launch_env(), std::move(options)); }
+
+    // The same with the launch spelled out (explicit arguments win over the environment).
+    static world init(const launch_info& launch, world_options options = {}) {
+        if (launch.size < 1 || launch.rank < 0 || launch.rank >= launch.size)
+            detail::throw_error(errc::invalid_argument, launch.rank, "world::init",
+                                "rank " + std::to_string(launch.rank) + " outside a world of " +
+                                    std::to_string(launch.size) + " (" + launch.source + ")");
+        std::shared_ptr<detail::bootstrap> channel;
+        if (launch.size == 1)
+            channel = std::make_shared<detail::single_bootstrap>();
+        else
+            channel = std::make_shared<detail::tcp_bootstrap>(launch);
+        heap_factory heap = options.heap ? options.heap : heap_factory(&detail::make_shm_heap);
+        return world(std::move(channel), {launch.rank}, launch.size, options, std::move(heap));
+    }
 
 private:
     static world init_local_host(int n_pes, world_options options) {

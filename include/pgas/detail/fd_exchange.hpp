@@ -1,0 +1,222 @@
+// Passing file descriptors between the processes of one node: an allgather over Unix domain sockets (SCM_RIGHTS),
+// with the socket names agreed through the bootstrap.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/host/bootstrap.hpp>
+#include <pgas/host/tcp_bootstrap.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// The processes of a bootstrap that share this node: their bootstrap ranks in
+// ascending order and this process's index among them.
+struct node_group {
+    std::vector<int> ranks;
+    int my_index = 0;
+    int size() const { return int(ranks.size()); }
+};
+
+// Identifies "same node" as "same kernel boot and same network namespace"
+// (hostname for the messages): exactly the processes that can reach each
+// other's abstract Unix sockets and share memory.
+inline std::array<char, 192> node_key() {
+    std::array<char, 192> key{};
+    char host[64] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::string boot;
+    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+    char netns[64] = {};
+    const ssize_t n = ::readlink("/proc/self/ns/net", netns, sizeof netns - 1);
+    if (n < 0) netns[0] = '\0';
+    std::snprintf(key.data(), key.size(), "%s|%s|%s", host, boot.c_str(), netns);
+    return key;
+}
+
+// Collective over the bootstrap: which ranks share this node.
+inline node_group discover_node(bootstrap& channel) {
+    const auto mine = node_key();
+    const auto all = channel.allgather_value(mine);
+    node_group group;
+    for (int r = 0; r < int(all.size()); ++r)
+        if (all[std::size_t(r)] == mine) {
+            if (r == channel.rank()) group.my_index = group.size();
+            group.ranks.push_back(r);
+        }
+    return group;
+}
+
+namespace fd_detail {
+
+// What a sender puts next to its descriptor: the session and its rank.
+struct note {
+    std::array<unsigned char, 16> session{};
+    std::int32_t rank = -1;
+};
+
+[[noreturn]] inline void fail(int rank, const std::string& detail, int code = 0) {
+    throw_error(errc::system, rank, "fd exchange",
+                detail + (code ? ": " + std::string(std::strerror(code)) : std::string()));
+}
+
+// Abstract socket names ("\0pgas-fd-<session>-<rank>") vanish with the
+// socket, so nothing is left in the file system when a process dies.
+inline socklen_t socket_address(sockaddr_un& address, const std::array<unsigned char, 16>& session, int rank) {
+    address = sockaddr_un{};
+    address.sun_family = AF_UNIX;
+    std::string name = "pgas-fd-";
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned char b : session) {
+        name += hex[b >> 4];
+        name += hex[b & 15];
+    }
+    name += "-" + std::to_string(rank);
+    std::memcpy(address.sun_path + 1, name.data(), name.size());
+    return socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+}
+
+inline void send_fd(int rank, int fd, const note& what, const sockaddr_un& address, socklen_t length,
+                    tcp::clock::time_point deadline) {
+    tcp::unique_fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!s) fail(rank, "socket(AF_UNIX)", errno);
+    timeval limit{};
+    const int ms = std::max(1, tcp::remaining_ms(deadline));
+    limit.tv_sec = ms / 1000;
+    limit.tv_usec = (ms % 1000) * 1000;
+    ::setsockopt(s.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0)
+        fail(rank, "connecting to a node-local peer's socket", errno);
+    iovec data{const_cast<note*>(&what), sizeof what};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (::sendmsg(s.get(), &message, MSG_NOSIGNAL) != ssize_t(sizeof what))
+        fail(rank, "sending a descriptor to a node-local peer", errno);
+}
+
+// Receives one descriptor and its note; returns the descriptor (owned by the caller).
+inline tcp::unique_fd receive_fd(int rank, int connection, note& what, tcp::clock::time_point deadline) {
+    if (tcp::wait_ready(connection, POLLIN, deadline) != tcp::io::ok)
+        fail(rank, "a node-local peer connected but sent no descriptor in time");
+    iovec data{&what, sizeof what};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    const ssize_t n = ::recvmsg(connection, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    tcp::unique_fd received;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+            int fd = -1;
+            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+            received.reset(fd);
+        }
+    if (n != ssize_t(sizeof what) || !received || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC)))
+        fail(rank, "a node-local peer sent a malformed descriptor message");
+    return received;
+}
+
+}  // namespace fd_detail
+
+// Collective over every rank of `channel` (ranks on other nodes take part in
+// the agreement and get an empty vector): each process of `node` contributes
+// `my_fd` and receives every node-local process's descriptor, indexed like
+// node.ranks. The caller owns all returned descriptors (its own entry is a
+// duplicate of my_fd; all are close-on-exec). Connections are checked to come
+// from this user and this exchange's random session; each step is bounded by
+// `timeout`. my_fd may be any descriptor that SCM_RIGHTS carries: a memfd,
+// a CUDA VMM handle exported as a POSIX descriptor, an eventfd.
+inline std::vector<int> allgather_fds(bootstrap& channel, int my_fd, const node_group& node,
+                                      std::chrono::milliseconds timeout = std::chrono::milliseconds(30000)) {
+    const int rank = channel.rank();
+    std::array<unsigned char, 16> session{};
+    if (rank == 0) {
+        std::random_device random;
+        for (auto& b : session) b = static_cast<unsigned char>(random());
+    }
+    session = channel.allgather_value(session)[0];
+    const bool on_node = std::find(node.ranks.begin(), node.ranks.end(), rank) != node.ranks.end();
+
+    tcp::unique_fd listener;
+    if (on_node && node.size() > 1) {
+        listener.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_un address;
+        const socklen_t length = fd_detail::socket_address(address, session, rank);
+        if (!listener || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+            ::listen(listener.get(), node.size()) != 0)
+            fd_detail::fail(rank, "cannot listen on an abstract Unix socket", errno);
+    }
+    channel.barrier();  // every listener exists before anyone connects
+
+    std::vector<tcp::unique_fd> received(on_node ? node.ranks.size() : 0);
+    if (on_node) {
+        const auto deadline = tcp::clock::now() + timeout;
+        received[std::size_t(node.my_index)].reset(::fcntl(my_fd, F_DUPFD_CLOEXEC, 0));
+        if (!received[std::size_t(node.my_index)]) fd_detail::fail(rank, "cannot duplicate the descriptor", errno);
+        fd_detail::note mine{session, rank};
+        for (int peer : node.ranks) {
+            if (peer == rank) continue;
+            sockaddr_un address;
+            const socklen_t length = fd_detail::socket_address(address, session, peer);
+            fd_detail::send_fd(rank, my_fd, mine, address, length, deadline);
+        }
+        for (int got = 1; got < node.size(); ++got) {
+            if (tcp::wait_ready(listener.get(), POLLIN, deadline) != tcp::io::ok)
+                fd_detail::fail(rank, "only " + std::to_string(got - 1) + " of " + std::to_string(node.size() - 1) +
+                                          " node-local peers sent their descriptor within " +
+                                          std::to_string(timeout.count()) + " ms");
+            tcp::unique_fd connection(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+            if (!connection) fd_detail::fail(rank, "accept on the Unix socket", errno);
+            ucred credentials{};
+            socklen_t length = sizeof credentials;
+            if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 ||
+                credentials.uid != ::getuid()) {
+                --got;  // a stranger: not counted, not trusted
+                continue;
+            }
+            fd_detail::note theirs;
+            auto fd = fd_detail::receive_fd(rank, connection.get(), theirs, deadline);
+            const auto at = std::find(node.ranks.begin(), node.ranks.end(), theirs.rank);
+            if (theirs.session != session || at == node.ranks.end() || *at == rank ||
+                received[std::size_t(at - node.ranks.begin())])
+                fd_detail::fail(rank, "a descriptor arrived from rank " + std::to_string(theirs.rank) +
+                                          " which is not an expected node-local peer of this exchange");
+            received[std::size_t(at - node.ranks.begin())] = std::move(fd);
+        }
+    }
+    channel.barrier();  // no listener closes while a peer might still connect
+
+    std::vector<int> out;
+    for (auto& fd : received) out.push_back(fd.release());
+    return out;
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END

@@ -1,0 +1,297 @@
+// The launch environment of a multi-process world: rank, size, node-local rank and rendezvous address, read from
+// pgasrun's, torchrun's, Open MPI's or Slurm's variables.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/host/env.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+PGAS_NAMESPACE_BEGIN
+
+// Where this process sits in a multi-process world and how it finds the
+// others. world::init() reads it from the environment (read_launch_env);
+// programs with their own launcher may fill it in and pass it explicitly.
+struct launch_info {
+    int rank = 0;         // this process's PE, 0 .. size-1
+    int size = 1;         // processes (= PEs) in the world
+    int local_rank = -1;  // index among the processes of this node; -1: unknown (found through the bootstrap)
+    int local_size = -1;  // processes on this node; -1: unknown
+    // The rendezvous store: rank 0 listens here, the others connect. Empty
+    // only for a world of one process.
+    std::string root_host;
+    int root_port = 0;
+    // Shared by every process of one launch; a connection presenting another
+    // token (a stray process of another job on the same port) is rejected.
+    std::string token;
+    // Bound on every bootstrap step (connect, each collective).
+    std::chrono::milliseconds bootstrap_timeout{30000};
+    // Which launcher's variables these came from, for messages ("pgasrun", "torchrun", ...).
+    std::string source = "explicit";
+};
+
+namespace detail {
+
+using env_lookup = std::function<std::optional<std::string>(const char*)>;
+
+inline constexpr std::int64_t default_bootstrap_timeout_ms = 30000;
+
+[[noreturn]] inline void launch_error(const std::string& detail) {
+    throw_error(errc::bootstrap, -1, "world::init (launch environment)", detail);
+}
+
+// FNV-1a: a stable hash for deriving ports and tokens from what every rank knows.
+inline std::uint64_t fnv1a(const std::string& text) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    return h;
+}
+
+class launch_env_reader {
+public:
+    explicit launch_env_reader(env_lookup lookup) : lookup_(std::move(lookup)) {}
+
+    std::optional<std::string> get(const char* name) const {
+        auto value = lookup_(name);
+        if (value && value->empty()) return std::nullopt;
+        return value;
+    }
+    bool has(const char* name) const { return get(name).has_value(); }
+
+    std::string require(const char* name, const char* why) const {
+        auto value = get(name);
+        if (!value) launch_error(std::string(name) + " is not set (" + why + ")");
+        return *value;
+    }
+
+    static std::int64_t parse_int(const char* name, const std::string& text) {
+        std::size_t used = 0;
+        long long value = 0;
+        try {
+            value = std::stoll(text, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used == 0 || used != text.size()) launch_error(std::string(name) + "='" + text + "' is not an integer");
+        return value;
+    }
+
+    std::optional<std::int64_t> integer(const char* name) const {
+        auto text = get(name);
+        if (!text) return std::nullopt;
+        return parse_int(name, *text);
+    }
+
+    std::int64_t require_int(const char* name, const char* why) const { return parse_int(name, require(name, why)); }
+
+private:
+    env_lookup lookup_;
+};
+
+// "host:port" or "[v6addr]:port".
+inline void parse_root(const std::string& name, const std::string& text, launch_info& out) {
+    std::string host, port;
+    if (!text.empty() && text[0] == '[') {
+        const auto close = text.find(']');
+        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+            launch_error(name + "='" + text + "' is not host:port or [ipv6]:port");
+        host = text.substr(1, close - 1);
+        port = text.substr(close + 2);
+    } else {
+        const auto colon = text.rfind(':');
+        if (colon == std::string::npos || colon == 0 || text.find(':') != colon)
+            launch_error(name + "='" + text + "' is not host:port (e.g. 127.0.0.1:29400)");
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+    }
+    const auto number = launch_env_reader::parse_int(name.c_str(), port);
+    if (number < 1 || number > 65535) launch_error(name + "='" + text + "': port " + port + " is outside 1..65535");
+    out.root_host = host;
+    out.root_port = int(number);
+}
+
+// torchrun's agent already serves its own store on MASTER_PORT, so pgas's
+// store takes the next port.
+inline void root_from_master(const launch_env_reader& env, launch_info& out) {
+    out.root_host = env.require("MASTER_ADDR", "the rendezvous host");
+    const auto port = env.require_int("MASTER_PORT", "the rendezvous port");
+    if (port < 1 || port > 65534)
+        launch_error("MASTER_PORT=" + std::to_string(port) + " is outside 1..65534 (pgas listens on MASTER_PORT+1)");
+    out.root_port = int(port + 1);
+}
+
+// First host of a Slurm node list: "gpu[07-09,12],cpu1" -> "gpu07".
+inline std::string first_slurm_host(const std::string& list) {
+    std::string host;
+    bool in_bracket = false, took_number = false;
+    for (char c : list) {
+        if (c == '[') {
+            in_bracket = true;
+        } else if (c == ']') {
+            in_bracket = false;
+        } else if (in_bracket) {
+            if (c == '-' || c == ',') took_number = true;
+            if (!took_number) host += c;
+        } else if (c == ',') {
+            break;
+        } else {
+            host += c;
+        }
+    }
+    return host;
+}
+
+// A port both sides compute alike: 10000..29999, below Linux's ephemeral range.
+inline int derived_port(const std::string& seed) { return 10000 + int(fnv1a(seed) % 20000); }
+
+inline void check_ranks(launch_info& info, const char* rank_name, const char* size_name, const char* local_rank_name,
+                        const char* local_size_name) {
+    if (info.size < 1)
+        launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " must be at least 1");
+    if (info.rank < 0 || info.rank >= info.size)
+        launch_error(std::string(rank_name) + "=" + std::to_string(info.rank) + " is outside [0, " + size_name + "=" +
+                     std::to_string(info.size) + ")");
+    if (info.local_size == -1) return;  // unknown: found through the bootstrap
+    if (info.local_size < 1 || info.local_size > info.size)
+        launch_error(std::string(local_size_name) + "=" + std::to_string(info.local_size) + " is outside [1, " +
+                     size_name + "=" + std::to_string(info.size) + "]");
+    if (info.local_rank < 0 || info.local_rank >= info.local_size)
+        launch_error(std::string(local_rank_name) + "=" + std::to_string(info.local_rank) + " is outside [0, " +
+                     local_size_name + "=" + std::to_string(info.local_size) + ")");
+}
+
+// Launch values beyond any real world size stay out of range without overflowing int.
+inline int to_int(std::int64_t v) { return v < -(1 << 30) ? -(1 << 30) : v > (1 << 30) ? (1 << 30) : int(v); }
+
+inline launch_info parse_launch_env(const env_lookup& lookup) {
+    launch_env_reader env(lookup);
+    launch_info info;
+    std::string token_seed;  // what every rank knows, when the launcher gave no PGAS_TOKEN
+    const char *rank_name, *size_name, *local_rank_name, *local_size_name;
+
+    if (env.has("PGAS_RANK") || env.has("PGAS_WORLD_SIZE")) {
+        info.source = "PGAS_* variables";
+        rank_name = "PGAS_RANK", size_name = "PGAS_WORLD_SIZE";
+        local_rank_name = "PGAS_LOCAL_RANK", local_size_name = "PGAS_LOCAL_SIZE";
+        info.rank = to_int(env.require_int("PGAS_RANK", "PGAS_WORLD_SIZE is set"));
+        info.size = to_int(env.require_int("PGAS_WORLD_SIZE", "PGAS_RANK is set"));
+        if (info.size > 1) parse_root("PGAS_ROOT", env.require("PGAS_ROOT", "the rendezvous host:port"), info);
+        token_seed = env.get("PGAS_ROOT").value_or("");
+    } else if (env.has("RANK") || env.has("WORLD_SIZE")) {
+        info.source = "torchrun";
+        rank_name = "RANK", size_name = "WORLD_SIZE", local_rank_name = "LOCAL_RANK", local_size_name = "LOCAL_WORLD_SIZE";
+        info.rank = to_int(env.require_int("RANK", "WORLD_SIZE is set"));
+        info.size = to_int(env.require_int("WORLD_SIZE", "RANK is set"));
+        if (info.size > 1 && !env.has("PGAS_ROOT")) root_from_master(env, info);
+        // torchrun's run id is "none" unless --rdzv-id is given; the master
+        // address and the restart count still separate concurrent and restarted jobs.
+        token_seed = env.get("TORCHELASTIC_RUN_ID").value_or("") + "|" + env.get("MASTER_ADDR").value_or("") + "|" +
+                     env.get("MASTER_PORT").value_or("") + "|" + env.get("TORCHELASTIC_RESTART_COUNT").value_or("");
+    } else if (env.has("OMPI_COMM_WORLD_RANK") || env.has("OMPI_COMM_WORLD_SIZE")) {
+        info.source = "Open MPI";
+        rank_name = "OMPI_COMM_WORLD_RANK", size_name = "OMPI_COMM_WORLD_SIZE";
+        local_rank_name = "OMPI_COMM_WORLD_LOCAL_RANK", local_size_name = "OMPI_COMM_WORLD_LOCAL_SIZE";
+        info.rank = to_int(env.require_int(rank_name, "OMPI_COMM_WORLD_SIZE is set"));
+        info.size = to_int(env.require_int(size_name, "OMPI_COMM_WORLD_RANK is set"));
+        // The job's identity: PMIx namespace (Open MPI 4 and 5), else the ORTE job id.
+        token_seed = env.get("PMIX_NAMESPACE").value_or(env.get("OMPI_MCA_ess_base_jobid").value_or(""));
+    } else if (env.has("SLURM_PROCID")) {
+        info.source = "Slurm";
+        rank_name = "SLURM_PROCID", local_rank_name = "SLURM_LOCALID", local_size_name = "SLURM_NNODES=1 tasks";
+        // srun sets SLURM_STEP_NUM_TASKS; SLURM_NTASKS is the allocation's.
+        size_name = env.has("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
+        info.rank = to_int(env.require_int(rank_name, "srun sets it"));
+        info.size = to_int(env.require_int(size_name, "srun sets it"));
+        token_seed = env.get("SLURM_JOB_ID").value_or("") + "." + env.get("SLURM_STEP_ID").value_or("");
+    } else {
+        // No launcher: a world of this one process (like an MPI singleton).
+        info.source = "no launcher (one process)";
+        info.local_rank = 0;
+        info.local_size = 1;
+        return info;
+    }
+
+    // Node-local rank and size.
+    if (info.source == "Slurm") {
+        if (auto local = env.integer("SLURM_LOCALID")) info.local_rank = to_int(*local);
+        const auto nodes = env.integer("SLURM_STEP_NUM_NODES") ? env.integer("SLURM_STEP_NUM_NODES") : env.integer("SLURM_NNODES");
+        if (nodes && *nodes == 1) info.local_size = info.size;
+        if (info.local_size < 0) info.local_rank = -1;  // found through the bootstrap
+    } else {
+        auto local_rank = env.integer(local_rank_name);
+        auto local_size = env.integer(local_size_name);
+        if (local_rank.has_value() != local_size.has_value())
+            launch_error(std::string(local_rank.has_value() ? local_size_name : local_rank_name) +
+                         " is not set but " + (local_rank.has_value() ? local_rank_name : local_size_name) + " is");
+        if (local_rank) {
+            info.local_rank = to_int(*local_rank);
+            info.local_size = to_int(*local_size);
+            if (*local_size < 1)  // an explicit -1 is out of range, not "unknown"
+                launch_error(std::string(local_size_name) + "=" + std::to_string(*local_size) + " must be at least 1");
+        }
+    }
+    check_ranks(info, rank_name, size_name, local_rank_name, local_size_name);
+
+    // Rendezvous for MPI and Slurm (pgasrun and torchrun always name one):
+    // PGAS_ROOT when set, else MASTER_ADDR/MASTER_PORT+1 when set, else on one
+    // node 127.0.0.1, and under Slurm the step's first node, at a port derived
+    // from the job id. Across nodes under Open MPI, PGAS_ROOT is required.
+    if (auto root = env.get("PGAS_ROOT")) {
+        parse_root("PGAS_ROOT", *root, info);
+    } else if (info.root_host.empty() && info.size > 1) {
+        if (env.has("MASTER_ADDR") && env.has("MASTER_PORT")) {
+            root_from_master(env, info);
+        } else if (token_seed.empty() || token_seed == ".") {
+            launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
+        } else if (info.source == "Slurm") {
+            const auto list = env.get("SLURM_STEP_NODELIST").value_or(env.get("SLURM_JOB_NODELIST").value_or(""));
+            info.root_host = info.local_size == info.size ? "127.0.0.1" : first_slurm_host(list);
+            if (info.root_host.empty())
+                launch_error("SLURM_STEP_NODELIST is not set and the job spans nodes: set PGAS_ROOT=host:port");
+            info.root_port = derived_port(token_seed);
+        } else if (info.local_size == info.size) {
+            info.root_host = "127.0.0.1";
+            info.root_port = derived_port(token_seed);
+        } else {
+            launch_error("an Open MPI job across nodes needs PGAS_ROOT=host:port (or MASTER_ADDR and MASTER_PORT) "
+                         "naming rank 0's node");
+        }
+    }
+
+    // PGAS_TOKEN comes from pgasrun (random). Other launchers have no
+    // pgas-specific secret to hand out, so the token is derived from the job's
+    // identity, which every rank of this launch sees alike: it separates jobs
+    // that share a port by accident, it is not authentication.
+    if (auto token = env.get("PGAS_TOKEN"))
+        info.token = *token;
+    else
+        info.token = "derived-" + std::to_string(fnv1a(info.source + "|" + token_seed + "|" + std::to_string(info.size) +
+                                                       "|" + info.root_host + ":" + std::to_string(info.root_port)));
+
+    const auto timeout = env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(default_bootstrap_timeout_ms);
+    if (timeout <= 0)
+        launch_error("PGAS_BOOTSTRAP_TIMEOUT_MS=" + std::to_string(timeout) +
+                     " must be positive (bootstrap steps are always bounded)");
+    info.bootstrap_timeout = std::chrono::milliseconds(timeout);
+    return info;
+}
+
+}  // namespace detail
+
+// The launch environment of this process, from (first match wins)
+// PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT[/PGAS_LOCAL_RANK/PGAS_LOCAL_SIZE]
+// (pgasrun), torchrun's RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE with
+// MASTER_ADDR:MASTER_PORT+1, Open MPI's OMPI_COMM_WORLD_*, Slurm's
+// SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID. PGAS_ROOT and PGAS_TOKEN override
+// any launcher's; PGAS_BOOTSTRAP_TIMEOUT_MS bounds each bootstrap step
+// (default 30000). With none of these set: a world of one process. Missing or
+// inconsistent values throw pgas::error(errc::bootstrap) naming the variable.
+inline launch_info read_launch_env() {
+    return detail::parse_launch_env([](const char* name) { return detail::env(name); });
+}
+
+PGAS_NAMESPACE_END

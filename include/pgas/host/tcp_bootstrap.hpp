@@ -1,0 +1,593 @@
+// The multi-process bootstrap: a small TCP store on rank 0 that every other process connects to (token-checked,
+// length-checked frames, every step bounded by a timeout).
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/host/bootstrap.hpp>
+#include <pgas/host/launch_env.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+namespace tcp {
+
+using clock = std::chrono::steady_clock;
+
+// An owned file descriptor (socket, memfd, ...), closed on destruction.
+class unique_fd {
+public:
+    unique_fd() = default;
+    explicit unique_fd(int fd) : fd_(fd) {}
+    unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    unique_fd& operator=(unique_fd&& other) noexcept {
+        if (this != &other) reset(std::exchange(other.fd_, -1));
+        return *this;
+    }
+    ~unique_fd() { reset(); }
+    int get() const { return fd_; }
+    explicit operator bool() const { return fd_ >= 0; }
+    int release() { return std::exchange(fd_, -1); }
+    void reset(int fd = -1) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+inline int remaining_ms(clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    return left <= 0 ? 0 : left > 1000000 ? 1000000 : int(left);
+}
+
+inline std::string errno_text(int code) { return std::string(std::strerror(code)); }
+
+enum class io { ok, closed, timeout };
+
+// Waits until fd is ready for `events` or the deadline passes.
+inline io wait_ready(int fd, short events, clock::time_point deadline) {
+    for (;;) {
+        pollfd p{fd, events, 0};
+        const int n = ::poll(&p, 1, remaining_ms(deadline));
+        if (n > 0) return (p.revents & (events | POLLHUP | POLLERR)) ? io::ok : io::closed;
+        if (n == 0) return io::timeout;
+        if (errno != EINTR) return io::closed;
+    }
+}
+
+inline io send_all(int fd, const void* data, std::size_t bytes, clock::time_point deadline) {
+    auto* p = static_cast<const unsigned char*>(data);
+    while (bytes > 0) {
+        const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            bytes -= std::size_t(n);
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            if (auto r = wait_ready(fd, POLLOUT, deadline); r != io::ok) return r;
+        } else {
+            return io::closed;
+        }
+    }
+    return io::ok;
+}
+
+inline io recv_all(int fd, void* data, std::size_t bytes, clock::time_point deadline) {
+    auto* p = static_cast<unsigned char*>(data);
+    while (bytes > 0) {
+        const ssize_t n = ::recv(fd, p, bytes, MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            bytes -= std::size_t(n);
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            if (auto r = wait_ready(fd, POLLIN, deadline); r == io::timeout) return r;
+        } else {
+            return io::closed;  // orderly close (0) or reset
+        }
+    }
+    return io::ok;
+}
+
+// --- frames: a 16-byte header (magic, version, kind, payload length), then the payload.
+// Integers travel little-endian whatever the hosts are.
+
+inline constexpr std::uint32_t magic = 0x53414750;  // "PGAS"
+inline constexpr std::uint16_t version = 1;
+inline constexpr std::size_t header_bytes = 16;
+// Before a peer has shown the token nothing bigger than this is read.
+inline constexpr std::uint64_t max_hello_bytes = 4096;
+inline constexpr std::uint64_t max_abort_bytes = 65536;
+
+enum class kind : std::uint16_t { hello = 1, welcome = 2, reject = 3, data = 4, abort = 5 };
+
+inline void put(std::vector<unsigned char>& out, std::uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<unsigned char>(value >> (8 * i)));
+}
+inline std::uint64_t get(const unsigned char* in, int bytes) {
+    std::uint64_t value = 0;
+    for (int i = bytes - 1; i >= 0; --i) value = (value << 8) | in[i];
+    return value;
+}
+
+struct header {
+    std::uint32_t magic = 0;
+    std::uint16_t version = 0;
+    kind type{};
+    std::uint64_t length = 0;
+};
+
+inline std::vector<unsigned char> encode_header(kind type, std::uint64_t length) {
+    std::vector<unsigned char> out;
+    out.reserve(header_bytes);
+    put(out, magic, 4);
+    put(out, version, 2);
+    put(out, std::uint16_t(type), 2);
+    put(out, length, 8);
+    return out;
+}
+
+inline io send_frame(int fd, kind type, const void* payload, std::size_t bytes, clock::time_point deadline,
+                     const void* prefix = nullptr, std::size_t prefix_bytes = 0) {
+    auto head = encode_header(type, prefix_bytes + bytes);
+    if (auto r = send_all(fd, head.data(), head.size(), deadline); r != io::ok) return r;
+    if (prefix_bytes)
+        if (auto r = send_all(fd, prefix, prefix_bytes, deadline); r != io::ok) return r;
+    return send_all(fd, payload, bytes, deadline);
+}
+
+inline io recv_header(int fd, header& out, clock::time_point deadline) {
+    unsigned char raw[header_bytes];
+    if (auto r = recv_all(fd, raw, sizeof raw, deadline); r != io::ok) return r;
+    out.magic = std::uint32_t(get(raw, 4));
+    out.version = std::uint16_t(get(raw + 4, 2));
+    out.type = kind(get(raw + 6, 2));
+    out.length = get(raw + 8, 8);
+    return io::ok;
+}
+
+inline std::string text_payload(int fd, std::uint64_t length, clock::time_point deadline) {
+    if (length > max_abort_bytes) return "(message of " + std::to_string(length) + " bytes not read)";
+    std::string text(length, '\0');
+    if (recv_all(fd, text.data(), text.size(), deadline) != io::ok) return "(message lost)";
+    return text;
+}
+
+// The hello a joining process sends: rank, world size and the launch token.
+inline std::vector<unsigned char> encode_hello(int rank, int size, const std::string& token) {
+    std::vector<unsigned char> out;
+    put(out, std::uint32_t(rank), 4);
+    put(out, std::uint32_t(size), 4);
+    put(out, token.size(), 4);
+    out.insert(out.end(), token.begin(), token.end());
+    return out;
+}
+
+inline std::string peer_name(const sockaddr_storage& address) {
+    char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+    ::getnameinfo(reinterpret_cast<const sockaddr*>(&address), sizeof address, host, sizeof host, port, sizeof port,
+                  NI_NUMERICHOST | NI_NUMERICSERV);
+    return std::string(host) + ":" + port;
+}
+
+struct addresses {
+    addrinfo* list = nullptr;
+    addresses() = default;
+    addresses(const addresses&) = delete;
+    addresses& operator=(const addresses&) = delete;
+    ~addresses() {
+        if (list) ::freeaddrinfo(list);
+    }
+};
+
+inline void resolve(addresses& out, const std::string& host, int port, bool passive, int rank) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+    const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &out.list);
+    if (rc != 0)
+        throw_error(errc::bootstrap, rank, "bootstrap", "cannot resolve the root address " + host + ":" +
+                                                             std::to_string(port) + ": " + ::gai_strerror(rc));
+}
+
+inline void no_delay(int fd) {
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+}  // namespace tcp
+
+// The bootstrap of one process per PE. Rank 0 listens on launch.root_host:
+// root_port and every other rank connects to it (retrying until the timeout,
+// since rank 0 may start last). A collective sends each rank's block to rank 0,
+// which gathers all and sends the result back: O(size) frames per call, for
+// the few small exchanges of init, alloc and barriers.
+//
+// Failure handling: every step is bounded by launch.bootstrap_timeout. When
+// rank 0 sees a peer close its connection (the process died), send a frame of
+// the wrong size or kind, or miss the deadline, it sends an abort frame naming
+// that PE to every other rank and throws; the others throw the same text.
+// When rank 0 dies, the others see the connection close. So a dead peer is an
+// error on every PE within the timeout, never a hang. After a failure every
+// later call throws at once.
+class tcp_bootstrap final : public bootstrap {
+public:
+    explicit tcp_bootstrap(const launch_info& launch)
+        : rank_(launch.rank), size_(launch.size), timeout_(launch.bootstrap_timeout), token_(launch.token),
+          root_(launch.root_host + ":" + std::to_string(launch.root_port)) {
+        if (size_ < 1 || rank_ < 0 || rank_ >= size_)
+            throw_error(errc::invalid_argument, rank_, "bootstrap",
+                        "rank " + std::to_string(rank_) + " outside a world of " + std::to_string(size_));
+        if (timeout_.count() <= 0)
+            throw_error(errc::invalid_argument, rank_, "bootstrap", "the bootstrap timeout must be positive");
+        if (rank_ == 0)
+            serve(launch);
+        else
+            join(launch);
+    }
+
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    std::chrono::milliseconds timeout() const { return timeout_; }
+
+    void allgather(const void* mine, void* all, std::size_t bytes) override {
+        exchange(call_allgather, mine, all, bytes);
+    }
+
+    void barrier() override {
+        const char token = 0;
+        std::vector<char> all(static_cast<std::size_t>(size_));
+        exchange(call_barrier, &token, all.data(), 1);
+    }
+
+private:
+    static constexpr std::uint32_t call_allgather = 1, call_barrier = 2;
+    static constexpr std::size_t prefix_bytes = 16;  // call id, reserved, sequence number
+    // A non-root waits this much longer than the root, so the root's
+    // explanation (which PE failed) arrives before its own timeout.
+    static constexpr std::chrono::milliseconds answer_slack{1000};
+
+    static const char* call_name(std::uint32_t call) {
+        return call == call_allgather ? "allgather" : call == call_barrier ? "barrier" : "unknown collective";
+    }
+
+    std::string what(std::uint32_t call) const {
+        return std::string("bootstrap ") + call_name(call) + " #" + std::to_string(sequence_);
+    }
+
+    // --- rank 0 ---------------------------------------------------------------
+
+    void serve(const launch_info& launch) {
+        peers_.resize(std::size_t(size_));
+        if (size_ == 1) return;
+        listen_on(launch);
+        const auto deadline = tcp::clock::now() + timeout_;
+        int joined = 0;
+        while (joined < size_ - 1) {
+            if (tcp::wait_ready(listener_.get(), POLLIN, deadline) == tcp::io::timeout) break;
+            sockaddr_storage address{};
+            socklen_t length = sizeof address;
+            tcp::unique_fd connection(
+                ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC));
+            if (!connection) continue;
+            tcp::no_delay(connection.get());
+            // A silent stranger delays the others by a bounded time only.
+            const auto hello_deadline = std::min(deadline, tcp::clock::now() + std::chrono::milliseconds(5000));
+            const int rank = admit(connection, tcp::peer_name(address), hello_deadline);
+            if (rank > 0) {
+                peers_[std::size_t(rank)] = std::move(connection);
+                ++joined;
+            }
+        }
+        if (joined < size_ - 1) {
+            std::string missing;
+            for (int r = 1; r < size_; ++r)
+                if (!peers_[std::size_t(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+            fail(errc::timeout, "bootstrap init",
+                 "PE(s) " + missing + " did not connect to the root at " + root_ + " within " +
+                     std::to_string(timeout_.count()) +
+                     " ms (they failed before init, or were started with another PGAS_ROOT or world size)" +
+                     (rejected_.empty() ? std::string() : "; rejected connections: " + rejected_));
+        }
+        for (int r = 1; r < size_; ++r)
+            if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::welcome, nullptr, 0, deadline + answer_slack) !=
+                tcp::io::ok)
+                fail(errc::peer_failed, "bootstrap init", "PE " + std::to_string(r) + " closed its connection during init");
+        listener_.reset();
+    }
+
+    void listen_on(const launch_info& launch) {
+        tcp::addresses found;
+        tcp::resolve(found, launch.root_host, launch.root_port, true, rank_);
+        int last_error = 0;
+        for (addrinfo* a = found.list; a; a = a->ai_next) {
+            tcp::unique_fd s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+            if (!s) continue;
+            int one = 1;
+            ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            if (::bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(s.get(), 128) == 0) {
+                listener_ = std::move(s);
+                return;
+            }
+            last_error = errno;
+        }
+        throw_error(errc::bootstrap, rank_, "bootstrap init",
+                    "the root cannot listen on " + root_ + ": " + tcp::errno_text(last_error) + " (" + launch.source +
+                        "; set PGAS_ROOT to a free host:port of rank 0's node)");
+    }
+
+    // Reads a joining process's hello; returns its rank, or -1 after
+    // rejecting it (with the reason sent back and remembered).
+    int admit(tcp::unique_fd& connection, const std::string& from, tcp::clock::time_point deadline) {
+        auto reject = [&](const std::string& reason) {
+            (void)tcp::send_frame(connection.get(), tcp::kind::reject, reason.data(), reason.size(), deadline);
+            rejected_ += (rejected_.empty() ? "" : "; ") + from + ": " + reason;
+            return -1;
+        };
+        tcp::header head;
+        if (tcp::recv_header(connection.get(), head, deadline) != tcp::io::ok) {
+            rejected_ += (rejected_.empty() ? "" : "; ") + from + ": no hello";
+            return -1;
+        }
+        if (head.magic != tcp::magic || head.version != tcp::version) return reject("not a pgas bootstrap peer");
+        if (head.type != tcp::kind::hello) return reject("expected a hello frame first");
+        if (head.length > tcp::max_hello_bytes || head.length < 12)
+            return reject("hello of " + std::to_string(head.length) + " bytes (limit " +
+                          std::to_string(tcp::max_hello_bytes) + ")");
+        std::vector<unsigned char> hello(head.length);
+        if (tcp::recv_all(connection.get(), hello.data(), hello.size(), deadline) != tcp::io::ok)
+            return reject("hello cut short");
+        const int rank = int(tcp::get(hello.data(), 4));
+        const int size = int(tcp::get(hello.data() + 4, 4));
+        const std::uint64_t token_bytes = tcp::get(hello.data() + 8, 4);
+        if (token_bytes != hello.size() - 12) return reject("malformed hello");
+        const std::string token(hello.begin() + 12, hello.end());
+        if (token != token_)
+            return reject("wrong token: this process belongs to another launch that uses the same root " + root_);
+        if (size != size_)
+            return reject("world size " + std::to_string(size) + " differs from the root's " + std::to_string(size_));
+        if (rank <= 0 || rank >= size_) return reject("rank " + std::to_string(rank) + " is not in 1.." + std::to_string(size_ - 1));
+        if (peers_[std::size_t(rank)]) return reject("rank " + std::to_string(rank) + " has already joined");
+        return rank;
+    }
+
+    void exchange_root(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
+        auto* out = static_cast<unsigned char*>(all);
+        std::memcpy(out, mine, bytes);
+        const auto deadline = tcp::clock::now() + timeout_;
+        std::vector<int> pending;
+        for (int r = 1; r < size_; ++r) pending.push_back(r);
+        while (!pending.empty()) {
+            std::vector<pollfd> polls;
+            for (int r : pending) polls.push_back({peers_[std::size_t(r)].get(), POLLIN, 0});
+            const int n = ::poll(polls.data(), polls.size(), tcp::remaining_ms(deadline));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                std::string late;
+                for (int r : pending) late += (late.empty() ? "" : ", ") + std::to_string(r);
+                fail(errc::timeout, what(call),
+                     "PE(s) " + late + " did not reach it within " + std::to_string(timeout_.count()) +
+                         " ms (a PE hangs or skipped a collective call; PGAS_BOOTSTRAP_TIMEOUT_MS raises the limit)");
+            }
+            std::vector<int> still;
+            for (std::size_t i = 0; i < polls.size(); ++i) {
+                if (polls[i].revents == 0) {
+                    still.push_back(pending[i]);
+                    continue;
+                }
+                receive_block(pending[i], call, out + bytes * std::size_t(pending[i]), bytes, deadline);
+            }
+            pending = std::move(still);
+        }
+        const auto prefix = data_prefix(call);
+        for (int r = 1; r < size_; ++r)
+            if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::data, out, bytes * std::size_t(size_),
+                                deadline + answer_slack, prefix.data(), prefix.size()) != tcp::io::ok)
+                fail(errc::peer_failed, what(call), "PE " + std::to_string(r) + " exited or closed its connection");
+    }
+
+    void receive_block(int r, std::uint32_t call, unsigned char* into, std::size_t bytes,
+                       tcp::clock::time_point deadline) {
+        const int fd = peers_[std::size_t(r)].get();
+        const std::string pe = "PE " + std::to_string(r);
+        tcp::header head;
+        unsigned char prefix[prefix_bytes];
+        auto result = tcp::recv_header(fd, head, deadline);
+        if (result == tcp::io::ok && (head.magic != tcp::magic || head.type != tcp::kind::data || head.length < prefix_bytes))
+            fail(errc::bootstrap, what(call), pe + " sent a malformed frame");
+        if (result == tcp::io::ok) result = tcp::recv_all(fd, prefix, prefix_bytes, deadline);
+        if (result == tcp::io::closed)
+            fail(errc::peer_failed, what(call), pe + " exited or closed its connection (the process died or failed)");
+        if (result == tcp::io::timeout) fail(errc::timeout, what(call), pe + " sent a partial frame and stalled");
+        const auto their_call = std::uint32_t(tcp::get(prefix, 4));
+        const auto their_sequence = tcp::get(prefix + 8, 8);
+        if (their_call != call || their_sequence != sequence_)
+            fail(errc::collective_mismatch, what(call),
+                 pe + " called " + call_name(their_call) + " #" + std::to_string(their_sequence) +
+                     " while PE 0 called " + call_name(call) + " #" + std::to_string(sequence_) +
+                     " (PEs must make collective calls in the same order)");
+        if (head.length - prefix_bytes != bytes)
+            fail(errc::collective_mismatch, what(call),
+                 pe + " contributed " + std::to_string(head.length - prefix_bytes) + " bytes but PE 0 " +
+                     std::to_string(bytes) + " (collective arguments differ between PEs)");
+        if (tcp::recv_all(fd, into, bytes, deadline) != tcp::io::ok)
+            fail(errc::peer_failed, what(call), pe + " exited or stalled in the middle of its block");
+    }
+
+    // --- other ranks ------------------------------------------------------------
+
+    void join(const launch_info& launch) {
+        const auto deadline = tcp::clock::now() + timeout_;
+        connect_root(launch, deadline);
+        const auto hello = tcp::encode_hello(rank_, size_, token_);
+        if (tcp::send_frame(root_fd_.get(), tcp::kind::hello, hello.data(), hello.size(), deadline) != tcp::io::ok)
+            fail(errc::bootstrap, "bootstrap init", "the root at " + root_ + " closed the connection during the handshake");
+        tcp::header head;
+        const auto result = tcp::recv_header(root_fd_.get(), head, deadline + answer_slack);
+        if (result == tcp::io::timeout)
+            fail(errc::timeout, "bootstrap init",
+                 "the root at " + root_ + " did not complete the launch within " + std::to_string(timeout_.count()) +
+                     " ms (another PE did not join)");
+        if (result == tcp::io::closed)
+            fail(errc::peer_failed, "bootstrap init",
+                 "the root (PE 0) at " + root_ + " closed the connection during the handshake (it exited or failed)");
+        if (head.magic != tcp::magic) fail(errc::bootstrap, "bootstrap init", root_ + " is not a pgas bootstrap root");
+        if (head.type == tcp::kind::reject)
+            fail(errc::bootstrap, "bootstrap init",
+                 "the root at " + root_ + " rejected this process: " +
+                     tcp::text_payload(root_fd_.get(), head.length, deadline + answer_slack));
+        check_abort(head, "bootstrap init");
+        if (head.type != tcp::kind::welcome || head.length != 0)
+            fail(errc::bootstrap, "bootstrap init", "unexpected frame from the root during the handshake");
+    }
+
+    void connect_root(const launch_info& launch, tcp::clock::time_point deadline) {
+        tcp::addresses found;
+        tcp::resolve(found, launch.root_host, launch.root_port, false, rank_);
+        int last_error = ETIMEDOUT;
+        // Rank 0 may not listen yet: retry until the deadline.
+        for (;;) {
+            for (addrinfo* a = found.list; a; a = a->ai_next) {
+                tcp::unique_fd s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+                if (!s) continue;
+                int rc = ::connect(s.get(), a->ai_addr, a->ai_addrlen);
+                if (rc != 0 && errno == EINPROGRESS) {
+                    if (tcp::wait_ready(s.get(), POLLOUT, deadline) == tcp::io::timeout) {
+                        last_error = ETIMEDOUT;
+                        continue;
+                    }
+                    int code = 0;
+                    socklen_t length = sizeof code;
+                    ::getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &code, &length);
+                    rc = code == 0 ? 0 : -1;
+                    errno = code;
+                }
+                if (rc == 0) {
+                    tcp::no_delay(s.get());
+                    root_fd_ = std::move(s);
+                    return;
+                }
+                last_error = errno;
+            }
+            if (tcp::clock::now() + std::chrono::milliseconds(50) >= deadline) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        throw_error(errc::timeout, rank_, "bootstrap init",
+                    "cannot reach the root (PE 0) at " + root_ + " within " + std::to_string(timeout_.count()) +
+                        " ms: " + tcp::errno_text(last_error) + " (PE 0 failed before init, or the address is wrong; " +
+                        launch.source + ")");
+    }
+
+    void exchange_peer(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
+        const auto deadline = tcp::clock::now() + timeout_ + answer_slack;
+        const int fd = root_fd_.get();
+        const auto prefix = data_prefix(call);
+        if (tcp::send_frame(fd, tcp::kind::data, mine, bytes, deadline, prefix.data(), prefix.size()) != tcp::io::ok)
+            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0): it exited or failed");
+        tcp::header head;
+        const auto result = tcp::recv_header(fd, head, deadline);
+        if (result == tcp::io::timeout)
+            fail(errc::timeout, what(call),
+                 "no answer from the root (PE 0) within " + std::to_string((timeout_ + answer_slack).count()) + " ms");
+        if (result == tcp::io::closed)
+            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0): it exited or failed");
+        if (head.magic != tcp::magic) fail(errc::bootstrap, what(call), "malformed frame from the root");
+        check_abort(head, what(call));
+        const std::uint64_t expected = prefix_bytes + bytes * std::uint64_t(size_);
+        if (head.type != tcp::kind::data || head.length != expected)
+            fail(errc::bootstrap, what(call),
+                 "the root sent " + std::to_string(head.length) + " bytes where " + std::to_string(expected) +
+                     " were expected");
+        unsigned char their_prefix[prefix_bytes];
+        if (tcp::recv_all(fd, their_prefix, prefix_bytes, deadline) != tcp::io::ok ||
+            tcp::recv_all(fd, all, bytes * std::size_t(size_), deadline) != tcp::io::ok)
+            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer");
+    }
+
+    // An abort frame from the root carries its error code and text.
+    void check_abort(const tcp::header& head, const std::string& call) {
+        if (head.type != tcp::kind::abort) return;
+        const std::string payload = tcp::text_payload(root_fd_.get(), head.length,
+                                                      tcp::clock::now() + std::chrono::milliseconds(1000));
+        errc code = errc::peer_failed;
+        std::string text = payload;
+        if (payload.size() >= 4) {
+            code = errc(tcp::get(reinterpret_cast<const unsigned char*>(payload.data()), 4));
+            text = payload.substr(4);
+        }
+        fail(code, call, "the root (PE 0) aborted: " + text);
+    }
+
+    // --- both -------------------------------------------------------------------
+
+    std::vector<unsigned char> data_prefix(std::uint32_t call) const {
+        std::vector<unsigned char> prefix;
+        tcp::put(prefix, call, 4);
+        tcp::put(prefix, 0, 4);
+        tcp::put(prefix, sequence_, 8);
+        return prefix;
+    }
+
+    void exchange(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
+        if (!broken_.empty())
+            throw_error(broken_code_, rank_, what(call), "the bootstrap failed earlier: " + broken_);
+        if (rank_ == 0)
+            exchange_root(call, mine, all, bytes);
+        else if (size_ > 1)
+            exchange_peer(call, mine, all, bytes);
+        ++sequence_;
+    }
+
+    // Records the failure, tells every connected rank (root) or drops the
+    // connection to the root (others), and throws.
+    [[noreturn]] void fail(errc code, const std::string& call, const std::string& detail) {
+        broken_ = detail;
+        broken_code_ = code;
+        if (rank_ == 0) {
+            std::vector<unsigned char> payload;
+            tcp::put(payload, std::uint32_t(code), 4);
+            const std::string text = "PE 0 in " + call + ": " + detail;
+            payload.insert(payload.end(), text.begin(), text.end());
+            const auto deadline = tcp::clock::now() + std::chrono::milliseconds(1000);
+            for (auto& peer : peers_)
+                if (peer) (void)tcp::send_frame(peer.get(), tcp::kind::abort, payload.data(), payload.size(), deadline);
+            for (auto& peer : peers_) peer.reset();
+        }
+        root_fd_.reset();
+        throw_error(code, rank_, call, detail);
+    }
+
+    int rank_;
+    int size_;
+    std::chrono::milliseconds timeout_;
+    std::string token_;
+    std::string root_;  // host:port, for messages
+    std::uint64_t sequence_ = 0;
+    tcp::unique_fd listener_;             // rank 0 during init
+    std::vector<tcp::unique_fd> peers_;   // rank 0: one per rank (index 0 empty)
+    tcp::unique_fd root_fd_;              // other ranks: the connection to rank 0
+    std::string rejected_;                // rank 0: connections turned away, for the timeout message
+    std::string broken_;
+    errc broken_code_ = errc::bootstrap;
+};
+
+}  // namespace detail
+PGAS_NAMESPACE_END
