@@ -333,6 +333,7 @@ struct shared_area {
     std::atomic<unsigned> generation{0};
     std::atomic<int> failed{0};
     std::atomic<int> blob_ready{0};
+    std::atomic<int> bad[2] = {0, 0};  // all_ok's votes, alternating slots
     unsigned char blob[4096];
 };
 
@@ -352,6 +353,17 @@ public:
             return;
         }
         wait([&] { return area_->generation.load() != gen; }, "barrier");
+    }
+
+    // Collective: true when every rank passes true.
+    bool all_ok(bool mine) {
+        const int slot = votes_++ % 2;
+        if (!mine) area_->bad[slot].fetch_add(1);
+        barrier();
+        const bool ok = area_->bad[slot].load() == 0;
+        barrier();
+        if (rank_ == 0) area_->bad[slot].store(0);  // before anyone can use this slot again (next-but-one call)
+        return ok;
     }
 
     // Rank 0 passes its bytes; every rank returns them.
@@ -390,12 +402,13 @@ private:
 
     shared_area* area_;
     int rank_, n_;
+    int votes_ = 0;
 };
 
 // Forks n ranks (before any CUDA call in this process), runs body(ranks) in
 // each, waits for all. When one rank fails the others are stopped. Returns
 // the exit status for main.
-inline int run_forked(int n, const std::function<int(const ranks&)>& body) {
+inline int run_forked(int n, const std::function<int(ranks&)>& body) {
     void* mem = mmap(nullptr, sizeof(shared_area), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     COMPARE_REQUIRE(mem != MAP_FAILED, "mmap failed: %s", std::strerror(errno));
     auto* area = new (mem) shared_area();
@@ -405,7 +418,8 @@ inline int run_forked(int n, const std::function<int(const ranks&)>& body) {
         const pid_t pid = fork();
         COMPARE_REQUIRE(pid >= 0, "fork failed: %s", std::strerror(errno));
         if (pid == 0) {
-            int rc = body(ranks(area, r, n));
+            ranks mine(area, r, n);
+            const int rc = body(mine);
             std::fflush(stdout);
             if (rc != 0) area->failed.store(1);
             std::_Exit(rc);
