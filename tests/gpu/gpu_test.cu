@@ -1,6 +1,7 @@
 // The device API on real GPUs over the NVLink transport: every op, every group, one and two GPUs.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
+#include <pgas/host/on_stream.cuh>
 
 #include <doctest/doctest.h>
 
@@ -79,13 +80,13 @@ __global__ void ring_rma(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<
     pgas::barrier_all<pgas::block>(ctx);
     const std::uint32_t* in = ctx.local(inbox);
     for (std::size_t i = threadIdx.x; i + 1 < count; i += blockDim.x)
-        if (in[i + 1] != std::uint32_t(mix(left, i, round))) atomicAdd(errors, 1ull);
+        if (in[i + 1] != std::uint32_t(mix(left, i, round))) atomicAdd_system(errors, 1ull);
     // get the left neighbour's outbox into local scratch, then nbi forms
     std::uint32_t* local_scratch = ctx.local(scratch);
     if (in_group<G>()) pgas::get<G>(ctx, local_scratch, outbox, count, left);
     __syncthreads();
     for (std::size_t i = threadIdx.x; i < count; i += blockDim.x)
-        if (local_scratch[i] != std::uint32_t(mix(left, i, round))) atomicAdd(errors, 1ull);
+        if (local_scratch[i] != std::uint32_t(mix(left, i, round))) atomicAdd_system(errors, 1ull);
     __syncthreads();
     if (in_group<G>()) {
         pgas::get_nbi<G>(ctx, local_scratch + count, outbox + 3, count - 3, right);
@@ -94,10 +95,10 @@ __global__ void ring_rma(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<
     }
     __syncthreads();
     for (std::size_t i = threadIdx.x; i + 3 < count; i += blockDim.x)
-        if (local_scratch[count + i] != std::uint32_t(mix(right, i + 3, round))) atomicAdd(errors, 1ull);
+        if (local_scratch[count + i] != std::uint32_t(mix(right, i + 3, round))) atomicAdd_system(errors, 1ull);
     pgas::barrier_all<pgas::block>(ctx);
     for (std::size_t i = threadIdx.x; i + 2 < count; i += blockDim.x)
-        if (in[i] != std::uint32_t(mix(right, i + 2, round))) atomicAdd(errors, 1ull);
+        if (in[i] != std::uint32_t(mix(right, i + 2, round))) atomicAdd_system(errors, 1ull);
     pgas::barrier_all<pgas::block>(ctx);
 }
 
@@ -135,9 +136,9 @@ __global__ void p_g_all(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<s
     if (threadIdx.x == 0) {
         for (int pe = 0; pe < n; ++pe) {
             const int from = (me + pe) % n;
-            if (pgas::g(ctx, u64 + pe, from) != mix(pe, from, 1)) atomicAdd(errors, 1ull);
-            if (pgas::g(ctx, f64 + pe, from) != pe + 0.5) atomicAdd(errors, 1ull);
-            if (pgas::g(ctx, i16 + pe, from) != std::int16_t(-pe - 7)) atomicAdd(errors, 1ull);
+            if (pgas::g(ctx, u64 + pe, from) != mix(pe, from, 1)) atomicAdd_system(errors, 1ull);
+            if (pgas::g(ctx, f64 + pe, from) != pe + 0.5) atomicAdd_system(errors, 1ull);
+            if (pgas::g(ctx, i16 + pe, from) != std::int16_t(-pe - 7)) atomicAdd_system(errors, 1ull);
         }
     }
     pgas::barrier_all<pgas::block>(ctx);
@@ -152,7 +153,9 @@ __global__ void atomics_contended(const __grid_constant__ ctx_t ctx, pgas::symme
     for (int pe = 0; pe < n; ++pe) {
         pgas::atomic_add(ctx, counter, 1ull, pe);
         pgas::atomic_inc(ctx, counter + 1, pe);
-        tickets[pgas::atomic_fetch_inc(ctx, counter + 2, 0) % (1u << 20)] += 0;  // fetch form used
+        // every ticket below the total is handed out exactly once
+        const unsigned long long ticket = pgas::atomic_fetch_inc(ctx, counter + 2, 0);
+        if (ticket < (1ull << 20)) atomicAdd_system(tickets + ticket, 1ull);
         pgas::atomic_add(ctx, fsum, 0.5f, pe);
         pgas::atomic_or(ctx, bits, 1u << (global % 32), pe);
         pgas::atomic_fetch_xor(ctx, bits + 1, 1u << (global % 32), pe);
@@ -170,14 +173,14 @@ __global__ void atomics_misc(const __grid_constant__ ctx_t ctx, pgas::symmetric_
     pgas::atomic_set(ctx, word, (long long)me * 3 + 1, right);
     pgas::barrier_all(ctx);
     const long long expect = (long long)((me + n - 1) % n) * 3 + 1;
-    if (pgas::atomic_fetch(ctx, word, me) != expect) atomicAdd(errors, 1ull);
+    if (pgas::atomic_fetch(ctx, word, me) != expect) atomicAdd_system(errors, 1ull);
     pgas::barrier_all(ctx);
-    if (pgas::atomic_swap(ctx, word, -5ll, me) != expect) atomicAdd(errors, 1ull);
-    if (pgas::atomic_fetch_add(ctx, word, 10ll, me) != -5) atomicAdd(errors, 1ull);
-    if (pgas::atomic_compare_swap(ctx, word, 99ll, 7ll, me) != 5) atomicAdd(errors, 1ull);  // fails: stays 5
-    if (pgas::atomic_fetch_or(ctx, word, 2ll, me) != 5) atomicAdd(errors, 1ull);
-    if (pgas::atomic_fetch_and(ctx, word, 6ll, me) != 7) atomicAdd(errors, 1ull);
-    if (pgas::atomic_fetch(ctx, word, me) != 6) atomicAdd(errors, 1ull);
+    if (pgas::atomic_swap(ctx, word, -5ll, me) != expect) atomicAdd_system(errors, 1ull);
+    if (pgas::atomic_fetch_add(ctx, word, 10ll, me) != -5) atomicAdd_system(errors, 1ull);
+    if (pgas::atomic_compare_swap(ctx, word, 99ll, 7ll, me) != 5) atomicAdd_system(errors, 1ull);  // fails: stays 5
+    if (pgas::atomic_fetch_or(ctx, word, 2ll, me) != 5) atomicAdd_system(errors, 1ull);
+    if (pgas::atomic_fetch_and(ctx, word, 6ll, me) != 7) atomicAdd_system(errors, 1ull);
+    if (pgas::atomic_fetch(ctx, word, me) != 6) atomicAdd_system(errors, 1ull);
     pgas::barrier_all(ctx);
 }
 
@@ -202,7 +205,7 @@ __global__ void put_signal_hammer(const __grid_constant__ ctx_t ctx, pgas::symme
         __syncthreads();
         const std::uint64_t* got = ctx.local(data);
         for (std::size_t i = threadIdx.x; i < count; i += blockDim.x)
-            if (got[i] != mix(left, round, i)) atomicAdd(errors, 1ull);
+            if (got[i] != mix(left, round, i)) atomicAdd_system(errors, 1ull);
         __syncthreads();
         if (threadIdx.x == 0) {
             pgas::signal(ctx, ack, 1, pgas::signal_op::add, left);  // my inbox may be overwritten
@@ -217,13 +220,13 @@ __global__ void waits(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<int
     const int me = ctx.my_pe(), n = ctx.n_pes();
     for (int pe = 0; pe < n; ++pe) pgas::p(ctx, slots + me, me + 1, pe);
     pgas::wait_until_all(ctx, slots, n, nullptr, pgas::cmp::ge, 1);
-    if (!pgas::test_all(ctx, slots, n, nullptr, pgas::cmp::gt, 0)) atomicAdd(errors, 1ull);
-    if (pgas::wait_until(ctx, slots + (n - 1), pgas::cmp::eq, n) != n) atomicAdd(errors, 1ull);
+    if (!pgas::test_all(ctx, slots, n, nullptr, pgas::cmp::gt, 0)) atomicAdd_system(errors, 1ull);
+    if (pgas::wait_until(ctx, slots + (n - 1), pgas::cmp::eq, n) != n) atomicAdd_system(errors, 1ull);
     std::size_t idx[8];
-    if (pgas::wait_until_some(ctx, slots, n, idx, nullptr, pgas::cmp::ne, 0) != std::size_t(n)) atomicAdd(errors, 1ull);
-    if (pgas::wait_until_any(ctx, slots, n, nullptr, pgas::cmp::eq, n) != std::size_t(n - 1)) atomicAdd(errors, 1ull);
-    if (pgas::test_any(ctx, slots, n, nullptr, pgas::cmp::gt, n) != std::size_t(n)) atomicAdd(errors, 1ull);
-    if (!pgas::test(ctx, slots, pgas::cmp::eq, 1)) atomicAdd(errors, 1ull);
+    if (pgas::wait_until_some(ctx, slots, n, idx, nullptr, pgas::cmp::ne, 0) != std::size_t(n)) atomicAdd_system(errors, 1ull);
+    if (pgas::wait_until_any(ctx, slots, n, nullptr, pgas::cmp::eq, n) != std::size_t(n - 1)) atomicAdd_system(errors, 1ull);
+    if (pgas::test_any(ctx, slots, n, nullptr, pgas::cmp::gt, n) != std::size_t(n)) atomicAdd_system(errors, 1ull);
+    if (!pgas::test(ctx, slots, pgas::cmp::eq, 1)) atomicAdd_system(errors, 1ull);
     pgas::barrier_all(ctx);
 }
 
@@ -237,7 +240,7 @@ __global__ void fence_order(const __grid_constant__ ctx_t ctx, pgas::symmetric_p
         pgas::fence(ctx);
         pgas::p(ctx, flag, std::uint64_t(r), right);
         pgas::wait_until(ctx, flag, pgas::cmp::eq, std::uint64_t(r));
-        if (*ctx.local(value) != std::uint64_t(r) * 1000 + left) atomicAdd(errors, 1ull);
+        if (*ctx.local(value) != std::uint64_t(r) * 1000 + left) atomicAdd_system(errors, 1ull);
         pgas::sync_all(ctx);
     }
 }
@@ -252,7 +255,7 @@ __global__ void barrier_storm(const __grid_constant__ ctx_t ctx, pgas::symmetric
             pgas::barrier_all<G>(ctx);
             if (G::rank() == 0 && ctx.my_pe() == 0 &&
                 pgas::atomic_fetch(ctx, count, 0) != (unsigned long long)r * ctx.n_pes())
-                atomicAdd(errors, 1ull);
+                atomicAdd_system(errors, 1ull);
             pgas::sync_all<G>(ctx);
         }
     }
@@ -276,11 +279,14 @@ void run_group_suite(int n) {
     cudaFree(errors);
 }
 
+void check_on_stream(int n);
+
 void run_suite(int n) {
     SUBCASE("thread") { run_group_suite<pgas::thread>(n); }
     SUBCASE("tile<8>") { run_group_suite<pgas::tile<8>>(n); }
     SUBCASE("warp") { run_group_suite<pgas::warp>(n); }
     SUBCASE("block") { run_group_suite<pgas::block>(n); }
+    SUBCASE("on-stream forms in a CUDA graph") { check_on_stream(n); }
     SUBCASE("p/g, atomics, waits, fence") {
         auto w = pgas::world::init_local(gpus(n), options());
         unsigned long long* errors = nullptr;
@@ -297,7 +303,8 @@ void run_suite(int n) {
         auto bits = w.alloc<unsigned int>(3);
         auto cas = w.alloc<int>(1);
         unsigned long long* tickets = nullptr;
-        CHECK_CUDA(cudaMalloc(&tickets, sizeof(unsigned long long) << 20));
+        CHECK_CUDA(cudaMallocManaged(&tickets, sizeof(unsigned long long) << 20));
+        CHECK_CUDA(cudaMemset(tickets, 0, sizeof(unsigned long long) << 20));
         for (int i = 0; i < n; ++i) {  // and-target starts all ones
             unsigned int ones = ~0u;
             CHECK_CUDA(cudaMemcpy(w.device_address(bits + 2, i), &ones, sizeof ones, cudaMemcpyHostToDevice));
@@ -309,7 +316,7 @@ void run_suite(int n) {
             auto c = read_back(w, counter, 4, i);
             CHECK(c[0] == per_pe);
             CHECK(c[1] == per_pe);
-            if (i == 0) CHECK(c[2] == per_pe);
+            if (i == 0) CHECK(c[2] == per_pe * (unsigned long long)n);  // n fetch_inc per thread, all to PE 0
             if (i == 0) CHECK(c[3] == (unsigned long long)n);  // one compare_swap winner per PE
             CHECK(read_back(w, fsum, 1, i)[0] == 0.5f * float(per_pe));
             auto b = read_back(w, bits, 3, i);
@@ -317,6 +324,9 @@ void run_suite(int n) {
             CHECK(b[1] == 0u);  // each bit flipped an even number of times
             CHECK(b[2] == 0u);
         }
+        const unsigned long long total_tickets = per_pe * (unsigned long long)n;
+        for (unsigned long long t = 0; t < total_tickets && t < (1ull << 20); ++t)
+            if (tickets[t] != 1ull) FAIL_CHECK("ticket " << t << " handed out " << tickets[t] << " times");
         cudaFree(tickets);
         auto word = w.alloc<long long>(1);
         launch_all(w, 1, 32, atomics_misc, word, errors);
@@ -329,6 +339,62 @@ void run_suite(int n) {
         launch_all(w, 1, 32, fence_order, value, flag, 2000, errors);
         CHECK(*errors == 0);
         cudaFree(errors);
+    }
+}
+
+// On-stream put_signal/signal_wait/barrier/get, captured into one CUDA graph per GPU and replayed.
+void check_on_stream(int n) {
+    auto w = pgas::world::init_local(gpus(n), options());
+    const std::size_t count = (std::size_t(3) << 20) + 7;  // many blocks, odd tail
+    auto inbox = w.alloc<std::uint64_t>(count);
+    auto outbox = w.alloc<std::uint64_t>(count);
+    auto sig = w.alloc<std::uint64_t>(1);
+    std::vector<cudaStream_t> streams(n);
+    std::vector<cudaGraphExec_t> graphs(n);
+    std::vector<std::uint64_t*> fetched(n);
+    for (int i = 0; i < n; ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        CHECK_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+        CHECK_CUDA(cudaMalloc(&fetched[i], count * sizeof(std::uint64_t)));
+        std::vector<std::uint64_t> pattern(count);
+        for (std::size_t k = 0; k < count; ++k) pattern[k] = mix(i, k, 77);
+        CHECK_CUDA(cudaMemcpy(w.device_address(outbox, i), pattern.data(), count * 8, cudaMemcpyHostToDevice));
+        auto ctx = w.context<pgas::nvlink>(i);
+        const int right = (i + 1) % n, left = (i + n - 1) % n;
+        cudaGraph_t graph;
+        CHECK_CUDA(cudaStreamBeginCapture(streams[i], cudaStreamCaptureModeThreadLocal));
+        pgas::on_stream::put_signal(ctx, inbox, ctx.local(outbox), count, sig, 1, pgas::signal_op::add, right, streams[i]);
+        pgas::on_stream::signal_wait_until(ctx, sig, pgas::cmp::ge, 1, streams[i]);  // replays raise the bar below
+        pgas::on_stream::get(ctx, fetched[i], outbox, count, left, streams[i]);
+        pgas::on_stream::quiet(ctx, streams[i]);
+        pgas::on_stream::barrier_all(ctx, streams[i]);
+        CHECK_CUDA(cudaStreamEndCapture(streams[i], &graph));
+        CHECK_CUDA(cudaGraphInstantiate(&graphs[i], graph, 0));
+        CHECK_CUDA(cudaGraphDestroy(graph));
+    }
+    for (int replay = 0; replay < 3; ++replay) {
+        for (int i = 0; i < n; ++i) {
+            CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+            CHECK_CUDA(cudaGraphLaunch(graphs[i], streams[i]));
+        }
+        for (int i = 0; i < n; ++i) {
+            CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+            CHECK_CUDA(cudaStreamSynchronize(streams[i]));
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        const int left = (i + n - 1) % n;
+        auto got = read_back(w, inbox, count, i);
+        std::vector<std::uint64_t> back(count);
+        CHECK_CUDA(cudaMemcpy(back.data(), fetched[i], count * 8, cudaMemcpyDeviceToHost));
+        std::size_t bad = 0;
+        for (std::size_t k = 0; k < count; ++k) bad += (got[k] != mix(left, k, 77)) + (back[k] != mix(left, k, 77));
+        CHECK(bad == 0);
+        CHECK(read_back(w, sig, 1, i)[0] == 3u);  // one add per replay
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        cudaGraphExecDestroy(graphs[i]);
+        cudaStreamDestroy(streams[i]);
+        cudaFree(fetched[i]);
     }
 }
 

@@ -1,0 +1,251 @@
+// NVLink transport micro-benchmarks between two GPUs of one process: latency, bandwidth, rate, barrier.
+//
+// Time is GPU time: CUDA events on GPU 0 around kernels that repeat the
+// operation many times in-kernel (launch cost out), reported through
+// Google Benchmark's manual time. Counters: us per op, bytes/s, ops/s.
+#include <pgas/host/on_stream.cuh>
+#include <pgas/pgas.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace {
+
+using ctx_t = pgas::device::context<pgas::nvlink>;
+
+void cuda_ok(cudaError_t status, const char* what) {
+    if (status != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(status));
+        std::abort();
+    }
+}
+
+// One world of two GPUs shared by every benchmark (building it maps 2 GiB).
+pgas::world& two_gpus() {
+    static pgas::world w = [] {
+        pgas::world_options o;
+        o.heap_bytes = std::uint64_t{1536} << 20;
+        o.timeout_ms = 20000;
+        return pgas::world::init_local(std::vector<int>{0, 1}, o);
+    }();
+    return w;
+}
+
+// Runs launch(local_pe) for both PEs and returns GPU 0's milliseconds for it.
+template <class Launch>
+double timed_ms(Launch&& launch, bool both = true) {
+    auto& w = two_gpus();
+    cudaEvent_t start, stop;
+    cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+    cuda_ok(cudaEventCreate(&start), "event");
+    cuda_ok(cudaEventCreate(&stop), "event");
+    cuda_ok(cudaEventRecord(start), "record");
+    launch(0);
+    cuda_ok(cudaEventRecord(stop), "record");
+    if (both) {
+        cuda_ok(cudaSetDevice(w.device_of(1)), "set device");
+        launch(1);
+    }
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+        cuda_ok(cudaDeviceSynchronize(), "kernel");
+    }
+    float ms = 0;
+    cuda_ok(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return ms;
+}
+
+__global__ void ping_pong(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> flag,
+                          std::uint64_t base, int iters) {
+    const int me = ctx.my_pe(), peer = 1 - me;
+    for (int i = 1; i <= iters; ++i) {
+        const std::uint64_t value = base + std::uint64_t(i);
+        if (me == 0) {
+            pgas::p(ctx, flag, value, peer);
+            pgas::wait_until(ctx, flag, pgas::cmp::eq, value);
+        } else {
+            pgas::wait_until(ctx, flag, pgas::cmp::eq, value);
+            pgas::p(ctx, flag, value, peer);
+        }
+    }
+}
+
+void p_ping_pong(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto flag = w.alloc<std::uint64_t>(1);
+    static std::uint64_t base = 0;
+    constexpr int iters = 20000;
+    double total_ms = 0;
+    for (auto _ : state) {
+        const double ms = timed_ms([&](int i) { ping_pong<<<1, 1>>>(w.context<pgas::nvlink>(i), flag, base, iters); });
+        base += iters;
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+    }
+    state.counters["one_way_us"] = total_ms * 1e3 / (2.0 * iters * double(state.iterations()));
+}
+BENCHMARK(p_ping_pong)->UseManualTime()->Iterations(5);
+
+// PE 0 puts (or gets) `bytes` to PE 1 `reps` times: each block moves its slice
+// with group G (the first G::size() threads of the block), then quiet.
+template <class G, bool is_get>
+__global__ void transfer(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::byte> remote,
+                         pgas::symmetric_ptr<std::byte> local, std::size_t bytes, int reps) {
+    const std::size_t per_block = (bytes + gridDim.x - 1) / gridDim.x;
+    const std::size_t first = per_block * blockIdx.x;
+    const std::size_t n = first >= bytes ? 0 : (bytes - first < per_block ? bytes - first : per_block);
+    if (threadIdx.x >= G::size()) return;
+    std::byte* mine = ctx.local(local) + first;
+    for (int r = 0; r < reps; ++r) {
+        if (n == 0) break;
+        if constexpr (is_get)
+            pgas::get_nbi<G>(ctx, mine, remote + std::ptrdiff_t(first), n, 1);
+        else
+            pgas::put_nbi<G>(ctx, remote + std::ptrdiff_t(first), mine, n, 1);
+    }
+    pgas::quiet<G>(ctx);
+}
+
+template <class G, bool is_get>
+void bandwidth(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto remote = w.alloc<std::byte>(std::size_t{256} << 20);
+    static auto local = w.alloc<std::byte>(std::size_t{256} << 20);
+    const auto bytes = std::size_t(state.range(0));
+    const unsigned blocks = unsigned(state.range(1));
+    const unsigned threads = std::is_same_v<G, pgas::block> ? 1024 : G::size();
+    const int reps = int(std::max<std::size_t>(2, std::min<std::size_t>(2000, (std::size_t{1} << 30) / bytes)));
+    double total_ms = 0;
+    for (auto _ : state) {
+        const double ms = timed_ms(
+            [&](int i) { transfer<G, is_get><<<blocks, threads>>>(w.context<pgas::nvlink>(i), remote, local, bytes, reps); },
+            false);
+        state.SetIterationTime(ms / 1e3 / reps);
+        total_ms += ms;
+    }
+    const double ops = double(reps) * double(state.iterations());
+    state.SetBytesProcessed(std::int64_t(ops * double(bytes)));
+    state.counters["us"] = total_ms * 1e3 / ops;
+    state.counters["GBps"] = double(bytes) * ops / (total_ms * 1e-3) / 1e9;
+}
+void size_sweep(benchmark::internal::Benchmark* b, int blocks) {
+    for (std::int64_t bytes = 8; bytes <= (std::int64_t{256} << 20); bytes *= 4) b->Args({bytes, blocks});
+    b->UseManualTime()->Iterations(3);
+}
+BENCHMARK(bandwidth<pgas::thread, false>)->Name("put/thread")->Apply([](auto* b) { size_sweep(b, 1); });
+BENCHMARK(bandwidth<pgas::warp, false>)->Name("put/warp")->Apply([](auto* b) { size_sweep(b, 1); });
+BENCHMARK(bandwidth<pgas::block, false>)->Name("put/block")->Apply([](auto* b) { size_sweep(b, 1); });
+BENCHMARK(bandwidth<pgas::block, false>)->Name("put/132_blocks")->Apply([](auto* b) { size_sweep(b, 132); });
+BENCHMARK(bandwidth<pgas::block, true>)->Name("get/block")->Apply([](auto* b) { size_sweep(b, 1); });
+BENCHMARK(bandwidth<pgas::block, true>)->Name("get/132_blocks")->Apply([](auto* b) { size_sweep(b, 132); });
+
+__global__ void fetch_add_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<unsigned long long> word, int iters) {
+    unsigned long long sum = 0;
+    for (int i = 0; i < iters; ++i) sum += pgas::atomic_fetch_add(ctx, word, 1ull, 1);
+    if (sum == 42) printf("-");  // keep the result alive
+}
+void atomic_fetch_add_latency(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto word = w.alloc<unsigned long long>(1);
+    constexpr int iters = 20000;
+    double total_ms = 0;
+    for (auto _ : state) {
+        const double ms = timed_ms([&](int i) { fetch_add_loop<<<1, 1>>>(w.context<pgas::nvlink>(i), word, iters); }, false);
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+    }
+    state.counters["us"] = total_ms * 1e3 / (double(iters) * double(state.iterations()));
+}
+BENCHMARK(atomic_fetch_add_latency)->UseManualTime()->Iterations(5);
+
+__global__ void p_rate(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> words, int iters) {
+    const unsigned global = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int i = 0; i < iters; ++i) pgas::p(ctx, words + std::ptrdiff_t(global), std::uint64_t(i), 1);
+    pgas::quiet(ctx);
+}
+void put_8B_message_rate(benchmark::State& state) {
+    auto& w = two_gpus();
+    const unsigned blocks = 132, threads = 512;
+    static auto words = w.alloc<std::uint64_t>(132 * 512);
+    constexpr int iters = 200;
+    double total_ms = 0;
+    for (auto _ : state) {
+        const double ms = timed_ms([&](int i) { p_rate<<<blocks, threads>>>(w.context<pgas::nvlink>(i), words, iters); }, false);
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+    }
+    state.counters["Mputs_per_s"] = double(blocks) * threads * iters * double(state.iterations()) / (total_ms * 1e-3) / 1e6;
+}
+BENCHMARK(put_8B_message_rate)->UseManualTime()->Iterations(5);
+
+template <class G>
+__global__ void barrier_loop(const __grid_constant__ ctx_t ctx, int iters) {
+    for (int i = 0; i < iters; ++i) pgas::barrier_all<G>(ctx);
+}
+template <class G>
+void barrier_latency(benchmark::State& state) {
+    auto& w = two_gpus();
+    constexpr int iters = 20000;
+    const unsigned threads = std::is_same_v<G, pgas::block> ? 256 : G::size();
+    double total_ms = 0;
+    for (auto _ : state) {
+        const double ms = timed_ms([&](int i) { barrier_loop<G><<<1, threads>>>(w.context<pgas::nvlink>(i), iters); });
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+    }
+    state.counters["us"] = total_ms * 1e3 / (double(iters) * double(state.iterations()));
+}
+BENCHMARK(barrier_latency<pgas::thread>)->Name("barrier_all/thread")->UseManualTime()->Iterations(5);
+BENCHMARK(barrier_latency<pgas::block>)->Name("barrier_all/block")->UseManualTime()->Iterations(5);
+
+// A CUDA graph of `reps` (8-byte on-stream put + on-stream quiet), replayed.
+void on_stream_put_quiet_latency(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto target = w.alloc<std::uint64_t>(1);
+    static auto source = w.alloc<std::uint64_t>(1);
+    constexpr int reps = 200;
+    cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+    cudaStream_t stream;
+    cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    auto ctx = w.context<pgas::nvlink>(0);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+    for (int r = 0; r < reps; ++r) {
+        pgas::on_stream::put(ctx, target, ctx.local(source), 1, 1, stream);
+        pgas::on_stream::quiet(ctx, stream);
+    }
+    cuda_ok(cudaStreamEndCapture(stream, &graph), "end capture");
+    cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    cuda_ok(cudaGraphLaunch(exec, stream), "warm-up");
+    cuda_ok(cudaStreamSynchronize(stream), "warm-up");
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    double total_ms = 0;
+    for (auto _ : state) {
+        cudaEventRecord(start, stream);
+        cudaGraphLaunch(exec, stream);
+        cudaEventRecord(stop, stream);
+        cuda_ok(cudaEventSynchronize(stop), "graph");
+        float ms = 0;
+        cudaEventElapsedTime(&ms, start, stop);
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+    }
+    state.counters["us"] = total_ms * 1e3 / (double(reps) * double(state.iterations()));
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+}
+BENCHMARK(on_stream_put_quiet_latency)->UseManualTime()->Iterations(10);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,147 @@
+// Host-side forms of put/get/signal/quiet/barrier, enqueued on a CUDA stream (capturable in CUDA graphs).
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/detail/cuda_check.hpp>
+#include <pgas/device/rma.hpp>
+#include <pgas/device/signal.hpp>
+#include <pgas/device/sync.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+PGAS_NAMESPACE_BEGIN
+namespace on_stream {
+namespace detail {
+
+// Bytes one block moves per launch before another block is added: below it a
+// single block's latency wins, above it NVLink bandwidth needs many SMs.
+// Placeholder: to be tuned on 2xH200 with bench/nvlink.
+inline constexpr std::size_t bytes_per_block = std::size_t{256} << 10;
+inline constexpr unsigned max_blocks = 128;
+inline constexpr unsigned threads = 512;
+
+inline unsigned blocks_for(std::size_t bytes) {
+    std::size_t blocks = (bytes + bytes_per_block - 1) / bytes_per_block;
+    return unsigned(blocks == 0 ? 1 : (blocks > max_blocks ? max_blocks : blocks));
+}
+
+// Each block moves its contiguous slice with the block-wide device op.
+template <class Tr, class T>
+PGAS_KERNEL void put_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<T> dst, const T* src,
+                            std::size_t count, int pe) {
+    const std::size_t per_block = (count + gridDim.x - 1) / gridDim.x;
+    const std::size_t first = per_block * blockIdx.x;
+    if (first >= count) return;
+    const std::size_t n = count - first < per_block ? count - first : per_block;
+    ::pgas::put<block>(ctx, dst + std::ptrdiff_t(first), src + first, n, pe);
+}
+
+template <class Tr, class T>
+PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* dst, symmetric_ptr<T> src,
+                            std::size_t count, int pe) {
+    const std::size_t per_block = (count + gridDim.x - 1) / gridDim.x;
+    const std::size_t first = per_block * blockIdx.x;
+    if (first >= count) return;
+    const std::size_t n = count - first < per_block ? count - first : per_block;
+    ::pgas::get<block>(ctx, dst + first, src + std::ptrdiff_t(first), n, pe);
+}
+
+template <class Tr>
+PGAS_KERNEL void signal_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<std::uint64_t> sig,
+                               std::uint64_t value, signal_op op, int pe) {
+    ::pgas::quiet<thread>(ctx);  // the data of the preceding put kernels first
+    ::pgas::signal(ctx, sig, value, op, pe);
+}
+
+template <class Tr>
+PGAS_KERNEL void signal_wait_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<std::uint64_t> sig,
+                                    cmp op, std::uint64_t value) {
+    ::pgas::signal_wait_until(ctx, sig, op, value);
+}
+
+template <class Tr>
+PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
+    ::pgas::quiet<thread>(ctx);
+}
+
+template <class Tr>
+PGAS_KERNEL void barrier_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
+    ::pgas::barrier<warp>(ctx, t);
+}
+
+inline void check_launch(int pe, const char* call) {
+    ::pgas::detail::check_cuda(cudaGetLastError(), pe, call, "kernel launch");
+}
+
+}  // namespace detail
+
+// Enqueues put(dst on pe <- src, count elements) on stream; src is device
+// memory of the caller's GPU (or symmetric local memory). Completes, with
+// the data visible at pe, when the stream reaches the next work item.
+// The current device must be the context's GPU.
+template <class Tr, class T>
+void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
+         cudaStream_t stream) {
+    if (count == 0) return;
+    detail::put_kernel<<<detail::blocks_for(count * sizeof(T)), detail::threads, 0, stream>>>(ctx, dst, src, count, pe);
+    detail::check_launch(ctx.my_pe(), "on_stream::put");
+}
+
+// Enqueues get(dst <- src on pe, count elements) on stream.
+template <class Tr, class T>
+void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
+         cudaStream_t stream) {
+    if (count == 0) return;
+    detail::get_kernel<<<detail::blocks_for(count * sizeof(T)), detail::threads, 0, stream>>>(ctx, dst, src, count, pe);
+    detail::check_launch(ctx.my_pe(), "on_stream::get");
+}
+
+// Enqueues `op value` on the signal word of pe, after every put enqueued before it.
+template <class Tr>
+void signal(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
+            int pe, cudaStream_t stream) {
+    detail::signal_kernel<<<1, 1, 0, stream>>>(ctx, sig, value, op, pe);
+    detail::check_launch(ctx.my_pe(), "on_stream::signal");
+}
+
+// Enqueues put then signal: the signal becomes visible only after the data.
+template <class Tr, class T>
+void put_signal(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count,
+                symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe, cudaStream_t stream) {
+    put(ctx, dst, src, count, pe, stream);
+    signal(ctx, sig, value, op, pe, stream);
+}
+
+// Enqueues a wait until the local signal word satisfies `seen <op> value`.
+template <class Tr>
+void signal_wait_until(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op, std::uint64_t value,
+                       cudaStream_t stream) {
+    detail::signal_wait_kernel<<<1, 1, 0, stream>>>(ctx, sig, op, value);
+    detail::check_launch(ctx.my_pe(), "on_stream::signal_wait_until");
+}
+
+// Enqueues quiet: everything enqueued before it is complete and visible.
+template <class Tr>
+void quiet(const device::context<Tr>& ctx, cudaStream_t stream) {
+    detail::quiet_kernel<<<1, 1, 0, stream>>>(ctx);
+    detail::check_launch(ctx.my_pe(), "on_stream::quiet");
+}
+
+// Enqueues a barrier over team t (every member enqueues one).
+template <class Tr>
+void barrier(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
+    detail::barrier_kernel<<<1, 32, 0, stream>>>(ctx, t);
+    detail::check_launch(ctx.my_pe(), "on_stream::barrier");
+}
+
+template <class Tr>
+void barrier_all(const device::context<Tr>& ctx, cudaStream_t stream) {
+    barrier(ctx, ctx.world_team(), stream);
+}
+
+}  // namespace on_stream
+PGAS_NAMESPACE_END
