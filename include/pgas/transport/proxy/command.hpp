@@ -41,9 +41,9 @@ inline constexpr std::uint8_t flag_inline = 1;         // put data / get reply t
 inline constexpr std::uint8_t flag_reply = 2;          // the producer waits for `reply` and acks it
 inline constexpr std::uint8_t flag_device_memory = 4;  // local is GPU memory (staged by the backend)
 
-inline constexpr std::size_t inline_bytes = 64;
+inline constexpr std::size_t inline_bytes = 48;
 
-// One ring slot (128 bytes). The producer fills every field, then publishes
+// One ring slot (128 bytes: 80 of header, 48 of payload). The producer fills every field, then publishes
 // the slot by storing seq = ticket + 1 (release). For flag_reply commands the
 // proxy writes the result into payload and stores reply = ticket + 1
 // (release); the producer reads it and stores ack = ticket + 1, after which

@@ -22,12 +22,12 @@ namespace proxy {
 // commands share reservations per warp (ring_view::reserve).
 //
 // Semantics and completion, as OpenSHMEM/NVSHMEM's proxy path:
-//  - put: a payload of up to 64 bytes travels inside the command, so put
+//  - put: a payload of up to 48 bytes (inline_bytes) travels inside the command, so put
 //    returns as soon as it is pushed; a larger one waits for its completion
 //    (the backend reads the source). put_nbi never waits: its source must
-//    stay untouched until quiet. GPU sources larger than 64 bytes must be
+//    stay untouched until quiet. GPU sources larger than that must be
 //    global memory (the proxy copies them with the copy engine).
-//  - get: up to 64 bytes come back in the command's reply; larger ones land
+//  - get: up to 48 bytes come back in the command's reply; larger ones land
 //    in dst directly (global memory on the GPU). get_nbi completes at quiet.
 //  - quiet: a marker command; returns once the proxy completed every
 //    earlier command of this PE (with remote visibility: the backend

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -151,6 +152,16 @@ public:
         thread_.join();
     }
 
+    // Waits (bounded) until every published command has completed; false on timeout.
+    bool wait_idle(std::chrono::milliseconds limit) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (idle_.load(std::memory_order_acquire) || !thread_.joinable() || failed_flag_.load()) return true;
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        return false;
+    }
+
     // Test hook: the thread exits as if it had crashed, without marking the ring.
     void simulate_death() {
         die_.store(true, std::memory_order_relaxed);
@@ -188,6 +199,8 @@ private:
                 fail(e.what());
             }
             detail::store_release(&control.heartbeat, control.heartbeat + 1);
+            idle_.store(completed_ == cursor_ && detail::load_acquire(&ring_.slot(cursor_).seq) != cursor_ + 1,
+                        std::memory_order_release);
             if (busy) {
                 idle = 0;
             } else if (++idle >= opts_.spin_before_yield) {
@@ -211,6 +224,7 @@ private:
     void fail(const std::string& message) {
         if (failed_) return;
         failed_ = true;
+        failed_flag_.store(true);
         control_block& control = ring_.control();
         const std::size_t n = std::min(message.size(), sizeof(control.error) - 1);
         std::memcpy(control.error, message.data(), n);
@@ -320,7 +334,7 @@ private:
     std::vector<std::uint64_t> ready_signals_;
     std::uint64_t cursor_ = 0, completed_ = 0, released_ = 0;
     bool failed_ = false;
-    std::atomic<bool> stop_{false}, die_{false};
+    std::atomic<bool> stop_{false}, die_{false}, idle_{false}, failed_flag_{false};
     std::thread thread_;
 };
 

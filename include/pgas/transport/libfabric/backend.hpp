@@ -1,0 +1,501 @@
+// The libfabric backend of the proxy: one RDM endpoint per PE, the registered heap, and fi_write/fi_read/fi_*atomic.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/core/ordering.hpp>
+#include <pgas/transport/libfabric/provider.hpp>
+#include <pgas/transport/proxy/command.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+PGAS_NAMESPACE_BEGIN
+namespace ofi {
+
+// What one PE publishes to the others through the bootstrap.
+struct address_card {
+    char name[240];
+    std::uint64_t name_len;
+    std::uint64_t heap_base;  // virtual address (used when the provider wants FI_MR_VIRT_ADDR)
+    std::uint64_t heap_key;
+    std::int32_t pe;
+    std::int32_t pad;
+};
+
+// The fabric objects of one PE and the proxy-backend operations on them
+// (models proxy::backend). Only the proxy thread calls put/get/atomic/
+// signal/progress after setup. Local buffers reach the fabric three ways:
+// inside the registered heap (zero copy), directly (providers without
+// FI_MR_LOCAL, host memory), or staged through registered bounce buffers
+// (FI_MR_LOCAL, and GPU memory whenever the heap is not FI_HMEM-registered:
+// copied with cudaMemcpy, i.e. the copy engine).
+class fabric_backend {
+public:
+    struct setup {
+        int pe = 0;
+        int n_pes = 0;
+        std::byte* heap_base = nullptr;
+        std::uint64_t heap_bytes = 0;
+        bool heap_is_gpu = false;
+        bool gpu_producers = false;
+        std::uint32_t max_in_flight = 2048;
+        std::size_t bounce_chunk_bytes = std::size_t{256} << 10;
+        std::uint32_t bounce_chunks = 16;
+    };
+
+    fabric_backend(const fi_info* chosen, const setup& s) : s_(s) {
+        try {
+            open(chosen, s);
+        } catch (...) {
+            close();
+            throw;
+        }
+    }
+
+    fabric_backend(const fabric_backend&) = delete;
+    fabric_backend& operator=(const fabric_backend&) = delete;
+    ~fabric_backend() { close(); }
+
+private:
+    void open(const fi_info* chosen, const setup& s) {
+        info_.reset(fi_dupinfo(chosen));
+        mr_mode_ = info_->domain_attr->mr_mode;
+        check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), s.pe, "fi_fabric", "opening the fabric");
+        check(fi_domain(fabric_, info_.get(), &domain_, nullptr), s.pe, "fi_domain", "opening the domain");
+        fi_cq_attr cq_attr{};
+        cq_attr.format = FI_CQ_FORMAT_CONTEXT;
+        cq_attr.size = s.max_in_flight * 2;
+        check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), s.pe, "fi_cq_open", "opening the completion queue");
+        fi_av_attr av_attr{};
+        av_attr.type = FI_AV_TABLE;
+        av_attr.count = std::size_t(s.n_pes);
+        check(fi_av_open(domain_, &av_attr, &av_, nullptr), s.pe, "fi_av_open", "opening the address vector");
+        check(fi_endpoint(domain_, info_.get(), &ep_, nullptr), s.pe, "fi_endpoint", "opening the RDM endpoint");
+        check(fi_ep_bind(ep_, &av_->fid, 0), s.pe, "fi_ep_bind", "binding the address vector");
+        check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), s.pe, "fi_ep_bind", "binding the completion queue");
+        check(fi_enable(ep_), s.pe, "fi_enable", "enabling the endpoint");
+
+        heap_mr_ = register_memory(s.heap_base, s.heap_bytes,
+                                   FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 1, s.heap_is_gpu, "the symmetric heap");
+        heap_desc_ = fi_mr_desc(heap_mr_);
+
+        // Scratch: 64 bytes per operation record (atomic operands and
+        // results, small staged payloads), then the bounce chunks.
+        records_.resize(s.max_in_flight);
+        scratch_bytes_ = std::size_t(s.max_in_flight) * 64 + std::size_t(s.bounce_chunks) * s.bounce_chunk_bytes;
+        if (s.gpu_producers) {
+            if (cudaHostAlloc(reinterpret_cast<void**>(&scratch_), scratch_bytes_, cudaHostAllocPortable) != cudaSuccess)
+                fail(errc::cuda, s.pe, "libfabric_domain", "cudaHostAlloc of the staging buffers failed");
+        } else {
+            scratch_ = static_cast<std::byte*>(std::aligned_alloc(4096, (scratch_bytes_ + 4095) / 4096 * 4096));
+        }
+        std::memset(scratch_, 0, scratch_bytes_);
+        scratch_mr_ = register_memory(scratch_, scratch_bytes_, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+                                      2, false, "the staging buffers");
+        scratch_desc_ = fi_mr_desc(scratch_mr_);
+        for (std::uint32_t i = 0; i < s.max_in_flight; ++i) {
+            records_[i].index = i;
+            free_records_.push_back(s.max_in_flight - 1 - i);
+        }
+        for (std::uint32_t i = 0; i < s.bounce_chunks; ++i) free_bounce_.push_back(i);
+
+        std::memset(&card_, 0, sizeof(card_));
+        std::size_t len = sizeof(card_.name);
+        check(fi_getname(&ep_->fid, card_.name, &len), s.pe, "fi_getname", "reading the endpoint address");
+        card_.name_len = len;
+        card_.heap_base = reinterpret_cast<std::uint64_t>(s.heap_base);
+        card_.heap_key = fi_mr_key(heap_mr_);
+        card_.pe = s.pe;
+    }
+
+    void close() {
+        if (ep_) fi_close(&ep_->fid);
+        if (scratch_mr_) fi_close(&scratch_mr_->fid);
+        if (heap_mr_) fi_close(&heap_mr_->fid);
+        if (av_) fi_close(&av_->fid);
+        if (cq_) fi_close(&cq_->fid);
+        if (domain_) fi_close(&domain_->fid);
+        if (fabric_) fi_close(&fabric_->fid);
+        if (scratch_) {
+            if (s_.gpu_producers) cudaFreeHost(scratch_);
+            else std::free(scratch_);
+        }
+        ep_ = nullptr, scratch_mr_ = heap_mr_ = nullptr, av_ = nullptr, cq_ = nullptr, domain_ = nullptr, fabric_ = nullptr;
+        scratch_ = nullptr;
+    }
+
+public:
+    const address_card& card() const { return card_; }
+
+    // Inserts every PE's address (cards indexed by world PE).
+    void connect(const std::vector<address_card>& cards) {
+        peers_.assign(cards.size(), peer{});
+        for (std::size_t pe = 0; pe < cards.size(); ++pe) {
+            fi_addr_t addr = FI_ADDR_NOTAVAIL;
+            const int rc = fi_av_insert(av_, cards[pe].name, 1, &addr, 0, nullptr);
+            if (rc != 1)
+                fail(errc::transport_unavailable, s_.pe, "libfabric_domain",
+                     "fi_av_insert of PE " + std::to_string(pe) + "'s address failed (" + describe("fi_av_insert", rc) +
+                         "): peer unreachable with provider " + provider());
+            peers_[pe].addr = addr;
+            peers_[pe].base = (mr_mode_ & FI_MR_VIRT_ADDR) ? cards[pe].heap_base : 0;
+            peers_[pe].key = cards[pe].heap_key;
+        }
+    }
+
+    std::string provider() const { return info_->fabric_attr->prov_name; }
+    std::string domain_name() const { return info_->domain_attr->name ? info_->domain_attr->name : ""; }
+    std::uint64_t mr_mode() const { return mr_mode_; }
+
+    // --- proxy::backend ------------------------------------------------------
+
+    std::uint32_t put(std::uint64_t token, int pe, std::uint64_t remote, const void* src, std::size_t bytes, bool device) {
+        return split(token, kind::write, pe, remote, const_cast<void*>(src), bytes, device);
+    }
+    std::uint32_t get(std::uint64_t token, int pe, void* dst, std::uint64_t remote, std::size_t bytes, bool device) {
+        return split(token, kind::read, pe, remote, dst, bytes, device);
+    }
+    std::uint32_t atomic(std::uint64_t token, int pe, std::uint64_t remote, amo op, proxy::value_kind k,
+                         std::uint64_t operand, std::uint64_t compare, void* result) {
+        work w{};
+        w.token = token;
+        w.what = kind::atomic;
+        w.pe = pe;
+        w.remote = remote;
+        w.local = result;
+        w.bytes = proxy::width_of(k);
+        w.amo_op = op;
+        w.type = datatype(k);
+        w.operand = operand;
+        w.compare = compare;
+        queue_.push_back(w);
+        return 1;
+    }
+    std::uint32_t signal(std::uint64_t token, int pe, std::uint64_t remote, signal_op op, std::uint64_t value) {
+        return atomic(token, pe, remote, op == signal_op::set ? amo::set : amo::fetch_add, proxy::value_kind::u64, value, 0,
+                      nullptr);
+    }
+
+    // Reads completions (which also drives the provider's progress, for
+    // this PE's operations and for the peers' operations targeting it) and
+    // posts queued work. Throws on an error completion, naming the op.
+    template <class OnComplete>
+    bool progress(OnComplete&& on_complete) {
+        bool any = false;
+        fi_cq_entry entries[32];
+        for (;;) {
+            const ssize_t n = fi_cq_read(cq_, entries, 32);
+            if (n == -FI_EAGAIN) break;
+            if (n == -FI_EAVAIL) report_error_completion();
+            if (n < 0) fail(errc::system, s_.pe, "libfabric proxy", describe("fi_cq_read", long(n)));
+            for (ssize_t i = 0; i < n; ++i) {
+                auto* r = static_cast<record*>(entries[i].op_context);
+                finish(*r);
+                on_complete(r->token);
+            }
+            any = true;
+            if (n < 32) break;
+        }
+        return pump() || any;
+    }
+
+    // --- raw access for benchmarks comparing the proxy with the provider ------
+
+    fid_ep* endpoint() const { return ep_; }
+    fid_cq* completion_queue() const { return cq_; }
+    fi_addr_t address(int pe) const { return peers_[std::size_t(pe)].addr; }
+    std::uint64_t remote_address(int pe, std::uint64_t offset) const { return peers_[std::size_t(pe)].base + offset; }
+    std::uint64_t remote_key(int pe) const { return peers_[std::size_t(pe)].key; }
+    void* heap_descriptor() const { return heap_desc_; }
+
+private:
+    enum class kind : std::uint8_t { write, read, atomic };
+
+    struct work {
+        std::uint64_t token;
+        kind what;
+        bool device;
+        amo amo_op;
+        fi_datatype type;
+        int pe;
+        std::uint64_t remote;
+        void* local;  // write source / read destination / atomic result (nullptr: none)
+        std::size_t bytes;
+        std::uint64_t operand, compare;
+    };
+
+    // One posted fabric operation; the fi_context2 must come first.
+    struct record {
+        fi_context2 context;
+        std::uint64_t token = 0;
+        std::uint32_t index = 0;
+        int bounce = -1;          // bounce chunk to return (-1: none)
+        void* copy_to = nullptr;  // read/atomic result: where the staged bytes go on completion
+        const void* copy_from = nullptr;
+        std::size_t bytes = 0;
+        bool device_copy = false;
+        kind what = kind::write;
+        int pe = 0;
+    };
+
+    struct peer {
+        fi_addr_t addr = FI_ADDR_NOTAVAIL;
+        std::uint64_t base = 0;
+        std::uint64_t key = 0;
+    };
+
+    fid_mr* register_memory(void* base, std::size_t bytes, std::uint64_t access, std::uint64_t key, bool gpu,
+                            const char* what) {
+        iovec iov{base, bytes};
+        fi_mr_attr attr{};
+        attr.mr_iov = &iov;
+        attr.iov_count = 1;
+        attr.access = access;
+        attr.requested_key = key;
+        attr.iface = FI_HMEM_SYSTEM;
+        if (gpu) {
+            cudaPointerAttributes pointer{};
+            if (cudaPointerGetAttributes(&pointer, base) != cudaSuccess)
+                fail(errc::cuda, s_.pe, "libfabric_domain", std::string("cannot query the GPU of ") + what);
+            attr.iface = FI_HMEM_CUDA;
+            attr.device.cuda = pointer.device;
+        }
+        fid_mr* mr = nullptr;
+        const int rc = fi_mr_regattr(domain_, &attr, 0, &mr);
+        if (rc != 0) {
+            std::string detail = std::string("registering ") + what + " (" + std::to_string(bytes) + " bytes";
+            detail += gpu ? ", CUDA memory" : "";
+            detail += ") with provider " + provider() + ": " + describe("fi_mr_regattr", rc);
+            if (gpu)
+                detail += "; this provider cannot register GPU memory (no FI_HMEM for CUDA): the remote side of "
+                          "the proxy needs an FI_HMEM provider for a GPU heap";
+            fail(errc::transport_unavailable, s_.pe, "libfabric_domain", detail);
+        }
+        if (mr_mode_ & FI_MR_ENDPOINT) {
+            check(fi_mr_bind(mr, &ep_->fid, 0), s_.pe, "fi_mr_bind", "binding a memory region to the endpoint");
+            check(fi_mr_enable(mr), s_.pe, "fi_mr_enable", "enabling a memory region");
+        }
+        return mr;
+    }
+
+    static fi_datatype datatype(proxy::value_kind k) {
+        switch (k) {
+            case proxy::value_kind::u32: return FI_UINT32;
+            case proxy::value_kind::u64: return FI_UINT64;
+            case proxy::value_kind::i32: return FI_INT32;
+            case proxy::value_kind::i64: return FI_INT64;
+            case proxy::value_kind::f32: return FI_FLOAT;
+            case proxy::value_kind::f64: return FI_DOUBLE;
+        }
+        return FI_UINT64;
+    }
+
+    bool in_heap(const void* p, std::size_t bytes) const {
+        auto* b = static_cast<const std::byte*>(p);
+        return b >= s_.heap_base && b + bytes <= s_.heap_base + s_.heap_bytes;
+    }
+
+    // Queues one transfer as chunks; returns how many completions it makes.
+    std::uint32_t split(std::uint64_t token, kind what, int pe, std::uint64_t remote, void* local, std::size_t bytes,
+                        bool device) {
+        if (bytes == 0) return 0;
+        const bool staged = needs_staging(local, bytes, device);
+        const std::size_t limit = staged ? s_.bounce_chunk_bytes : max_message();
+        std::uint32_t chunks = 0;
+        for (std::size_t done = 0; done < bytes; done += limit, ++chunks) {
+            work w{};
+            w.token = token;
+            w.what = what;
+            w.device = device;
+            w.pe = pe;
+            w.remote = remote + done;
+            w.local = static_cast<std::byte*>(local) + done;
+            w.bytes = bytes - done < limit ? bytes - done : limit;
+            queue_.push_back(w);
+        }
+        return chunks;
+    }
+
+    std::size_t max_message() const {
+        const std::size_t provider_max = info_->ep_attr->max_msg_size;
+        const std::size_t cap = std::size_t{1} << 30;
+        return provider_max < cap ? provider_max : cap;
+    }
+
+    bool needs_staging(const void* local, std::size_t bytes, bool device) const {
+        if (in_heap(local, bytes)) return false;
+        return device || (mr_mode_ & FI_MR_LOCAL);
+    }
+
+    void copy(void* dst, const void* src, std::size_t bytes, bool device, cudaMemcpyKind direction) {
+        if (!device) {
+            std::memcpy(dst, src, bytes);
+            return;
+        }
+        const cudaError_t rc = cudaMemcpy(dst, src, bytes, direction);
+        if (rc != cudaSuccess)
+            fail(errc::cuda, s_.pe, "libfabric proxy",
+                 std::string("staging ") + std::to_string(bytes) + " bytes through pinned memory: " + cudaGetErrorString(rc));
+    }
+
+    // Posts queued work until the queue is empty or the provider or our
+    // records/bounce buffers are exhausted (then completions free them).
+    bool pump() {
+        bool any = false;
+        while (!queue_.empty()) {
+            if (free_records_.empty()) break;
+            work& w = queue_.front();
+            record& r = records_[free_records_.back()];
+            std::byte* scratch = scratch_ + std::size_t(r.index) * 64;
+            r.token = w.token;
+            r.what = w.what;
+            r.pe = w.pe;
+            r.bounce = -1;
+            r.copy_to = nullptr;
+            r.bytes = w.bytes;
+            r.device_copy = false;
+
+            void* buffer = w.local;
+            void* desc = nullptr;
+            if (w.what != kind::atomic) {
+                if (in_heap(w.local, w.bytes)) {
+                    desc = heap_desc_;
+                } else if (needs_staging(w.local, w.bytes, w.device)) {
+                    if (w.bytes <= 64 && !w.device) {
+                        buffer = scratch;
+                    } else {
+                        if (free_bounce_.empty()) break;
+                        r.bounce = free_bounce_.back();
+                        buffer = bounce(r.bounce);
+                    }
+                    desc = scratch_desc_;
+                    if (w.what == kind::write) {
+                        copy(buffer, w.local, w.bytes, w.device, cudaMemcpyDeviceToHost);
+                    } else {
+                        r.copy_to = w.local;
+                        r.copy_from = buffer;
+                        r.device_copy = w.device;
+                    }
+                }
+            }
+            const ssize_t rc = post(w, r, buffer, desc, scratch);
+            if (rc == -FI_EAGAIN) break;  // the provider's queue is full: completions first
+            if (rc != 0)
+                fail(errc::system, s_.pe, "libfabric proxy",
+                     std::string(op_name(w.what)) + " to PE " + std::to_string(w.pe) + " (" + std::to_string(w.bytes) +
+                         " bytes at heap offset " + std::to_string(w.remote) + ") with provider " + provider() + ": " +
+                         describe(op_name(w.what), long(rc)));
+            free_records_.pop_back();
+            if (r.bounce >= 0) free_bounce_.pop_back();
+            queue_.pop_front();
+            any = true;
+        }
+        return any;
+    }
+
+    static const char* op_name(kind k) {
+        return k == kind::write ? "fi_write" : k == kind::read ? "fi_read" : "fi_atomic";
+    }
+
+    ssize_t post(const work& w, record& r, void* buffer, void* desc, std::byte* scratch) {
+        const peer& p = peers_[std::size_t(w.pe)];
+        const std::uint64_t addr = p.base + w.remote;
+        void* context = &r.context;
+        switch (w.what) {
+            case kind::write: return fi_write(ep_, buffer, w.bytes, desc, p.addr, addr, p.key, context);
+            case kind::read: return fi_read(ep_, buffer, w.bytes, desc, p.addr, addr, p.key, context);
+            case kind::atomic: break;
+        }
+        // Atomics: operand at scratch[0], compare at [8], result at [16].
+        std::memcpy(scratch, &w.operand, 8);
+        std::memcpy(scratch + 8, &w.compare, 8);
+        void* result = scratch + 16;
+        if (w.local) {
+            r.copy_to = w.local;
+            r.copy_from = result;
+            r.device_copy = false;
+        }
+        switch (w.amo_op) {
+            case amo::set:
+                if (!w.local) return fi_atomic(ep_, scratch, 1, scratch_desc_, p.addr, addr, p.key, w.type, FI_ATOMIC_WRITE, context);
+                return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type,
+                                       FI_ATOMIC_WRITE, context);
+            case amo::fetch_add:
+                if (!w.local) return fi_atomic(ep_, scratch, 1, scratch_desc_, p.addr, addr, p.key, w.type, FI_SUM, context);
+                return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type,
+                                       FI_SUM, context);
+            case amo::compare_swap:
+                return fi_compare_atomic(ep_, scratch, 1, scratch_desc_, scratch + 8, scratch_desc_, result, scratch_desc_,
+                                         p.addr, addr, p.key, w.type, FI_CSWAP, context);
+            default: break;
+        }
+        const fi_op op = w.amo_op == amo::fetch   ? FI_ATOMIC_READ
+                         : w.amo_op == amo::swap  ? FI_ATOMIC_WRITE
+                         : w.amo_op == amo::fetch_and ? FI_BAND
+                         : w.amo_op == amo::fetch_or  ? FI_BOR
+                                                      : FI_BXOR;
+        return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type, op,
+                               context);
+    }
+
+    std::byte* bounce(int chunk) const {
+        return scratch_ + std::size_t(s_.max_in_flight) * 64 + std::size_t(chunk) * s_.bounce_chunk_bytes;
+    }
+
+    void finish(record& r) {
+        if (r.copy_to) copy(r.copy_to, r.copy_from, r.bytes, r.device_copy, cudaMemcpyHostToDevice);
+        if (r.bounce >= 0) free_bounce_.push_back(r.bounce);
+        free_records_.push_back(r.index);
+    }
+
+    [[noreturn]] void report_error_completion() {
+        fi_cq_err_entry err{};
+        fi_cq_readerr(cq_, &err, 0);
+        std::string what = "an operation";
+        if (auto* r = static_cast<record*>(err.op_context)) {
+            what = std::string(op_name(r->what)) + " to PE " + std::to_string(r->pe) + " (" + std::to_string(r->bytes) +
+                   " bytes)";
+        }
+        const char* text = fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0);
+        fail(errc::system, s_.pe, "libfabric proxy",
+             what + " failed with provider " + provider() + ": " + fi_strerror(err.err) + " (" + (text ? text : "") + ")");
+    }
+
+    setup s_;
+    info_ptr info_;
+    std::uint64_t mr_mode_ = 0;
+    fid_fabric* fabric_ = nullptr;
+    fid_domain* domain_ = nullptr;
+    fid_cq* cq_ = nullptr;
+    fid_av* av_ = nullptr;
+    fid_ep* ep_ = nullptr;
+    fid_mr* heap_mr_ = nullptr;
+    fid_mr* scratch_mr_ = nullptr;
+    void* heap_desc_ = nullptr;
+    void* scratch_desc_ = nullptr;
+    std::byte* scratch_ = nullptr;
+    std::size_t scratch_bytes_ = 0;
+    std::vector<record> records_;
+    std::vector<std::uint32_t> free_records_;
+    std::vector<int> free_bounce_;
+    std::deque<work> queue_;
+    std::vector<peer> peers_;
+    address_card card_{};
+};
+
+}  // namespace ofi
+PGAS_NAMESPACE_END

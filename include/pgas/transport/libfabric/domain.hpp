@@ -1,0 +1,172 @@
+// pgas::libfabric_domain: the host-side RAII object that boots the libfabric proxy transport on a world.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/device/context.hpp>
+#include <pgas/host/world.hpp>
+#include <pgas/transport/libfabric/backend.hpp>
+#include <pgas/transport/libfabric/provider.hpp>
+#include <pgas/transport/libfabric/transport.hpp>
+#include <pgas/transport/proxy/service.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+PGAS_NAMESPACE_BEGIN
+
+// Collective: every process (or SPMD thread) of the world constructs it, in
+// the same order as its other collective calls. For each local PE it opens a
+// libfabric RDM endpoint, registers that PE's heap, exchanges addresses and
+// keys through the world's bootstrap, allocates the PE's proxy ring and
+// starts its proxy thread. Destruction is collective too: it waits until this
+// PE's commands completed, meets the others (their operations targeting this
+// PE need its proxy polling until then), then stops the threads.
+//
+//   pgas::libfabric_domain fabric(w);                 // PGAS_FI_PROVIDER / best found
+//   auto ctx = fabric.context();                      // device::context<pgas::libfabric>
+//   kernel<<<...>>>(ctx, ...);  // or, host PEs: use ctx on the PE's thread
+//
+// Not included by pgas/pgas.hpp (it needs libfabric's headers and library):
+// include <pgas/transport/libfabric/libfabric.hpp> and link pgas::libfabric.
+class libfabric_domain {
+public:
+    explicit libfabric_domain(world& w, libfabric_options options = {}) : world_(&w), options_(std::move(options)) {
+        const int n_local = w.n_local_pes();
+        const bool gpu_heap = !w.heap_memory().host_accessible();
+        const bool single_host = all_on_one_host();
+        // A PE whose selection fails still joins the agreement, so the others
+        // fail at once with its reason instead of waiting for the bootstrap's timeout.
+        ofi::info_ptr info;
+        std::exception_ptr failure;
+        try {
+            info = ofi::select_provider(options_, single_host, gpu_heap, n_local == 1 ? w.my_pe() : -1);
+        } catch (const error&) {
+            failure = std::current_exception();
+        }
+        agree_on_provider(info ? info->fabric_attr->prov_name : "");
+        if (failure) std::rethrow_exception(failure);
+
+        std::vector<ofi::address_card> mine;
+        for (int local = 0; local < n_local; ++local) {
+            auto pe = std::make_unique<local_pe>();
+            ofi::fabric_backend::setup s;
+            s.pe = w.local_pe(local);
+            s.n_pes = w.n_pes();
+            s.heap_base = w.heap_memory().local_base(local);
+            s.heap_bytes = w.heap_bytes();
+            s.heap_is_gpu = gpu_heap;
+            s.gpu_producers = gpu_heap;
+            s.max_in_flight = options_.ring_capacity * 2;
+            s.bounce_chunk_bytes = options_.bounce_chunk_bytes;
+            s.bounce_chunks = options_.bounce_chunks;
+            pe->backend = std::make_unique<ofi::fabric_backend>(info.get(), s);
+            pe->ring = std::make_unique<proxy::ring_memory>(
+                options_.ring_capacity, gpu_heap ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);
+            mine.push_back(pe->backend->card());
+            pes_.push_back(std::move(pe));
+        }
+        // Every participant drives the same number of PEs (as world's collectives assume).
+        std::vector<ofi::address_card> gathered(mine.size() * std::size_t(w.channel().size()));
+        w.channel().allgather(mine.data(), gathered.data(), mine.size() * sizeof(ofi::address_card));
+        std::vector<ofi::address_card> by_pe(std::size_t(w.n_pes()));
+        for (const auto& card : gathered) by_pe.at(std::size_t(card.pe)) = card;
+        for (auto& pe : pes_) pe->backend->connect(by_pe);
+        for (auto& pe : pes_) {
+            typename proxy::service<ofi::fabric_backend>::options o;
+            o.cpu = options_.proxy_cpu;
+            pe->proxy = std::make_unique<proxy::service<ofi::fabric_backend>>(*pe->backend, *pe->ring,
+                                                                              pe->backend->card().pe, o);
+        }
+        w.channel().barrier();  // every proxy polls before anyone's first operation
+    }
+
+    libfabric_domain(const libfabric_domain&) = delete;
+    libfabric_domain& operator=(const libfabric_domain&) = delete;
+
+    ~libfabric_domain() {
+        try {
+            for (auto& pe : pes_) pe->proxy->wait_idle(std::chrono::seconds(30));
+            world_->channel().barrier();
+        } catch (...) {
+            // A peer is gone or a proxy failed: stop anyway, never throw from here.
+        }
+        for (auto& pe : pes_) pe->proxy->stop();
+    }
+
+    // The context local PE `local`'s kernels (or host thread) receive.
+    device::context<libfabric> context(int local = 0) const {
+        const auto& pe = *pes_.at(std::size_t(local));
+        device::context<libfabric> ctx;
+        ctx.runtime = world_->runtime();
+        ctx.transport = libfabric(pe.ring->view(ctx.runtime), world_->heap_memory().local_base(local),
+                                  world_->local_pe(local), world_->n_pes(), world_->heap_bytes());
+        return ctx;
+    }
+
+    // The provider every PE uses ("shm", "tcp;ofi_rxm", ...), its domain and mr_mode.
+    std::string provider() const { return pes_.front()->backend->provider(); }
+    std::string domain_name() const { return pes_.front()->backend->domain_name(); }
+    std::uint64_t mr_mode() const { return pes_.front()->backend->mr_mode(); }
+
+    // Non-empty once local PE `local`'s proxy failed (the text its producers report).
+    std::string failure(int local = 0) const { return pes_.at(std::size_t(local))->proxy->failure(); }
+
+    // Test hook: local PE `local`'s proxy thread exits as if it had died.
+    void simulate_proxy_death(int local = 0) { pes_.at(std::size_t(local))->proxy->simulate_death(); }
+
+private:
+    struct local_pe {
+        std::unique_ptr<ofi::fabric_backend> backend;
+        std::unique_ptr<proxy::ring_memory> ring;
+        std::unique_ptr<proxy::service<ofi::fabric_backend>> proxy;
+        ~local_pe() {
+            proxy.reset();  // the thread stops before the fabric closes
+        }
+    };
+
+    bool all_on_one_host() const {
+        struct host_name {
+            char text[256];
+        } mine{};
+        gethostname(mine.text, sizeof(mine.text) - 1);
+        auto all = world_->channel().allgather_value(mine);
+        for (const auto& other : all)
+            if (std::strncmp(other.text, mine.text, sizeof(mine.text)) != 0) return false;
+        return true;
+    }
+
+    void agree_on_provider(const char* name) const {
+        struct provider_name {
+            char text[64];
+        } mine{};
+        std::strncpy(mine.text, name, sizeof(mine.text) - 1);
+        auto all = world_->channel().allgather_value(mine);
+        if (mine.text[0] == '\0') return;  // this participant's own error follows
+        for (std::size_t i = 0; i < all.size(); ++i)
+            if (all[i].text[0] == '\0')
+                detail::throw_error(errc::peer_failed, world_->n_local_pes() == 1 ? world_->my_pe() : -1,
+                                    "libfabric_domain",
+                                    "participant " + std::to_string(i) + " found no usable libfabric provider");
+        for (std::size_t i = 0; i < all.size(); ++i)
+            if (std::strncmp(all[i].text, mine.text, sizeof(mine.text)) != 0)
+                detail::throw_error(errc::collective_mismatch, world_->n_local_pes() == 1 ? world_->my_pe() : -1,
+                                    "libfabric_domain",
+                                    std::string("this process chose provider '") + mine.text + "' but participant " +
+                                        std::to_string(i) + " chose '" + all[i].text +
+                                        "'; set PGAS_FI_PROVIDER the same everywhere");
+    }
+
+    world* world_;
+    libfabric_options options_;
+    std::vector<std::unique_ptr<local_pe>> pes_;
+};
+
+PGAS_NAMESPACE_END
