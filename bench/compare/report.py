@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Turns the comparison programs' JSON lines into results.json, a Markdown table of pgas/peer ratios and PNG plots.
+
+    report.py [--no-plots] [--check] [--command TEXT] INPUT... OUTDIR
+
+INPUT: files of JSON lines (one record per line, as pgas_compare,
+nvshmem_compare and nccl_compare print them) or a results.json written by
+this script. Every ratio is a ratio of times, pgas / peer: below 1 pgas is
+faster (for bandwidth rows too: the time ratio is the inverse of the
+bandwidth ratio).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+REQUIRED = {"impl": str, "benchmark": str, "bytes": int, "us": (int, float), "algbw_GBps": (int, float),
+            "busbw_GBps": (int, float), "machine": str, "date": str}
+# Peers in table order; nccl-best is derived here: per size, the faster of nccl and nccl-symm.
+PEERS = ["nvshmem", "nccl", "nccl-symm", "nccl-best"]
+ORDER = ["p_pingpong", "barrier_all", "put_quiet_on_stream", "put_rate_8B", "put_block", "put_nbi_grid",
+         "get_block", "get_nbi_grid", "allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
+WHAT = {
+    "p_pingpong": "one-way latency of a flag bounced PE0 <-> PE1 by p + wait_until, inside one kernel",
+    "barrier_all": "device barrier_all inside one kernel, per call",
+    "put_quiet_on_stream": "8-byte put + quiet enqueued on a stream, per pair",
+    "put_rate_8B": "8-byte non-blocking puts from 8192 threads then quiet, time per message",
+    "put_block": "one block (1024 threads): put + quiet, PE0 -> PE1",
+    "put_nbi_grid": "up to 64 blocks (one per 64 KiB): put_nbi + quiet, PE0 -> PE1",
+    "get_block": "one block (1024 threads): get, PE0 <- PE1",
+    "get_nbi_grid": "up to 64 blocks: get_nbi + quiet, PE0 <- PE1",
+    "allreduce": "float sum, out of place; bytes = buffer size",
+    "allgather": "bytes = gathered output size",
+    "reduce_scatter": "float sum; bytes = input size",
+    "broadcast": "root 0; bytes = buffer size",
+    "alltoall": "bytes = one rank's send buffer",
+}
+
+
+def load(paths):
+    records = []
+    for path in paths:
+        with open(path) as f:
+            text = f.read()
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            records.extend(json.loads(stripped))
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            line = line.strip()
+            if not line.startswith("{"):
+                continue  # program chatter mixed into the stream
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{number}: not JSON: {e}")
+    return records
+
+
+def validate(records):
+    problems = []
+    for i, r in enumerate(records):
+        for key, kind in REQUIRED.items():
+            if key not in r:
+                problems.append(f"record {i} ({r.get('impl')}/{r.get('benchmark')}): no '{key}'")
+            elif not isinstance(r[key], kind) or isinstance(r[key], bool):
+                problems.append(f"record {i}: '{key}' has type {type(r[key]).__name__}")
+        if isinstance(r.get("us"), (int, float)) and not (r["us"] > 0 and math.isfinite(r["us"])):
+            problems.append(f"record {i} ({r.get('impl')}/{r.get('benchmark')}/{r.get('bytes')}): us = {r['us']}")
+        if r.get("ok") is False:
+            problems.append(f"record {i} ({r.get('impl')}/{r.get('benchmark')}/{r.get('bytes')}): output check failed")
+    return problems
+
+
+def index(records):
+    """{benchmark: {impl: {bytes: record}}}, with nccl-best derived."""
+    table = defaultdict(lambda: defaultdict(dict))
+    for r in records:
+        table[r["benchmark"]][r["impl"]][r["bytes"]] = r
+    for bench, impls in table.items():
+        plain, symm = impls.get("nccl", {}), impls.get("nccl-symm", {})
+        if plain and symm:
+            for size in set(plain) | set(symm):
+                options = [x for x in (plain.get(size), symm.get(size)) if x]
+                impls["nccl-best"][size] = min(options, key=lambda x: x["us"])
+    return table
+
+
+def ordered(benchmarks):
+    known = [b for b in ORDER if b in benchmarks]
+    return known + sorted(b for b in benchmarks if b not in ORDER)
+
+
+def human(size):
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def fmt_us(r):
+    if r is None:
+        return "—"
+    if r.get("rate_Mops"):
+        return f"{r['us'] * 1e3:.2f} ns ({r['rate_Mops']:.0f} M/s)"
+    return f"{r['us']:.2f}"
+
+
+def fmt_bw(r):
+    return "" if r is None or r["busbw_GBps"] < 1 or r.get("rate_Mops") else f" ({r['busbw_GBps']:.1f} GB/s)"
+
+
+def markdown(table, records, command):
+    machines = sorted({r["machine"] for r in records})
+    dates = sorted({r["date"] for r in records})
+    out = ["# pgas vs NVSHMEM and NCCL", ""]
+    out.append(f"Machine: {', '.join(machines)}. Run: {dates[0]}" + (f" to {dates[-1]}" if len(dates) > 1 else "") + ".")
+    if command:
+        out.append(f"Command: `{command}`.")
+    out += ["",
+            "Times are µs per operation: the median of timed replays of a CUDA graph of many operations "
+            "(docs/perf/README.md). **Ratio = pgas time / peer time: below 1 pgas is faster**, for latency "
+            "and bandwidth rows alike. Bandwidth in parentheses is busbw (nccl-tests' factors; equal to algbw "
+            "for point-to-point). nccl-best is the faster of nccl (plain buffers) and nccl-symm (symmetric "
+            "windows) at each size. — : not measured.", ""]
+    failed = [r for r in records if r.get("ok") is False]
+    if failed:
+        out.append(f"**{len(failed)} figures failed their output check** (marked ✗); do not trust them.")
+        out.append("")
+    for bench in ordered(table):
+        impls = table[bench]
+        peers = [p for p in PEERS if p in impls]
+        out.append(f"## {bench}")
+        if bench in WHAT:
+            out.append(f"_{WHAT[bench]}_")
+        out.append("")
+        header = ["size", "pgas µs"]
+        for p in peers:
+            header += [f"{p} µs", f"pgas/{p}"]
+        extras = [i for i in sorted(impls) if i != "pgas" and i not in PEERS]
+        header += [f"{i} µs" for i in extras]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "---|" * len(header))
+        sizes = sorted({s for per in impls.values() for s in per})
+        for size in sizes:
+            mine = impls.get("pgas", {}).get(size)
+            row = [human(size) if bench not in ("barrier_all",) else "—", fmt_us(mine) + fmt_bw(mine) + mark(mine)]
+            for p in peers:
+                theirs = impls[p].get(size)
+                row.append(fmt_us(theirs) + fmt_bw(theirs) + mark(theirs))
+                row.append(f"{mine['us'] / theirs['us']:.2f}" if mine and theirs else "—")
+            row += [fmt_us(impls[i].get(size)) for i in extras]
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def mark(r):
+    return " ✗" if r is not None and r.get("ok") is False else ""
+
+
+def plots(table, outdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    styles = {"pgas": dict(color="tab:red", marker="o", linewidth=2),
+              "nvshmem": dict(color="tab:green", marker="s"),
+              "nccl": dict(color="tab:blue", marker="^"),
+              "nccl-symm": dict(color="tab:purple", marker="v")}
+    written = []
+    points = []
+    for bench in ordered(table):
+        impls = {k: v for k, v in table[bench].items() if k != "nccl-best"}
+        sizes = {s for per in impls.values() for s in per}
+        if len(sizes) <= 1:
+            points.append((bench, impls))
+            continue
+        fig, (lat, bw) = plt.subplots(1, 2, figsize=(12, 4.5))
+        for impl, per in sorted(impls.items(), key=lambda kv: kv[0] != "pgas"):
+            xs = sorted(per)
+            style = styles.get(impl, {})
+            lat.plot(xs, [per[x]["us"] for x in xs], label=impl, **style)
+            bw.plot(xs, [per[x]["busbw_GBps"] for x in xs], label=impl, **style)
+        lat.set(xscale="log", yscale="log", xlabel="message size (bytes)", ylabel="µs per operation (lower is better)",
+                title=f"{bench}: latency")
+        bw.set(xscale="log", xlabel="message size (bytes)", ylabel="busbw GB/s (higher is better)",
+               title=f"{bench}: bandwidth")
+        for ax in (lat, bw):
+            ax.set_xscale("log", base=2)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend()
+        fig.tight_layout()
+        path = os.path.join(outdir, f"{bench}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    if points:
+        fig, axes = plt.subplots(1, len(points), figsize=(4 * len(points), 4), squeeze=False)
+        for ax, (bench, impls) in zip(axes[0], points):
+            names = sorted(impls, key=lambda n: n != "pgas")
+            firsts = [next(iter(impls[n].values())) for n in names]
+            if all(r.get("rate_Mops") for r in firsts):
+                values, label = [r["rate_Mops"] for r in firsts], "M messages/s (higher is better)"
+            else:
+                values, label = [r["us"] for r in firsts], "µs (lower is better)"
+            ax.bar(names, values, color=[styles.get(n, {}).get("color", "gray") for n in names])
+            ax.set(title=bench, ylabel=label)
+            for i, v in enumerate(values):
+                ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom")
+        fig.tight_layout()
+        path = os.path.join(outdir, "latency_summary.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("inputs", nargs="+", help="JSON-lines files or a results.json, then the output directory")
+    parser.add_argument("--no-plots", action="store_true", help="write the JSON and the table only")
+    parser.add_argument("--check", action="store_true",
+                        help="fail on malformed records, failed output checks or missing outputs")
+    parser.add_argument("--command", default="", help="the command that produced the figures, for the table")
+    args = parser.parse_args(argv)
+    if len(args.inputs) < 2:
+        parser.error("need at least one input and the output directory")
+    *inputs, outdir = args.inputs
+    records = load(inputs)
+    if not records:
+        raise SystemExit("no records in " + ", ".join(inputs))
+    problems = validate(records)
+    for p in problems:
+        print("report.py: " + p, file=sys.stderr)
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump(records, f, indent=1)
+    table = index(records)
+    with open(os.path.join(outdir, "table.md"), "w") as f:
+        f.write(markdown(table, records, args.command))
+    written = [os.path.join(outdir, "results.json"), os.path.join(outdir, "table.md")]
+    if not args.no_plots:
+        written += plots(table, outdir)
+    for path in written:
+        print("wrote " + path)
+    if args.check:
+        missing = [p for p in written if not os.path.getsize(p)]
+        if problems or missing:
+            raise SystemExit(f"report.py --check: {len(problems)} bad records, {len(missing)} empty outputs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
