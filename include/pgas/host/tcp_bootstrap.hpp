@@ -163,6 +163,19 @@ inline io recv_header(int fd, header& out, clock::time_point deadline) {
     return io::ok;
 }
 
+// Reads and discards until the peer closes or the deadline passes.
+inline void drain(int fd, clock::time_point deadline) {
+    char sink[4096];
+    for (;;) {
+        const ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (n > 0) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) &&
+            wait_ready(fd, POLLIN, deadline) == io::ok)
+            continue;
+        return;
+    }
+}
+
 inline std::string text_payload(int fd, std::uint64_t length, clock::time_point deadline) {
     if (length > max_abort_bytes) return "(message of " + std::to_string(length) + " bytes not read)";
     std::string text(length, '\0');
@@ -500,14 +513,17 @@ private:
         const auto deadline = tcp::clock::now() + timeout_ + answer_slack;
         const int fd = root_fd_.get();
         const auto prefix = data_prefix(call);
-        if (tcp::send_frame(fd, tcp::kind::data, mine, bytes, deadline, prefix.data(), prefix.size()) != tcp::io::ok)
-            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0): it exited or failed");
+        // When the send fails the root may have aborted already: its reason is
+        // still readable, so look for it briefly before reporting a lost root.
+        const bool sent =
+            tcp::send_frame(fd, tcp::kind::data, mine, bytes, deadline, prefix.data(), prefix.size()) == tcp::io::ok;
         tcp::header head;
-        const auto result = tcp::recv_header(fd, head, deadline);
-        if (result == tcp::io::timeout)
+        const auto result =
+            tcp::recv_header(fd, head, sent ? deadline : tcp::clock::now() + std::chrono::milliseconds(500));
+        if (result == tcp::io::timeout && sent)
             fail(errc::timeout, what(call),
                  "no answer from the root (PE 0) within " + std::to_string((timeout_ + answer_slack).count()) + " ms");
-        if (result == tcp::io::closed)
+        if (result != tcp::io::ok)
             fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0): it exited or failed");
         if (head.magic != tcp::magic) fail(errc::bootstrap, what(call), "malformed frame from the root");
         check_abort(head, what(call));
@@ -568,7 +584,16 @@ private:
             payload.insert(payload.end(), text.begin(), text.end());
             const auto deadline = tcp::clock::now() + std::chrono::milliseconds(1000);
             for (auto& peer : peers_)
-                if (peer) (void)tcp::send_frame(peer.get(), tcp::kind::abort, payload.data(), payload.size(), deadline);
+                if (peer) {
+                    (void)tcp::send_frame(peer.get(), tcp::kind::abort, payload.data(), payload.size(), deadline);
+                    ::shutdown(peer.get(), SHUT_WR);
+                }
+            // Closing a socket with unread bytes sends a reset, which makes the
+            // peer's kernel drop the abort frame before it is read: read what
+            // the peers still send until they close (they do on the abort).
+            const auto drained = tcp::clock::now() + std::chrono::milliseconds(500);
+            for (auto& peer : peers_)
+                if (peer) tcp::drain(peer.get(), drained);
             for (auto& peer : peers_) peer.reset();
         }
         root_fd_.reset();

@@ -1,0 +1,187 @@
+// Reading the launch environment: pgasrun's, torchrun's, Open MPI's and Slurm's variables, and every bad value.
+#include "support.hpp"
+
+using doctest::Contains;
+
+namespace {
+
+pgas::launch_info parse(const test::environment& env) {
+    return pgas::detail::parse_launch_env([&](const char* name) -> std::optional<std::string> {
+        auto it = env.find(name);
+        if (it == env.end()) return std::nullopt;
+        return it->second;
+    });
+}
+
+std::string error_of(const test::environment& env) {
+    try {
+        (void)parse(env);
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::bootstrap);
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("launch env: pgasrun's variables") {
+    auto info = parse({{"PGAS_RANK", "2"}, {"PGAS_WORLD_SIZE", "4"}, {"PGAS_LOCAL_RANK", "2"}, {"PGAS_LOCAL_SIZE", "4"},
+                       {"PGAS_ROOT", "127.0.0.1:29400"}, {"PGAS_TOKEN", "abc"}, {"PGAS_BOOTSTRAP_TIMEOUT_MS", "1234"}});
+    CHECK(info.rank == 2);
+    CHECK(info.size == 4);
+    CHECK(info.local_rank == 2);
+    CHECK(info.local_size == 4);
+    CHECK(info.root_host == "127.0.0.1");
+    CHECK(info.root_port == 29400);
+    CHECK(info.token == "abc");
+    CHECK(info.bootstrap_timeout.count() == 1234);
+    CHECK(parse({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "[::1]:80"}}).root_host == "::1");
+    auto defaults = parse({{"PGAS_RANK", "1"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "node7:5000"}});
+    CHECK(defaults.local_rank == -1);  // unknown: found through the bootstrap
+    CHECK(defaults.bootstrap_timeout.count() == 30000);
+    CHECK(defaults.token == parse({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "node7:5000"}}).token);
+}
+
+TEST_CASE("launch env: nothing set is a world of one process") {
+    auto info = parse({});
+    CHECK(info.rank == 0);
+    CHECK(info.size == 1);
+    CHECK(info.root_host.empty());
+}
+
+TEST_CASE("launch env: bad pgasrun values name the variable and value") {
+    CHECK(test::contains(error_of({{"PGAS_RANK", "1"}}), "PGAS_WORLD_SIZE is not set"));
+    CHECK(test::contains(error_of({{"PGAS_WORLD_SIZE", "2"}}), "PGAS_RANK is not set"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "x1"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"}}),
+                         "PGAS_RANK='x1' is not an integer"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "4"}, {"PGAS_WORLD_SIZE", "4"}, {"PGAS_ROOT", "h:1"}}),
+                         "PGAS_RANK=4 is outside [0, PGAS_WORLD_SIZE=4)"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "-1"}, {"PGAS_WORLD_SIZE", "4"}, {"PGAS_ROOT", "h:1"}}),
+                         "PGAS_RANK=-1 is outside"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "0"}}), "PGAS_WORLD_SIZE=0 must be at least 1"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}}), "PGAS_ROOT is not set"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "localhost"}}),
+                         "PGAS_ROOT='localhost' is not host:port"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:70000"}}),
+                         "port 70000 is outside 1..65535"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                                   {"PGAS_LOCAL_RANK", "0"}}),
+                         "PGAS_LOCAL_SIZE is not set but PGAS_LOCAL_RANK is"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                                   {"PGAS_LOCAL_RANK", "0"}, {"PGAS_LOCAL_SIZE", "3"}}),
+                         "PGAS_LOCAL_SIZE=3 is outside [1, PGAS_WORLD_SIZE=2]"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                                   {"PGAS_LOCAL_RANK", "2"}, {"PGAS_LOCAL_SIZE", "2"}}),
+                         "PGAS_LOCAL_RANK=2 is outside [0, PGAS_LOCAL_SIZE=2)"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                                   {"PGAS_LOCAL_RANK", "0"}, {"PGAS_LOCAL_SIZE", "-1"}}),
+                         "PGAS_LOCAL_SIZE=-1 must be at least 1"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                                   {"PGAS_BOOTSTRAP_TIMEOUT_MS", "0"}}),
+                         "PGAS_BOOTSTRAP_TIMEOUT_MS=0 must be positive"));
+    CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                                   {"PGAS_BOOTSTRAP_TIMEOUT_MS", "10s"}}),
+                         "PGAS_BOOTSTRAP_TIMEOUT_MS='10s' is not an integer"));
+}
+
+TEST_CASE("launch env: torchrun's variables; pgas listens on MASTER_PORT+1") {
+    const test::environment torchrun{{"RANK", "3"},           {"WORLD_SIZE", "8"},         {"LOCAL_RANK", "1"},
+                                     {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"},
+                                     {"TORCHELASTIC_RUN_ID", "none"}};
+    auto info = parse(torchrun);
+    CHECK(info.source == "torchrun");
+    CHECK(info.rank == 3);
+    CHECK(info.size == 8);
+    CHECK(info.local_rank == 1);
+    CHECK(info.local_size == 2);
+    CHECK(info.root_host == "10.0.0.1");
+    CHECK(info.root_port == 29501);
+    // Without PGAS_TOKEN every rank derives the same token; another job's differs.
+    auto other_rank = torchrun;
+    other_rank["RANK"] = "0";
+    other_rank["LOCAL_RANK"] = "0";
+    CHECK(parse(other_rank).token == info.token);
+    auto other_job = torchrun;
+    other_job["MASTER_PORT"] = "29600";
+    CHECK(parse(other_job).token != info.token);
+    auto overridden = torchrun;
+    overridden["PGAS_ROOT"] = "10.0.0.2:4000";
+    overridden["PGAS_TOKEN"] = "t";
+    CHECK(parse(overridden).root_port == 4000);
+    CHECK(parse(overridden).token == "t");
+    auto missing = torchrun;
+    missing.erase("MASTER_ADDR");
+    CHECK(test::contains(error_of(missing), "MASTER_ADDR is not set"));
+    auto bad = torchrun;
+    bad["LOCAL_RANK"] = "2";
+    CHECK(test::contains(error_of(bad), "LOCAL_RANK=2 is outside [0, LOCAL_WORLD_SIZE=2)"));
+    bad = torchrun;
+    bad["WORLD_SIZE"] = "eight";
+    CHECK(test::contains(error_of(bad), "WORLD_SIZE='eight' is not an integer"));
+    // PGAS_* wins over torchrun's when both are set.
+    auto both = torchrun;
+    both["PGAS_RANK"] = "1";
+    both["PGAS_WORLD_SIZE"] = "2";
+    both["PGAS_ROOT"] = "127.0.0.1:7";
+    CHECK(parse(both).size == 2);
+}
+
+TEST_CASE("launch env: Open MPI's variables; one node needs no root address") {
+    const test::environment ompi{{"OMPI_COMM_WORLD_RANK", "1"},       {"OMPI_COMM_WORLD_SIZE", "2"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                                 {"PMIX_NAMESPACE", "prterun-host-4242@1"}};
+    auto info = parse(ompi);
+    CHECK(info.source == "Open MPI");
+    CHECK(info.rank == 1);
+    CHECK(info.local_rank == 1);
+    CHECK(info.root_host == "127.0.0.1");
+    CHECK(info.root_port >= 10000);
+    CHECK(info.root_port < 30000);
+    auto rank0 = ompi;
+    rank0["OMPI_COMM_WORLD_RANK"] = "0";
+    rank0["OMPI_COMM_WORLD_LOCAL_RANK"] = "0";
+    CHECK(parse(rank0).root_port == info.root_port);
+    CHECK(parse(rank0).token == info.token);
+    auto nodes = ompi;
+    nodes["OMPI_COMM_WORLD_SIZE"] = "4";
+    CHECK(test::contains(error_of(nodes), "needs PGAS_ROOT=host:port"));
+    nodes["MASTER_ADDR"] = "n1";
+    nodes["MASTER_PORT"] = "100";
+    CHECK(parse(nodes).root_host == "n1");
+    CHECK(parse(nodes).root_port == 101);
+    auto bad = ompi;
+    bad["OMPI_COMM_WORLD_LOCAL_SIZE"] = "0";
+    CHECK(test::contains(error_of(bad), "OMPI_COMM_WORLD_LOCAL_SIZE=0 must be at least 1"));
+    auto no_job = ompi;
+    no_job.erase("PMIX_NAMESPACE");
+    CHECK(test::contains(error_of(no_job), "set PGAS_ROOT"));
+}
+
+TEST_CASE("launch env: Slurm's variables; the root is the step's first node") {
+    const test::environment slurm{{"SLURM_PROCID", "5"},          {"SLURM_NTASKS", "8"},
+                                  {"SLURM_LOCALID", "1"},         {"SLURM_NNODES", "4"},
+                                  {"SLURM_JOB_ID", "777"},        {"SLURM_STEP_ID", "0"},
+                                  {"SLURM_STEP_NODELIST", "gpu[07-09,12]"}};
+    auto info = parse(slurm);
+    CHECK(info.source == "Slurm");
+    CHECK(info.rank == 5);
+    CHECK(info.size == 8);
+    CHECK(info.local_rank == -1);  // several nodes: the bootstrap finds the node-local ranks
+    CHECK(info.root_host == "gpu07");
+    auto one_node = slurm;
+    one_node["SLURM_NNODES"] = "1";
+    one_node["SLURM_LOCALID"] = "5";
+    CHECK(parse(one_node).root_host == "127.0.0.1");
+    CHECK(parse(one_node).local_rank == 5);
+    CHECK(parse(one_node).local_size == 8);
+    auto bad = slurm;
+    bad["SLURM_PROCID"] = "8";
+    CHECK(test::contains(error_of(bad), "SLURM_PROCID=8 is outside [0, SLURM_NTASKS=8)"));
+    bad = slurm;
+    bad["SLURM_STEP_NUM_TASKS"] = "4";
+    CHECK(test::contains(error_of(bad), "SLURM_PROCID=5 is outside [0, SLURM_STEP_NUM_TASKS=4)"));
+    CHECK(pgas::detail::first_slurm_host("a1,b2") == "a1");
+    CHECK(pgas::detail::first_slurm_host("node[001-004]") == "node001");
+    CHECK(pgas::detail::first_slurm_host("x[3,5]-ib") == "x3-ib");
+}

@@ -1,0 +1,119 @@
+// Whole processes: a PE that dies during init or a barrier is an error on the others within the timeout, and
+// pgasrun stops the rest when one fails.
+#include "support.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Survivors print "expected error after N ms: <what>" and exit 0.
+void check_survivor(const test::process_result& r, const std::string& text, double max_seconds) {
+    CHECK_MESSAGE(r.exited(0), r.output);
+    CHECK_MESSAGE(test::contains(r.output, "expected error after"), r.output);
+    CHECK_MESSAGE(test::contains(r.output, text), r.output);
+    CHECK_MESSAGE(r.seconds < max_seconds, r.output);
+}
+
+std::vector<std::string> pgasrun(int n, std::vector<std::string> program) {
+    std::vector<std::string> argv{PGAS_TEST_PGASRUN, "-n", std::to_string(n), "--timeout", "60"};
+    argv.insert(argv.end(), program.begin(), program.end());
+    return argv;
+}
+
+}  // namespace
+
+TEST_CASE("processes: a PE that exits before init is an error on the others within the bootstrap timeout") {
+    auto results = test::run_world(3, {"die_in_init", "1", "before"}, {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "1500"}}, 60s);
+    CHECK_MESSAGE(results[1].exited(3), results[1].output);
+    check_survivor(results[0], "PE(s) 1 did not connect to the root", 6);
+    check_survivor(results[2], "the root (PE 0) aborted: PE 0 in bootstrap init: PE(s) 1 did not connect", 6);
+}
+
+TEST_CASE("processes: when the root exits before init the others cannot connect, within the timeout") {
+    auto results = test::run_world(3, {"die_in_init", "0", "before"}, {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "1500"}}, 60s);
+    CHECK(results[0].exited(3));
+    for (int rank : {1, 2}) check_survivor(results[std::size_t(rank)], "cannot reach the root (PE 0) at 127.0.0.1:", 6);
+}
+
+TEST_CASE("processes: a PE that dies after joining is an error on the others at once") {
+    // The timeout is long: the others must learn from the closed connection, not wait it out.
+    auto results = test::run_world(3, {"die_in_init", "2", "joined"}, {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}}, 60s);
+    CHECK(results[2].exited(3));
+    check_survivor(results[0], "PE 2 exited or closed its connection", 15);
+    check_survivor(results[1], "PE 2 exited or closed its connection", 15);
+}
+
+TEST_CASE("processes: a PE that dies before a host barrier stops the others with peer_failed") {
+    auto results = test::run_world(3, {"die_in_barrier", "1", "host"}, {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}}, 60s);
+    CHECK(results[1].exited(3));
+    check_survivor(results[0], "pgas: bootstrap barrier #", 15);
+    check_survivor(results[0], "PE 1 exited or closed its connection", 15);
+    check_survivor(results[2], "the root (PE 0) aborted", 15);
+}
+
+TEST_CASE("processes: a PE that dies before a device barrier: the others' waits time out with the PE named") {
+    auto results = test::run_world(3, {"die_in_barrier", "0", "device"},
+                                   {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "1500"}}, 60s);
+    CHECK(results[0].exited(3));
+    for (int rank : {1, 2}) {
+        CAPTURE(rank);
+        check_survivor(results[std::size_t(rank)], "on PE " + std::to_string(rank) + ": no progress after", 15);
+    }
+}
+
+TEST_CASE("pgasrun: output is forwarded line by line with the rank prefix; success exits 0") {
+    auto results = test::run_processes(
+        {{pgasrun(3, {"/bin/sh", "-c", "echo out $PGAS_RANK/$PGAS_WORLD_SIZE/$PGAS_LOCAL_RANK/$PGAS_LOCAL_SIZE; "
+                                       "echo err $PGAS_ROOT >&2; printf tail"}),
+          {}}},
+        60s);
+    auto& r = results[0];
+    CHECK_MESSAGE(r.exited(0), r.output);
+    for (int rank = 0; rank < 3; ++rank) {
+        const std::string p = "[" + std::to_string(rank) + "] ";
+        CHECK_MESSAGE(test::contains(r.output, p + "out " + std::to_string(rank) + "/3/" + std::to_string(rank) + "/3\n"),
+                      r.output);
+        CHECK_MESSAGE(test::contains(r.output, p + "err 127.0.0.1:"), r.output);
+        CHECK_MESSAGE(test::contains(r.output, p + "tail\n"), r.output);
+    }
+}
+
+TEST_CASE("pgasrun: one rank exiting non-zero stops the rest and sets the exit status") {
+    auto results = test::run_processes({{pgasrun(3, {PGAS_TEST_WORKER, "exit", "1", "5"}),
+                                         {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}}}},
+                                       60s);
+    auto& r = results[0];
+    CHECK_MESSAGE(r.exited(5), r.output);
+    CHECK_MESSAGE(test::contains(r.output, "[1] PE 1 exits with 5"), r.output);
+    CHECK_MESSAGE(test::contains(r.output, "pgasrun: rank 1 (pid "), r.output);
+    CHECK_MESSAGE(test::contains(r.output, ") exited with status 5; stopping the other ranks"), r.output);
+    CHECK(r.seconds < 20);  // the others were blocked in a barrier with a 30 s timeout
+}
+
+TEST_CASE("pgasrun: a rank killed by a signal stops the rest, even those that ignore SIGTERM") {
+    auto results = test::run_processes(
+        {{pgasrun(2, {"/bin/sh", "-c", "if [ $PGAS_RANK = 1 ]; then sleep 0.2; kill -SEGV $$; fi; trap '' TERM; sleep 50"}),
+          {}}},
+        60s);
+    auto& r = results[0];
+    CHECK_MESSAGE(r.exited(128 + SIGSEGV), r.output);
+    CHECK_MESSAGE(test::contains(r.output, "was killed by signal 11"), r.output);
+    CHECK(r.seconds < 20);
+}
+
+TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
+    auto results = test::run_processes({{{PGAS_TEST_PGASRUN, "-n", "0", "true"}, {}},
+                                        {{PGAS_TEST_PGASRUN, "true"}, {}},
+                                        {{PGAS_TEST_PGASRUN, "-n", "2", "/nonexistent/program"}, {}},
+                                        {{PGAS_TEST_PGASRUN, "-n", "2", "--timeout", "1", "/bin/sleep", "30"}, {}}},
+                                       60s);
+    CHECK(results[0].exited(2));
+    CHECK_MESSAGE(test::contains(results[0].output, "-n needs a positive integer, got '0'"), results[0].output);
+    CHECK(results[1].exited(2));
+    CHECK_MESSAGE(test::contains(results[1].output, "-n N is required"), results[1].output);
+    CHECK(results[2].exited(127));
+    CHECK_MESSAGE(test::contains(results[2].output, "cannot run '/nonexistent/program'"), results[2].output);
+    CHECK(results[3].exited(124));
+    CHECK_MESSAGE(test::contains(results[3].output, "time limit of 1 s reached"), results[3].output);
+    CHECK(results[3].seconds < 10);
+}

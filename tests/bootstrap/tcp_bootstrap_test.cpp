@@ -1,0 +1,250 @@
+// The TCP bootstrap with threads as peers: collectives, late roots, rejected strangers, mismatches, dead peers.
+#include "support.hpp"
+
+#include <cstdint>
+
+namespace {
+
+using namespace std::chrono_literals;
+using pgas::detail::tcp_bootstrap;
+namespace tcp = pgas::detail::tcp;
+
+// A raw client of the root, for peers that do not follow the protocol.
+tcp::unique_fd connect_raw(int port) {
+    const auto deadline = tcp::clock::now() + 5s;
+    for (;;) {
+        tcp::unique_fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(std::uint16_t(port));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(s.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return s;
+        REQUIRE(tcp::clock::now() < deadline);
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+// The root's answer to a raw client: the frame kind and its text.
+std::pair<tcp::kind, std::string> answer(int fd) {
+    tcp::header head;
+    const auto deadline = tcp::clock::now() + 5s;
+    if (tcp::recv_header(fd, head, deadline) != tcp::io::ok) return {tcp::kind{}, "closed"};
+    return {head.type, tcp::text_payload(fd, head.length, deadline)};
+}
+
+}  // namespace
+
+TEST_CASE("tcp bootstrap: threads form a world; allgather and barrier agree, many times") {
+    for (int n : {1, 2, 5}) {
+        CAPTURE(n);
+        const int port = test::free_port();
+        auto endings = test::run_peers(n, [&](int rank) {
+            tcp_bootstrap b(test::launch(rank, n, port, 10s));
+            REQUIRE(b.rank() == rank);
+            REQUIRE(b.size() == n);
+            for (int round = 0; round < 50; ++round) {
+                auto all = b.allgather_value(std::uint64_t(rank * 1000 + round));
+                for (int r = 0; r < n; ++r) REQUIRE(all[std::size_t(r)] == std::uint64_t(r * 1000 + round));
+                b.barrier();
+            }
+            std::vector<unsigned char> big(100000, static_cast<unsigned char>(rank));  // many TCP segments
+            std::vector<unsigned char> all(big.size() * std::size_t(n));
+            b.allgather(big.data(), all.data(), big.size());
+            for (int r = 0; r < n; ++r) REQUIRE(all[std::size_t(r) * big.size() + 777] == r);
+        });
+        for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
+    }
+}
+
+TEST_CASE("tcp bootstrap: the others retry until the root listens") {
+    const int port = test::free_port();
+    auto endings = test::run_peers(3, [&](int rank) {
+        if (rank == 0) std::this_thread::sleep_for(700ms);
+        tcp_bootstrap b(test::launch(rank, 3, port, 10s));
+        b.barrier();
+    });
+    for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
+}
+
+TEST_CASE("tcp bootstrap: a peer with the wrong token is rejected with a clear error; the launch goes on") {
+    const int port = test::free_port();
+    auto endings = test::run_peers(3, [&](int who) {
+        if (who == 2) {  // a stray process of another launch on the same port
+            tcp_bootstrap stray(test::launch(1, 2, port, 5s, "another-launch"));
+            return;
+        }
+        if (who == 1) std::this_thread::sleep_for(500ms);  // the stray comes first
+        tcp_bootstrap b(test::launch(who, 2, port, 10s));
+        b.barrier();
+    });
+    CHECK_MESSAGE(endings[0].what.empty(), endings[0].what);
+    CHECK_MESSAGE(endings[1].what.empty(), endings[1].what);
+    CHECK(endings[2].code == pgas::errc::bootstrap);
+    CHECK_MESSAGE(test::contains(endings[2].what, "rejected this process: wrong token"), endings[2].what);
+}
+
+TEST_CASE("tcp bootstrap: oversize, foreign and malformed hellos are rejected before anything is allocated") {
+    const int port = test::free_port();
+    auto endings = test::run_peers(2, [&](int who) {
+        if (who == 0) {
+            tcp_bootstrap b(test::launch(0, 2, port, 10s));
+            b.barrier();
+            return;
+        }
+        {  // a 1 GiB hello
+            auto s = connect_raw(port);
+            auto head = tcp::encode_header(tcp::kind::hello, std::uint64_t{1} << 30);
+            REQUIRE(tcp::send_all(s.get(), head.data(), head.size(), tcp::clock::now() + 5s) == tcp::io::ok);
+            auto [type, text] = answer(s.get());
+            CHECK(type == tcp::kind::reject);
+            CHECK_MESSAGE(test::contains(text, "hello of 1073741824 bytes (limit 4096)"), text);
+        }
+        {  // not pgas at all
+            auto s = connect_raw(port);
+            const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+            REQUIRE(tcp::send_all(s.get(), http.data(), http.size(), tcp::clock::now() + 5s) == tcp::io::ok);
+            auto [type, text] = answer(s.get());
+            CHECK_MESSAGE(test::contains(text, "not a pgas bootstrap peer"), text);
+        }
+        {  // a rank outside the world, and a world size that differs
+            for (auto [rank, size, expect] : {std::tuple{7, 2, "rank 7 is not in 1..1"},
+                                              std::tuple{1, 3, "world size 3 differs from the root's 2"}}) {
+                auto s = connect_raw(port);
+                auto hello = tcp::encode_hello(rank, size, "test-token");
+                REQUIRE(tcp::send_frame(s.get(), tcp::kind::hello, hello.data(), hello.size(),
+                                        tcp::clock::now() + 5s) == tcp::io::ok);
+                auto [type, text] = answer(s.get());
+                CHECK_MESSAGE(test::contains(text, expect), text);
+            }
+        }
+        tcp_bootstrap b(test::launch(1, 2, port, 10s));  // the real rank 1 still gets in
+        b.barrier();
+    });
+    for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
+}
+
+TEST_CASE("tcp bootstrap: blocks of different sizes or calls out of order fail on every PE") {
+    const int port = test::free_port();
+    auto endings = test::run_peers(3, [&](int rank) {
+        tcp_bootstrap b(test::launch(rank, 3, port, 10s));
+        if (rank == 2)
+            (void)b.allgather_value(std::uint64_t(1));
+        else
+            (void)b.allgather_value(std::uint32_t(1));
+    });
+    for (auto& e : endings) {
+        CHECK(e.code == pgas::errc::collective_mismatch);
+        CHECK_MESSAGE(test::contains(e.what, "PE 2 contributed 8 bytes but PE 0 4"), e.what);
+    }
+    const int port2 = test::free_port();
+    endings = test::run_peers(2, [&](int rank) {
+        tcp_bootstrap b(test::launch(rank, 2, port2, 10s));
+        b.barrier();
+        if (rank == 1) {
+            b.barrier();
+        } else {
+            char c = 0, all[2];
+            b.allgather(&c, all, 1);
+        }
+    });
+    for (auto& e : endings) CHECK_MESSAGE(test::contains(e.what, "PE 1 called barrier #1 while PE 0 called allgather #1"), e.what);
+}
+
+TEST_CASE("tcp bootstrap: a peer that never comes is an error on every PE within the timeout") {
+    const int port = test::free_port();
+    auto endings = test::run_peers(2, [&](int rank) { tcp_bootstrap b(test::launch(rank, 3, port, 800ms)); });
+    for (auto& e : endings) {
+        CHECK(e.code == pgas::errc::timeout);
+        CHECK_MESSAGE(test::contains(e.what, "PE(s) 2 did not connect to the root at 127.0.0.1:"), e.what);
+        CHECK(e.seconds < 5);
+    }
+    CHECK(test::contains(endings[1].what, "the root (PE 0) aborted"));
+}
+
+TEST_CASE("tcp bootstrap: no root is a bounded connect error") {
+    const int port = test::free_port();
+    const auto start = test::clock_type::now();
+    try {
+        tcp_bootstrap b(test::launch(1, 2, port, 500ms));
+        FAIL("joined a world without a root");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::timeout);
+        CHECK_MESSAGE(test::contains(e.what(), "cannot reach the root (PE 0) at 127.0.0.1:" + std::to_string(port) +
+                                                   " within 500 ms: Connection refused"),
+                      e.what());
+    }
+    CHECK(test::seconds_since(start) < 3);
+}
+
+TEST_CASE("tcp bootstrap: a root address in use is a clear error") {
+    const int port = test::free_port();
+    tcp::unique_fd squatter(::socket(AF_INET, SOCK_STREAM, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(std::uint16_t(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(squatter.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(squatter.get(), 1) == 0);
+    try {
+        tcp_bootstrap b(test::launch(0, 2, port, 500ms));
+        FAIL("the root listened on a port in use");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::bootstrap);
+        CHECK_MESSAGE(test::contains(e.what(), "the root cannot listen on 127.0.0.1:" + std::to_string(port) +
+                                                   ": Address already in use"),
+                      e.what());
+    }
+}
+
+TEST_CASE("tcp bootstrap: a peer that leaves is an error on every other PE at once, and stays one") {
+    for (int victim : {0, 2}) {
+        CAPTURE(victim);
+        const int port = test::free_port();
+        auto endings = test::run_peers(3, [&](int rank) {
+            auto b = std::make_unique<tcp_bootstrap>(test::launch(rank, 3, port, 20s));
+            b->barrier();
+            if (rank == victim) {
+                b.reset();  // closes its sockets, as a dying process does
+                return;
+            }
+            try {
+                b->barrier();
+            } catch (const pgas::error&) {
+                CHECK_THROWS_WITH_AS(b->barrier(), doctest::Contains("the bootstrap failed earlier"), pgas::error);
+                throw;
+            }
+        });
+        for (int rank = 0; rank < 3; ++rank) {
+            auto& e = endings[std::size_t(rank)];
+            CAPTURE(rank);
+            if (rank == victim) {
+                CHECK(e.what.empty());
+                continue;
+            }
+            CHECK(e.code == pgas::errc::peer_failed);
+            CHECK(e.seconds < 10);  // found by the closed connection, not the 20 s timeout
+            if (victim == 0)
+                CHECK_MESSAGE(test::contains(e.what, "lost the connection to the root (PE 0)"), e.what);
+            else
+                CHECK_MESSAGE(test::contains(e.what, "PE 2 exited or closed its connection"), e.what);
+        }
+    }
+}
+
+TEST_CASE("tcp bootstrap: a hung peer is a timeout on every other PE") {
+    const int port = test::free_port();
+    auto endings = test::run_peers(3, [&](int rank) {
+        tcp_bootstrap b(test::launch(rank, 3, port, 700ms));
+        if (rank == 1) {
+            std::this_thread::sleep_for(3000ms);  // never reaches the barrier in time
+            return;
+        }
+        b.barrier();
+    });
+    for (int rank : {0, 2}) {
+        auto& e = endings[std::size_t(rank)];
+        CHECK(e.code == pgas::errc::timeout);
+        CHECK_MESSAGE(test::contains(e.what, "PE(s) 1 did not reach it within 700 ms"), e.what);
+        CHECK(e.seconds < 2.8);
+    }
+}

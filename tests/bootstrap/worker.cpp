@@ -1,0 +1,157 @@
+// One process of a multi-process test world (started by pgasrun or by the tests): the scenario is argv[1].
+//
+//   ring                      put a ring shift over the shm heap with the host transport, check every byte
+//   alloc_mismatch            PE 1 allocates another size; every PE must report the mismatch
+//   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
+//                             bootstrap (WHEN=joined); the others must fail init with an error
+//   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
+//                             barrier (KIND=device); the others must fail with an error
+//   exit RANK CODE            RANK exits with CODE after init, the others wait in a barrier
+//
+// A survivor that sees the expected pgas::error prints "expected error after N ms: <what()>" and exits 0.
+#include <pgas/pgas.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+const auto started = clock_type::now();
+
+long long elapsed_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - started).count();
+}
+
+int my_rank() { return std::atoi(std::getenv("PGAS_RANK") ? std::getenv("PGAS_RANK") : "0"); }
+
+pgas::world_options options() {
+    pgas::world_options o;
+    o.heap_bytes = std::uint64_t{8} << 20;
+    return o;
+}
+
+int expected(const pgas::error& e) {
+    std::printf("expected error after %lld ms: %s\n", elapsed_ms(), e.what());
+    std::fflush(stdout);
+    return 0;
+}
+
+[[noreturn]] void die() {
+    std::fflush(stdout);
+    ::_exit(3);
+}
+
+std::uint64_t pattern(int pe, std::size_t i) { return (std::uint64_t(pe) << 40) ^ (i * 0x9e3779b97f4a7c15ull); }
+
+int ring() {
+    auto w = pgas::world::init(options());
+    auto ctx = w.context<pgas::host>();
+    const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+    constexpr std::size_t count = 100000;  // crosses many pages
+    auto inbox = w.alloc<std::uint64_t>(count);
+    auto word = w.alloc<int>(n);
+    std::vector<std::uint64_t> source(count);
+    for (std::size_t i = 0; i < count; ++i) source[i] = pattern(me, i);
+    pgas::put(ctx, inbox, source.data(), count, right);
+    pgas::p(ctx, word + me, me + 1000, right);
+    pgas::barrier_all(ctx);
+    for (std::size_t i = 0; i < count; ++i)
+        if (ctx.local(inbox)[i] != pattern(left, i)) {
+            std::printf("PE %d: element %zu is %llx, expected %llx from PE %d\n", me, i,
+                        (unsigned long long)ctx.local(inbox)[i], (unsigned long long)pattern(left, i), left);
+            return 1;
+        }
+    if (ctx.local(word)[left] != left + 1000 || pgas::g(ctx, word + me, right) != me + 1000) {
+        std::printf("PE %d: p/g across processes lost a value\n", me);
+        return 1;
+    }
+    w.barrier();
+    w.free(word);
+    w.free(inbox);
+    std::printf("ring ok on PE %d of %d\n", me, n);
+    return 0;
+}
+
+int alloc_mismatch() {
+    auto w = pgas::world::init(options());
+    try {
+        (void)w.alloc<int>(w.my_pe() == 1 ? 20 : 10);
+        std::printf("PE %d: alloc did not report the mismatch\n", w.my_pe());
+        return 1;
+    } catch (const pgas::error& e) {
+        if (e.code() != pgas::errc::collective_mismatch) throw;
+        std::printf("mismatch reported: %s\n", e.what());
+    }
+    auto ok = w.alloc<int>(10);  // the world stays usable
+    w.barrier();
+    w.free(ok);
+    return 0;
+}
+
+int die_in_init(int victim, const std::string& when) {
+    if (my_rank() == victim && when == "before") die();
+    if (my_rank() == victim && when == "joined") {
+        pgas::detail::tcp_bootstrap joined(pgas::read_launch_env());
+        die();
+    }
+    try {
+        auto w = pgas::world::init(options());
+        std::printf("PE %d: init succeeded without PE %d\n", w.my_pe(), victim);
+        return 1;
+    } catch (const pgas::error& e) {
+        return expected(e);
+    }
+}
+
+int die_in_barrier(int victim, const std::string& kind) {
+    auto w = pgas::world::init(options());
+    auto ctx = w.context<pgas::host>();
+    w.barrier();
+    if (w.my_pe() == victim) die();
+    try {
+        if (kind == "host")
+            w.barrier();
+        else
+            pgas::barrier_all(ctx);
+        std::printf("PE %d: the barrier completed without PE %d\n", w.my_pe(), victim);
+        return 1;
+    } catch (const pgas::error& e) {
+        return expected(e);
+    }
+}
+
+int exit_with(int rank, int code) {
+    auto w = pgas::world::init(options());
+    if (w.my_pe() == rank) {
+        std::printf("PE %d exits with %d\n", rank, code);
+        std::fflush(stdout);
+        ::_exit(code);
+    }
+    w.barrier();  // never completes: pgasrun stops this process
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string scenario = argc > 1 ? argv[1] : "";
+    auto arg = [&](int i) { return argc > i ? std::string(argv[i]) : std::string(); };
+    try {
+        if (scenario == "ring") return ring();
+        if (scenario == "alloc_mismatch") return alloc_mismatch();
+        if (scenario == "die_in_init") return die_in_init(std::stoi(arg(2)), arg(3));
+        if (scenario == "die_in_barrier") return die_in_barrier(std::stoi(arg(2)), arg(3));
+        if (scenario == "exit") return exit_with(std::stoi(arg(2)), std::stoi(arg(3)));
+    } catch (const std::exception& e) {
+        std::printf("unexpected error after %lld ms: %s\n", elapsed_ms(), e.what());
+        return 1;
+    }
+    std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
+    return 2;
+}

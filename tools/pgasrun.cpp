@@ -1,0 +1,294 @@
+// pgasrun: starts N processes of one pgas program on this node, forwards their output with a rank prefix, and stops
+// them all when one fails.
+//
+//   pgasrun -n N [--timeout S] [--] program [args...]
+//
+// Each process gets PGAS_RANK, PGAS_WORLD_SIZE, PGAS_LOCAL_RANK,
+// PGAS_LOCAL_SIZE, PGAS_ROOT (a free port on 127.0.0.1) and PGAS_TOKEN (random)
+// for world::init(). Their stdout and stderr lines reach pgasrun's stdout and
+// stderr as "[rank] line". When a process exits non-zero or is killed by a
+// signal, pgasrun says which rank and how, stops the others (SIGTERM, SIGKILL
+// after a grace period) and exits with that process's status (128+signal for
+// a signal). --timeout S stops everything after S seconds with status 124.
+// SIGINT/SIGTERM/SIGHUP to pgasrun are passed on to every process.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t received_signal = 0;
+void on_signal(int signal) { received_signal = signal; }
+
+[[noreturn]] void usage(const char* problem) {
+    if (problem) std::fprintf(stderr, "pgasrun: %s\n", problem);
+    std::fprintf(stderr,
+                 "usage: pgasrun -n N [--timeout SECONDS] [--] program [args...]\n"
+                 "  starts N local processes of program with PGAS_RANK, PGAS_WORLD_SIZE, PGAS_LOCAL_RANK,\n"
+                 "  PGAS_LOCAL_SIZE, PGAS_ROOT and PGAS_TOKEN set; stops all when one fails\n");
+    std::exit(2);
+}
+
+int positive(const char* option, const char* text) {
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value <= 0 || value > 100000)
+        usage((std::string(option) + " needs a positive integer, got '" + text + "'").c_str());
+    return int(value);
+}
+
+// A port that is free now on 127.0.0.1 (rank 0 binds it with SO_REUSEADDR).
+int free_port() {
+    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::getsockname(s, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        std::fprintf(stderr, "pgasrun: cannot find a free port on 127.0.0.1: %s\n", std::strerror(errno));
+        std::exit(1);
+    }
+    ::close(s);
+    return ntohs(address.sin_port);
+}
+
+std::string random_token() {
+    unsigned char bytes[16] = {};
+    std::ifstream urandom("/dev/urandom", std::ios::binary);
+    urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes);
+    if (!urandom) {
+        std::fprintf(stderr, "pgasrun: cannot read /dev/urandom\n");
+        std::exit(1);
+    }
+    std::string token;
+    for (unsigned char b : bytes) {
+        token += "0123456789abcdef"[b >> 4];
+        token += "0123456789abcdef"[b & 15];
+    }
+    return token;
+}
+
+// One stream (stdout or stderr) of one rank: bytes read so far, emitted a line at a time.
+struct stream {
+    int fd = -1;
+    int to = 1;
+    std::string pending;
+};
+
+struct rank_process {
+    pid_t pid = -1;
+    bool running = false;
+    stream out, err;
+};
+
+void write_all(int fd, const std::string& text) {
+    const char* p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        left -= std::size_t(n);
+    }
+}
+
+void emit_lines(stream& s, int rank, bool flush_partial) {
+    const std::string prefix = "[" + std::to_string(rank) + "] ";
+    std::size_t start = 0;
+    std::string block;
+    for (std::size_t nl; (nl = s.pending.find('\n', start)) != std::string::npos; start = nl + 1)
+        block += prefix + s.pending.substr(start, nl + 1 - start);
+    s.pending.erase(0, start);
+    if (flush_partial && !s.pending.empty()) {
+        block += prefix + s.pending + "\n";
+        s.pending.clear();
+    }
+    if (!block.empty()) write_all(s.to, block);
+}
+
+// Reads what is there; closes the stream at end of file.
+void drain(stream& s, int rank) {
+    char buffer[65536];
+    const ssize_t n = ::read(s.fd, buffer, sizeof buffer);
+    if (n > 0) {
+        s.pending.append(buffer, std::size_t(n));
+        emit_lines(s, rank, s.pending.size() > (1u << 20));  // no unbounded line
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        emit_lines(s, rank, true);
+        ::close(s.fd);
+        s.fd = -1;
+    }
+}
+
+std::string describe(int status) {
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+        return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+    return "stopped";
+}
+
+pid_t start(int rank, int size, const std::string& root, const std::string& token, char** argv, stream& out,
+            stream& err) {
+    int out_pipe[2], err_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+        std::fprintf(stderr, "pgasrun: pipe: %s\n", std::strerror(errno));
+        return -1;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::setpgid(0, 0);  // its own group: stopping it stops what it started
+        ::dup2(out_pipe[1], 1);
+        ::dup2(err_pipe[1], 2);
+        if (rank != 0) {
+            const int null = ::open("/dev/null", O_RDONLY);
+            if (null >= 0) ::dup2(null, 0);
+        }
+        ::setenv("PGAS_RANK", std::to_string(rank).c_str(), 1);
+        ::setenv("PGAS_WORLD_SIZE", std::to_string(size).c_str(), 1);
+        ::setenv("PGAS_LOCAL_RANK", std::to_string(rank).c_str(), 1);
+        ::setenv("PGAS_LOCAL_SIZE", std::to_string(size).c_str(), 1);
+        ::setenv("PGAS_ROOT", root.c_str(), 1);
+        ::setenv("PGAS_TOKEN", token.c_str(), 1);
+        std::signal(SIGPIPE, SIG_DFL);
+        ::execvp(argv[0], argv);
+        std::fprintf(stderr, "pgasrun: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+        ::_exit(127);
+    }
+    if (pid > 0) ::setpgid(pid, pid);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    out = {out_pipe[0], 1, {}};
+    err = {err_pipe[0], 2, {}};
+    if (pid < 0) std::fprintf(stderr, "pgasrun: fork: %s\n", std::strerror(errno));
+    return pid;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int n = 0, timeout_s = 0, first = argc;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if ((arg == "-n" || arg == "--np") && i + 1 < argc) {
+            n = positive("-n", argv[++i]);
+        } else if (arg == "--timeout" && i + 1 < argc) {
+            timeout_s = positive("--timeout", argv[++i]);
+        } else if (arg == "-h" || arg == "--help") {
+            usage(nullptr);
+        } else if (arg == "--") {
+            first = i + 1;
+            break;
+        } else if (!arg.empty() && arg[0] == '-') {
+            usage(("unknown option " + arg).c_str());
+        } else {
+            first = i;
+            break;
+        }
+    }
+    if (n == 0) usage("-n N is required");
+    if (first >= argc) usage("no program given");
+
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &action, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    const std::string root = "127.0.0.1:" + std::to_string(free_port());
+    const std::string token = random_token();
+    std::vector<rank_process> ranks(static_cast<std::size_t>(n));
+    int failed_status = 0;  // pgasrun's exit status once something went wrong
+    auto stop_all = [&](int signal) {
+        for (auto& r : ranks)
+            if (r.running) ::kill(-r.pid, signal);
+    };
+    clock_type::time_point kill_at{};  // SIGKILL whoever is left after the grace period
+    bool stopping = false;
+    auto begin_stop = [&](int status) {
+        if (stopping) return;
+        stopping = true;
+        failed_status = status;
+        stop_all(SIGTERM);
+        kill_at = clock_type::now() + std::chrono::seconds(3);
+    };
+
+    for (int r = 0; r < n && !stopping; ++r) {
+        auto& p = ranks[std::size_t(r)];
+        p.pid = start(r, n, root, token, argv + first, p.out, p.err);
+        if (p.pid < 0) begin_stop(1);
+        p.running = p.pid > 0;
+    }
+
+    const auto began = clock_type::now();
+    clock_type::time_point all_exited{};
+    for (;;) {
+        std::vector<pollfd> polls;
+        std::vector<stream*> streams;
+        std::vector<int> owners;
+        for (int r = 0; r < n; ++r)
+            for (stream* s : {&ranks[std::size_t(r)].out, &ranks[std::size_t(r)].err})
+                if (s->fd >= 0) {
+                    polls.push_back({s->fd, POLLIN, 0});
+                    streams.push_back(s);
+                    owners.push_back(r);
+                }
+        const bool any_running = std::any_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; });
+        // Output of descendants that outlive their rank is drained for one second at most.
+        if (!any_running && (polls.empty() || clock_type::now() - all_exited > std::chrono::seconds(1))) break;
+        if (::poll(polls.data(), polls.size(), 100) > 0)
+            for (std::size_t i = 0; i < polls.size(); ++i)
+                if (polls[i].revents) drain(*streams[i], owners[i]);
+
+        int status = 0;
+        for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;) {
+            for (int r = 0; r < n; ++r) {
+                auto& p = ranks[std::size_t(r)];
+                if (p.pid != pid) continue;
+                p.running = false;
+                const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                if (failed && !stopping) {
+                    std::fprintf(stderr, "pgasrun: rank %d (pid %d) %s; stopping the other ranks\n", r, int(pid),
+                                 describe(status).c_str());
+                    begin_stop(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+                }
+            }
+            if (std::none_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; }))
+                all_exited = clock_type::now();
+        }
+        if (received_signal && !stopping) {
+            std::fprintf(stderr, "pgasrun: received signal %d; passing it to every rank\n", int(received_signal));
+            stop_all(received_signal);
+            stopping = true;
+            failed_status = 128 + received_signal;
+            kill_at = clock_type::now() + std::chrono::seconds(3);
+        }
+        if (timeout_s > 0 && !stopping && clock_type::now() - began > std::chrono::seconds(timeout_s)) {
+            std::string left;
+            for (int r = 0; r < n; ++r)
+                if (ranks[std::size_t(r)].running) left += (left.empty() ? "" : ", ") + std::to_string(r);
+            std::fprintf(stderr, "pgasrun: time limit of %d s reached; stopping rank(s) %s\n", timeout_s, left.c_str());
+            begin_stop(124);
+        }
+        if (stopping && clock_type::now() > kill_at) stop_all(SIGKILL);
+    }
+    return failed_status;
+}
