@@ -429,13 +429,16 @@ private:
             r.copy_from = result;
             r.device_copy = false;
         }
+        // Non-fetching updates (set, signal) go out as fetching ones whose
+        // result is dropped: a fetch cannot complete before the target
+        // applied it, while shm (1.17) completes fi_atomic before reading the
+        // operand (measured: a reused operand buffer changed the value
+        // written), and quiet needs the update applied.
         switch (w.amo_op) {
             case amo::set:
-                if (!w.local) return fi_atomic(ep_, scratch, 1, scratch_desc_, p.addr, addr, p.key, w.type, FI_ATOMIC_WRITE, context);
                 return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type,
                                        FI_ATOMIC_WRITE, context);
             case amo::fetch_add:
-                if (!w.local) return fi_atomic(ep_, scratch, 1, scratch_desc_, p.addr, addr, p.key, w.type, FI_SUM, context);
                 return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type,
                                        FI_SUM, context);
             case amo::compare_swap:

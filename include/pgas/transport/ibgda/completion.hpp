@@ -1,0 +1,119 @@
+// The IBGDA completion path: collapsed-CQ polling with 16-bit counter wrap-around, waits, error CQEs -> diagnostics.
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/detail/clock.hpp>
+#include <pgas/transport/ibgda/cqe.hpp>
+#include <pgas/transport/ibgda/queue.hpp>
+#include <pgas/transport/ibgda/wqe.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include <cuda/atomic>
+#include <nv/target>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// Who is waiting, and when to give up: every IBGDA wait checks the world's
+// timeout and peer-failure flag like detail::wait_local does.
+struct ibgda_waiter {
+    int my_pe = 0;
+    std::uint64_t timeout_ns = 0;
+    const volatile int* abort_flag = nullptr;
+};
+
+PGAS_HD inline std::uint64_t ibgda_load(const ibgda_counter& c) {
+    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(const_cast<std::uint64_t&>(c.value))
+        .load(cuda::memory_order_acquire);
+}
+PGAS_HD inline void ibgda_store(ibgda_counter& c, std::uint64_t v) {
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(c.value).store(v, cuda::memory_order_release);
+}
+
+// "pgas: <call> on PE <me>: ibgda work request to PE <pe> failed: <op> (WQE <n>,
+// QP 0x<qpn>) completed with syndrome 0x<s> (<name>), vendor syndrome 0x<v>".
+PGAS_HD inline void report_ibgda_error(const char* call, int my_pe, const ibgda_qp& qp, ibgda_error e) {
+    NV_IF_TARGET(
+        NV_IS_HOST,
+        (char text[256];
+         std::snprintf(text, sizeof text,
+                       "ibgda work request to PE %d failed: %s (WQE %u, QP 0x%x) completed with syndrome 0x%02x "
+                       "(%s), vendor syndrome 0x%02x",
+                       qp.pe, mlx5::opcode_name(e.wqe_opcode), unsigned(e.wqe_counter), unsigned(qp.qpn),
+                       unsigned(e.syndrome), mlx5::syndrome_name(e.syndrome), unsigned(e.vendor_syndrome));
+         throw_error(errc::transport_unavailable, my_pe, call, text);),
+        (printf("pgas: %s on PE %d: ibgda work request to PE %d failed: %s (WQE %u, QP 0x%x) completed with "
+                "syndrome 0x%02x (%s), vendor syndrome 0x%02x\n",
+                call, my_pe, qp.pe, mlx5::opcode_name(e.wqe_opcode), unsigned(e.wqe_counter), unsigned(qp.qpn),
+                unsigned(e.syndrome), mlx5::syndrome_name(e.syndrome), unsigned(e.vendor_syndrome));
+         __trap();))
+}
+
+// Reads the QP's collapsed CQ once and advances `completed` to the end of the
+// newest completed WQE. Any thread may call it at any time: the update is a
+// fetch-max, and a CQE already accounted for is recognised because its 16-bit
+// WQE counter lies behind the oldest uncompleted block (the ring holds at most
+// 2^15 blocks, so ahead and behind cannot be confused). An error CQE is
+// latched in qp.error, and reported to this and every later caller.
+template <class Access>
+PGAS_HD void ibgda_poll(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, const char* call) {
+    if (const std::uint64_t latched = ibgda_load(qp.error))
+        report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(latched));
+    const std::uint64_t done = ibgda_load(qp.completed);
+    const mlx5::cqe_tail tail{access.read_cqe_tail(qp.cqe)};
+    if (tail.opcode() == mlx5::cqe_opcode::invalid) return;
+    if (tail.is_error()) {
+        ibgda_error e;
+        e.syndrome = access.read_cqe_byte(qp.cqe, mlx5::cqe_field::syndrome);
+        e.vendor_syndrome = access.read_cqe_byte(qp.cqe, mlx5::cqe_field::vendor_syndrome);
+        e.wqe_opcode = tail.wqe_opcode();
+        e.wqe_counter = tail.wqe_counter();
+        std::uint64_t expected = 0;
+        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.error.value)
+            .compare_exchange_strong(expected, e.pack(), cuda::memory_order_acq_rel);
+        report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(expected ? expected : e.pack()));
+    }
+    const std::uint16_t ahead = std::uint16_t(tail.wqe_counter() - std::uint16_t(done));
+    if (ahead >= qp.blocks) return;  // a CQE already accounted for
+    const std::uint64_t start = done + ahead;
+    const std::uint64_t end = cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.wqe_end[start & (qp.blocks - 1)])
+                                  .load(cuda::memory_order_relaxed);
+    // The block may already hold a newer WQE if other pollers moved on and a
+    // producer reused it: then its end is a ring ahead, and this CQE is stale.
+    if (end <= start || end - start > mlx5::max_wqe_building_blocks) return;
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.completed.value)
+        .fetch_max(end, cuda::memory_order_acq_rel);
+}
+
+// The common wait: returns once ready() holds, polling the CQ between tries;
+// stops with a diagnostic on timeout or when another PE failed.
+template <class Access, class Ready>
+PGAS_HD void ibgda_wait(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, const char* call,
+                        const char* what, Ready&& ready) {
+    if (ready()) return;
+    const std::uint64_t start = now_ns();
+    for (unsigned polls = 1;; ++polls) {
+        ibgda_poll(access, w, qp, call);
+        if (ready()) return;
+        relax();
+        if ((polls & 255u) == 0) {
+            if (w.abort_flag && *w.abort_flag != 0)
+                report(errc::peer_failed, call, w.my_pe, "stopped waiting: failed PE", *w.abort_flag - 1);
+            if (w.timeout_ns != 0 && now_ns() - start > w.timeout_ns) report(errc::timeout, call, w.my_pe, what, qp.pe);
+        }
+    }
+}
+
+// Waits until every WQE of the QP below `end` has completed.
+template <class Access>
+PGAS_HD void ibgda_wait_completed(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, std::uint64_t end,
+                                  const char* call) {
+    ibgda_wait(access, w, qp, call, "ibgda: no completion from the NIC within the timeout on the QP to PE",
+               [&] { return ibgda_load(qp.completed) >= end; });
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END

@@ -1,0 +1,391 @@
+// pgas::ibgda: the transport whose GPU threads build mlx5 work requests and ring the NIC themselves.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/ordering.hpp>
+#include <pgas/core/scope.hpp>
+#include <pgas/transport/concepts.hpp>
+#include <pgas/transport/ibgda/access.hpp>
+#include <pgas/transport/ibgda/completion.hpp>
+#include <pgas/transport/ibgda/producer.hpp>
+#include <pgas/transport/ibgda/queue.hpp>
+#include <pgas/transport/ibgda/traits.hpp>
+#include <pgas/transport/ibgda/wqe.hpp>
+
+#include <cuda/std/bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+
+namespace detail {
+// Everything a context<ibgda> needs, filled by ibgda_domain (host side).
+struct ibgda_params {
+    int my_pe = 0;
+    int n_pes = 0;
+    std::uint64_t heap_bytes = 0;
+    std::byte* heap = nullptr;                 // this PE's heap, as the calling threads address it
+    ibgda_qp* qps = nullptr;                   // one per PE, indexed by PE
+    const ibgda_region* regions = nullptr;     // local memory the NIC may read/write; [0] is the heap
+    int n_regions = 0;
+    std::uint32_t doorbell_batch = 1;          // blocks an nbi op may leave un-rung (1: ring every post)
+    std::uint64_t timeout_ns = 0;
+    const volatile int* abort_flag = nullptr;
+};
+}  // namespace detail
+
+// Device-side state of the IBGDA transport: pointers to this PE's queue pairs
+// (one RC QP per peer, itself included) and registered regions, copied by
+// value into kernels. Mutable state lives in the QPs' memory (DESIGN.md §3).
+// Access is the memory-access policy (access.hpp); pgas::ibgda uses the real one.
+//
+// Ordering: one QP per peer executes in order at the target, so puts, atomics
+// and signals to one PE land in issue order; put_signal's signal follows its
+// data on the same QP. fence() additionally posts a fenced NOP on every QP
+// with work in flight (later WQEs wait for earlier READs/atomics); quiet()
+// posts a signalled NOP on every such QP and waits for its CQE, which
+// completes everything before it (RC completions are in order).
+template <class Access = ibgda_system_access>
+class basic_ibgda {
+public:
+    static constexpr const char* name = "ibgda";
+    static constexpr bool provides_rma = true;
+    static constexpr bool provides_atomics = true;
+    static constexpr bool provides_signals = true;
+    static constexpr bool provides_load_store = false;
+    using traits = ibgda_traits;
+
+    basic_ibgda() = default;
+    explicit basic_ibgda(const detail::ibgda_params& p, Access access = {}) : p_(p), access_(access) {}
+
+    PGAS_HD int my_pe() const { return p_.my_pe; }
+    PGAS_HD int n_pes() const { return p_.n_pes; }
+    PGAS_HD bool reachable(int pe) const { return pe >= 0 && pe < p_.n_pes && p_.qps != nullptr; }
+    PGAS_HD std::uint64_t heap_bytes() const { return p_.heap_bytes; }
+    PGAS_HD void* local_address(std::uint64_t offset) const { return p_.heap + offset; }
+    PGAS_HD const Access& access() const { return access_; }
+    PGAS_HD detail::ibgda_qp& queue_pair(int pe) const { return p_.qps[pe]; }
+
+    // --- RMA: rank 0 of G posts, the group syncs before and after ----------
+
+    template <class G>
+    PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) put_bytes(dst, src, bytes, pe, true, "put");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) put_bytes(dst, src, bytes, pe, false, "put_nbi");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) get_bytes(dst, src, bytes, pe, true, "get");
+        G::sync();
+    }
+    // A get into unregistered memory is staged through scratch and so completes before returning.
+    template <class G>
+    PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) get_bytes(dst, src, bytes, pe, false, "get_nbi");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void fence() const {
+        G::sync();
+        if (G::rank() == 0)
+            for (int pe = 0; pe < p_.n_pes; ++pe)
+                if (in_flight(pe))
+                    post_nop(pe, mlx5::fm_ce_se::fence, "fence");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void quiet() const {
+        G::sync();
+        if (G::rank() == 0)
+            for (int pe = 0; pe < p_.n_pes; ++pe)
+                if (in_flight(pe))
+                    detail::ibgda_wait_completed(access_, waiter(), p_.qps[pe],
+                                                 post_nop(pe, mlx5::fm_ce_se::cq_update, "quiet"), "quiet");
+        G::sync();
+    }
+
+    // --- atomics: one thread ------------------------------------------------
+
+    template <class V>
+    PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
+        static_assert(sizeof(V) == 4 || sizeof(V) == 8, "pgas: ibgda atomics take 4- or 8-byte words");
+        using U = std::conditional_t<sizeof(V) == 4, std::uint32_t, std::uint64_t>;
+        if constexpr (std::is_floating_point_v<V>) {
+            if (op == amo::fetch_add) {  // the NIC adds integers only: compare-swap until it sticks
+                U seen = word_atomic<U>(amo::fetch, offset, 0, 0, pe);
+                for (;;) {
+                    const U next = cuda::std::bit_cast<U>(V(cuda::std::bit_cast<V>(seen) + operand));
+                    const U old = word_atomic<U>(amo::compare_swap, offset, next, seen, pe);
+                    if (old == seen) return cuda::std::bit_cast<V>(old);
+                    seen = old;
+                }
+            }
+        }
+        return cuda::std::bit_cast<V>(word_atomic<U>(op, offset, cuda::std::bit_cast<U>(operand), cuda::std::bit_cast<U>(expected), pe));
+    }
+    template <class V>
+    PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
+        return atomic<V>(amo::fetch_add, offset, operand, V{}, pe);
+    }
+
+    // --- signals -------------------------------------------------------------
+
+    // One thread: set (an inline 8-byte WRITE) or add (ATOMIC_FA), after the
+    // caller's earlier puts to pe on the same QP.
+    PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
+        post_signal(offset, value, op, pe, mlx5::fm_ce_se::none, "signal");
+    }
+    template <class G>
+    PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                            std::uint64_t value, signal_op op, int pe) const {
+        G::sync();
+        if (G::rank() == 0) {
+            put_bytes(dst, src, bytes, pe, false, "put_signal");
+            // The signal's CQE completes the data before it: then src is reusable.
+            const std::uint64_t end = post_signal(sig, value, op, pe, mlx5::fm_ce_se::cq_update, "put_signal");
+            detail::ibgda_wait_completed(access_, waiter(), p_.qps[pe], end, "put_signal");
+        }
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                                std::uint64_t value, signal_op op, int pe) const {
+        G::sync();
+        if (G::rank() == 0) {
+            put_bytes(dst, src, bytes, pe, false, "put_signal_nbi");
+            post_signal(sig, value, op, pe, mlx5::fm_ce_se::none, "put_signal_nbi");
+        }
+        G::sync();
+    }
+
+private:
+    PGAS_HD detail::ibgda_waiter waiter() const { return {p_.my_pe, p_.timeout_ns, p_.abort_flag}; }
+
+    PGAS_HD bool in_flight(int pe) const {
+        const auto& qp = p_.qps[pe];
+        return detail::ibgda_load(qp.reserved) != detail::ibgda_load(qp.completed);
+    }
+
+    // The lkey of registered local memory holding [address, address + bytes), or nothing.
+    struct lookup_result {
+        bool found;
+        std::uint32_t key;
+    };
+    PGAS_HD lookup_result local_key(const void* address, std::size_t bytes) const {
+        const auto a = reinterpret_cast<std::uint64_t>(address);
+        for (int i = 0; i < p_.n_regions; ++i) {
+            const auto& r = p_.regions[i];
+            if (a >= r.base && a - r.base <= r.bytes && bytes <= r.bytes - (a - r.base)) return {true, r.key};
+        }
+        return {false, 0};
+    }
+
+    PGAS_HD detail::ibgda_post_options options(std::uint8_t flags, bool ring_now, bool hold = false) const {
+        detail::ibgda_post_options o;
+        o.flags = flags;
+        o.ring_now = ring_now;
+        o.hold_scratch = hold;
+        o.doorbell_batch = p_.doorbell_batch;
+        return o;
+    }
+
+    PGAS_HD std::uint64_t post_nop(int pe, std::uint8_t flags, const char* call) const {
+        return detail::ibgda_post(access_, waiter(), p_.qps[pe], 1, options(flags, true), call,
+                                  [](const mlx5::wqe_header& h, std::uint64_t) { return mlx5::nop(h); });
+    }
+
+    PGAS_HD std::uint64_t post_inline(std::uint64_t raddr, const void* src, std::uint32_t bytes, int pe, std::uint8_t flags,
+                                      bool ring_now, const char* call) const {
+        auto& qp = p_.qps[pe];
+        const auto* payload = static_cast<const std::uint8_t*>(src);
+        const unsigned blocks = (mlx5::inline_write_ds(bytes) + 3u) / 4u;
+        return detail::ibgda_post(access_, waiter(), qp, blocks, options(flags, ring_now), call,
+                                  [&](const mlx5::wqe_header& h, std::uint64_t) {
+                                      return mlx5::rdma_write_inline(h, raddr, qp.rkey, payload, bytes);
+                                  });
+    }
+
+    // Blocking puts return when src is reusable: inline data at once, a
+    // registered source after its WRITE's CQE.
+    PGAS_HD void put_bytes(std::uint64_t dst, const void* src, std::size_t bytes, int pe, bool blocking,
+                           const char* call) const {
+        if (bytes == 0) return;
+        auto& qp = p_.qps[pe];
+        const std::uint64_t raddr = qp.remote_heap + dst;
+        const auto* from = static_cast<const std::byte*>(src);
+        if (bytes <= traits::inline_put_bytes) {
+            post_inline(raddr, src, std::uint32_t(bytes), pe, 0, blocking, call);
+            return;
+        }
+        const lookup_result key = local_key(src, bytes);
+        if (!key.found) {  // not registered: the bytes travel inside the WQEs
+            for (std::size_t done = 0; done < bytes; done += traits::inline_piece_bytes) {
+                const std::size_t piece = bytes - done < traits::inline_piece_bytes ? bytes - done : traits::inline_piece_bytes;
+                post_inline(raddr + done, from + done, std::uint32_t(piece), pe, 0, blocking, call);
+            }
+            return;
+        }
+        std::uint64_t end = 0;
+        for (std::size_t done = 0; done < bytes; done += traits::max_message_bytes) {
+            const std::size_t piece = bytes - done < traits::max_message_bytes ? bytes - done : traits::max_message_bytes;
+            const bool last = done + piece == bytes;
+            const auto laddr = reinterpret_cast<std::uint64_t>(from + done);
+            end = detail::ibgda_post(access_, waiter(), qp, 1,
+                                     options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
+                                     [&](const mlx5::wqe_header& h, std::uint64_t) {
+                                         return mlx5::rdma_write(h, raddr + done, qp.rkey, laddr, key.key,
+                                                                 std::uint32_t(piece));
+                                     });
+        }
+        if (blocking) detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
+    }
+
+    PGAS_HD void get_bytes(void* dst, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
+                           const char* call) const {
+        if (bytes == 0) return;
+        auto& qp = p_.qps[pe];
+        const std::uint64_t raddr = qp.remote_heap + src;
+        auto* to = static_cast<std::byte*>(dst);
+        const lookup_result key = local_key(dst, bytes);
+        if (key.found) {
+            std::uint64_t end = 0;
+            for (std::size_t done = 0; done < bytes; done += traits::max_message_bytes) {
+                const std::size_t piece = bytes - done < traits::max_message_bytes ? bytes - done : traits::max_message_bytes;
+                const bool last = done + piece == bytes;
+                const auto laddr = reinterpret_cast<std::uint64_t>(to + done);
+                end = detail::ibgda_post(access_, waiter(), qp, 1,
+                                         options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
+                                         [&](const mlx5::wqe_header& h, std::uint64_t) {
+                                             return mlx5::rdma_read(h, raddr + done, qp.rkey, laddr, key.key,
+                                                                    std::uint32_t(piece));
+                                         });
+            }
+            if (blocking) detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
+            return;
+        }
+        // Not registered: READ into the scratch of the WQE's own block, wait, copy out.
+        constexpr std::size_t piece_max = traits::scratch_bytes_per_block;
+        for (std::size_t done = 0; done < bytes; done += piece_max) {
+            const std::size_t piece = bytes - done < piece_max ? bytes - done : piece_max;
+            std::uint64_t start = 0;
+            const std::uint64_t end = detail::ibgda_post(
+                access_, waiter(), qp, 1, options(mlx5::fm_ce_se::cq_update, true, true), call,
+                [&](const mlx5::wqe_header& h, std::uint64_t s) {
+                    start = s;
+                    return mlx5::rdma_read(h, raddr + done, qp.rkey, scratch_address(qp, s), qp.scratch_lkey,
+                                           std::uint32_t(piece));
+                });
+            detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
+            std::memcpy(to + done, scratch_of(qp, start), piece);
+            detail::ibgda_release_scratch(qp, start);
+        }
+    }
+
+    PGAS_HD static std::byte* scratch_of(const detail::ibgda_qp& qp, std::uint64_t start) {
+        return qp.scratch + (start & (qp.blocks - 1)) * traits::scratch_bytes_per_block;
+    }
+    PGAS_HD static std::uint64_t scratch_address(const detail::ibgda_qp& qp, std::uint64_t start) {
+        return reinterpret_cast<std::uint64_t>(scratch_of(qp, start));
+    }
+
+    PGAS_HD std::uint64_t post_signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe,
+                                      std::uint8_t flags, const char* call) const {
+        auto& qp = p_.qps[pe];
+        const std::uint64_t raddr = qp.remote_heap + offset;
+        if (op == signal_op::set) return post_inline(raddr, &value, 8, pe, flags, true, call);
+        return detail::ibgda_post(access_, waiter(), qp, 1, options(flags, true), call,
+                                  [&](const mlx5::wqe_header& h, std::uint64_t s) {
+                                      return mlx5::atomic_fetch_add(h, raddr, qp.rkey, scratch_address(qp, s),
+                                                                    qp.scratch_lkey, value);
+                                  });
+    }
+
+    // One NIC atomic on a 4- or 8-byte word (U is the unsigned word type).
+    // 8-byte add and compare-swap are the standard atomics; everything else is
+    // a masked (extended) atomic: swap/set/and/or a masked compare-swap with
+    // compare mask 0, xor a masked fetch-add whose every bit is a field.
+    template <class U>
+    PGAS_HD U word_atomic(amo op, std::uint64_t offset, U operand, U expected, int pe) const {
+        constexpr bool wide = sizeof(U) == 8;
+        auto& qp = p_.qps[pe];
+        const std::uint64_t raddr = qp.remote_heap + offset;
+        const bool fetches = op != amo::set;
+        const bool standard = wide && (op == amo::fetch || op == amo::fetch_add || op == amo::compare_swap);
+        const U ones = U(~U{0});
+        const unsigned blocks = wide && !standard && op != amo::fetch_xor ? 2u : 1u;  // masked 8-byte CS
+        std::uint64_t start = 0;
+        const std::uint64_t end = detail::ibgda_post(
+            access_, waiter(), qp, blocks,
+            options(fetches ? mlx5::fm_ce_se::cq_update : mlx5::fm_ce_se::none, true, fetches), "atomic",
+            [&](const mlx5::wqe_header& h, std::uint64_t s) {
+                start = s;
+                const std::uint64_t laddr = scratch_address(qp, s);
+                const std::uint32_t lkey = qp.scratch_lkey;
+                // (swap, compare, swap_mask, compare_mask) of the masked compare-swap for op
+                U swap = operand, compare = 0, swap_mask = ones, compare_mask = 0;
+                switch (op) {
+                    case amo::fetch:
+                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, qp.rkey, laddr, lkey, 0);
+                        else return mlx5::masked_fetch_add32(h, raddr, qp.rkey, laddr, lkey, 0, 0);
+                    case amo::fetch_add:
+                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, qp.rkey, laddr, lkey, operand);
+                        else return mlx5::masked_fetch_add32(h, raddr, qp.rkey, laddr, lkey, operand, 0);
+                    case amo::fetch_xor:
+                        if constexpr (wide) return mlx5::masked_fetch_add64(h, raddr, qp.rkey, laddr, lkey, operand, ones);
+                        else return mlx5::masked_fetch_add32(h, raddr, qp.rkey, laddr, lkey, operand, ones);
+                    case amo::compare_swap:
+                        if constexpr (wide)
+                            return mlx5::atomic_compare_swap(h, raddr, qp.rkey, laddr, lkey, operand, expected);
+                        compare = expected;
+                        compare_mask = ones;
+                        break;
+                    case amo::fetch_and: swap = 0; swap_mask = U(~operand); break;
+                    case amo::fetch_or: swap_mask = operand; break;
+                    case amo::set:
+                    case amo::swap: break;
+                }
+                if constexpr (wide)
+                    return mlx5::masked_compare_swap64(h, raddr, qp.rkey, laddr, lkey, swap, compare, swap_mask, compare_mask);
+                else
+                    return mlx5::masked_compare_swap32(h, raddr, qp.rkey, laddr, lkey, swap, compare, swap_mask,
+                                                       compare_mask);
+            });
+        if (!fetches) return U{};
+        detail::ibgda_wait_completed(access_, waiter(), qp, end, "atomic");
+        U reply;
+        std::memcpy(&reply, scratch_of(qp, start), sizeof reply);
+        detail::ibgda_release_scratch(qp, start);
+        const bool big_endian =
+            standard ? traits::standard_atomic_reply_big_endian : traits::masked_atomic_reply_big_endian;
+        if (big_endian) {
+            if constexpr (wide) reply = mlx5::byte_swap64(reply);
+            else reply = mlx5::byte_swap32(reply);
+        }
+        return reply;
+    }
+
+    detail::ibgda_params p_{};
+    [[no_unique_address]] Access access_{};
+};
+
+using ibgda = basic_ibgda<>;
+
+static_assert(std::is_trivially_copyable_v<ibgda>);
+static_assert(transport<ibgda>);
+static_assert(rma_transport<ibgda>);
+static_assert(atomic_transport<ibgda>);
+static_assert(signal_transport<ibgda>);
+static_assert(!load_store_transport<ibgda>);
+
+PGAS_NAMESPACE_END

@@ -1,0 +1,66 @@
+// Shared helpers of the libfabric tests: providers to sweep and SPMD worlds with a libfabric domain each.
+#pragma once
+
+#include <pgas/pgas.hpp>
+#include <pgas/transport/libfabric/libfabric.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace test {
+
+using ctx = pgas::device::context<pgas::libfabric>;
+
+// The loopback providers CI checks: shared memory and TCP (127.0.0.1 on lo).
+inline const std::vector<std::string>& providers() {
+    static const std::vector<std::string> all = {"shm", "tcp;ofi_rxm"};
+    return all;
+}
+
+inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
+    pgas::world_options o;
+    o.heap_bytes = std::uint64_t{16} << 20;
+    o.timeout_ms = timeout_ms;
+    return o;
+}
+
+inline pgas::libfabric_options fabric(const std::string& provider, std::uint32_t ring = 1024) {
+    pgas::libfabric_options o;
+    o.provider = provider;
+    o.iface = "lo";
+    o.ring_capacity = ring;
+    return o;
+}
+
+inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    std::uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + c * 0x94d049bb133111ebull + 1;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// n SPMD PE threads, each with its own world and libfabric domain on `provider`.
+template <class Body>
+void run(const std::string& provider, int n_pes, Body&& body, pgas::libfabric_options fo = {},
+         pgas::world_options wo = options()) {
+    if (fo.provider.empty()) fo = fabric(provider, fo.ring_capacity);
+    pgas::world::run_threads(n_pes, [&](pgas::world& w) {
+        pgas::libfabric_domain domain(w, fo);
+        body(w, domain);
+    }, wo);
+}
+
+template <class Body>
+void for_each_provider(Body&& body) {
+    for (const auto& p : providers()) {
+        CAPTURE(p);
+        body(p);
+    }
+}
+
+}  // namespace test
