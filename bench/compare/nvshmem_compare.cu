@@ -96,6 +96,12 @@ __global__ void barrier_loop(int rounds) {
     for (int i = 0; i < rounds; ++i) nvshmem_barrier_all();
 }
 
+// One block calls the block-scope sum reduction of 2 floats `rounds` times
+// inside one running kernel (pgas_compare's allreduce_8B_in_kernel).
+__global__ void allreduce_loop(float* dst, const float* src, int rounds) {
+    for (int i = 0; i < rounds; ++i) nvshmemx_float_sum_reduce_block(NVSHMEM_TEAM_WORLD, dst, src, 2);
+}
+
 // --- harness ---------------------------------------------------------------------
 
 struct bench {
@@ -226,6 +232,22 @@ struct bench {
         });
     }
 
+    void barrier_all_on_stream() {
+        auto t = time_all(compare::on_stream_iters, 15, [&](cudaStream_t s) { nvshmemx_barrier_all_on_stream(s); });
+        emit("barrier_all_on_stream", 0, t, 0, true);
+    }
+
+    void allreduce_in_kernel() {
+        using namespace compare;
+        auto* f_src = reinterpret_cast<float*>(src);
+        auto* f_dst = reinterpret_cast<float*>(dst);
+        auto t = time_all(loop_kernels, loop_reps, [&](cudaStream_t s) {
+            allreduce_loop<<<1, block_threads, 0, s>>>(f_dst, f_src, loop_rounds);
+        });
+        t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
+        emit("allreduce_8B_in_kernel", 8, t, 0, true);
+    }
+
     void collective(compare::coll c) {
         const int n = rk.size();
         auto* send = reinterpret_cast<float*>(src);
@@ -307,6 +329,8 @@ int run_rank(compare::ranks& rk) {
     if (compare::selected("put_rate_8B")) b.put_rate_8B();
     if (compare::selected("barrier_all")) b.barrier_all();
     if (compare::selected("put_quiet_on_stream")) b.put_quiet_on_stream();
+    if (compare::selected("barrier_all_on_stream")) b.barrier_all_on_stream();
+    if (compare::selected("allreduce_8B_in_kernel")) b.allreduce_in_kernel();
     for (auto c : compare::all_colls)
         if (compare::selected(compare::name(c))) b.collective(c);
 

@@ -7,6 +7,24 @@
 #include "p2p_kernels.cuh"
 
 #include <pgas/pgas.hpp>
+#include <pgas/host/on_stream.cuh>
+
+// The collectives (issue 5) are measured when their headers exist (CMake's
+// PGAS_COMPARE_WITH_COLLECTIVES=OFF defines this to 0).
+#ifndef PGAS_COMPARE_COLLECTIVES
+#if __has_include(<pgas/coll/reduce.hpp>)
+#define PGAS_COMPARE_COLLECTIVES 1
+#else
+#define PGAS_COMPARE_COLLECTIVES 0
+#endif
+#endif
+#if PGAS_COMPARE_COLLECTIVES
+#include <pgas/coll/allgather.hpp>
+#include <pgas/coll/alltoall.hpp>
+#include <pgas/coll/broadcast.hpp>
+#include <pgas/coll/reduce.hpp>
+#include <pgas/coll/reduce_scatter.hpp>
+#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -91,13 +109,31 @@ __global__ void barrier_loop(const __grid_constant__ ctx_t ctx, int rounds) {
     for (int i = 0; i < rounds; ++i) pgas::barrier_all<pgas::thread>(ctx);
 }
 
-// The on-stream form of put + quiet: one thread puts 8 bytes and completes it.
-// [swap for pgas's host on-stream put/quiet once they land (issue 3)]
-__global__ void put_quiet_once(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<char> dst, const char* src,
-                               std::size_t bytes, int pe) {
-    pgas::put<pgas::thread>(ctx, dst, src, bytes, pe);
-    pgas::quiet<pgas::thread>(ctx);
+#if PGAS_COMPARE_COLLECTIVES
+// Until host on-stream collectives exist, each PE runs the device-side
+// collective in one kernel of one block (block_threads threads).
+__global__ void collective_block(const __grid_constant__ ctx_t ctx, compare::coll c, pgas::symmetric_ptr<float> dst,
+                                 pgas::symmetric_ptr<float> src, std::size_t count) {
+    const pgas::team world = ctx.world_team();
+    switch (c) {
+        case compare::coll::allreduce: pgas::allreduce<pgas::block>(ctx, world, dst, src, count, pgas::op::sum); break;
+        case compare::coll::allgather: pgas::allgather<pgas::block>(ctx, world, dst, src, count); break;
+        case compare::coll::reduce_scatter:
+            pgas::reduce_scatter<pgas::block>(ctx, world, dst, src, count, pgas::op::sum);
+            break;
+        case compare::coll::broadcast: pgas::broadcast<pgas::block>(ctx, world, dst, src, count, 0); break;
+        case compare::coll::alltoall: pgas::alltoall<pgas::block>(ctx, world, dst, src, count); break;
+    }
 }
+
+// Issue 5's in-kernel figure: one block calls allreduce<block> of 2 floats
+// `rounds` times inside one running kernel.
+__global__ void allreduce_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst,
+                               pgas::symmetric_ptr<float> src, int rounds) {
+    for (int i = 0; i < rounds; ++i)
+        pgas::allreduce<pgas::block>(ctx, ctx.world_team(), dst, src, 2, pgas::op::sum);
+}
+#endif
 
 // --- harness -------------------------------------------------------------------
 
@@ -202,18 +238,68 @@ struct bench {
         emit("barrier_all", 0, t, 0, true);
     }
 
+    // pgas::on_stream::put + pgas::on_stream::quiet of 8 bytes, PE 0 -> PE 1.
     void put_quiet_on_stream() {
         COMPARE_CUDA(cudaSetDevice(device(1)));
         COMPARE_CUDA(cudaMemset(raw(dst, 1), 0xff, 8));
         auto t = time({0}, compare::on_stream_iters, 15, [&](int, cudaStream_t s) {
-            put_quiet_once<<<1, 1, 0, s>>>(ctx[0], dst, raw(src, 0), 8, 1);
+            pgas::on_stream::put(ctx[0], dst, raw(src, 0), 8, 1, s);
+            pgas::on_stream::quiet(ctx[0], s);
         });
         emit("put_quiet_on_stream", 8, t, 0, same_ends(raw(dst, 1), raw(src, 0), 8));
     }
 
-    // [pgas collectives (issue 5) go here: allreduce, allgather, reduce_scatter,
-    //  broadcast, alltoall on the shapes of compare::shape(), checked with
-    //  compare::check_output and emitted with compare::busbw_factor.]
+    void barrier_all_on_stream() {
+        auto t = time({0, 1}, compare::on_stream_iters, 15,
+                      [&](int pe, cudaStream_t s) { pgas::on_stream::barrier_all(ctx[pe], s); });
+        emit("barrier_all_on_stream", 0, t, 0, true);
+    }
+
+#if PGAS_COMPARE_COLLECTIVES
+    void collective(compare::coll c) {
+        const int n_pes = n();
+        const auto fsrc = pgas::symmetric_cast<float>(src);
+        const auto fdst = pgas::symmetric_cast<float>(dst);
+        for (std::size_t bytes : compare::sweep_sizes()) {
+            if (bytes > max_bytes) break;
+            const auto sh = compare::shape(c, bytes, n_pes);
+            if (!sh.valid) continue;
+            for (int pe = 0; pe < n_pes; ++pe) {
+                COMPARE_CUDA(cudaSetDevice(device(pe)));
+                compare::fill(raw(fsrc, pe), sh.send_elems, float(pe + 1), stream[pe]);
+                COMPARE_CUDA(cudaMemsetAsync(raw(fdst, pe), 0xff, sh.recv_elems * sizeof(float), stream[pe]));
+                COMPARE_CUDA(cudaStreamSynchronize(stream[pe]));
+            }
+            const auto pl = compare::plan_for(bytes);
+            auto t = time({0, 1}, pl.iters, pl.reps, [&](int pe, cudaStream_t s) {
+                collective_block<<<1, block_threads, 0, s>>>(ctx[pe], c, fdst, fsrc, sh.count);
+            });
+            bool ok = true;
+            for (int pe = 0; pe < n_pes; ++pe) {
+                if (c == compare::coll::broadcast && pe == 0) continue;  // as the peers: the root is not checked
+                COMPARE_CUDA(cudaSetDevice(device(pe)));
+                ok = compare::check_output(c, pe, n_pes, raw(fdst, pe), sh) && ok;
+            }
+            emit(compare::name(c), bytes, t, compare::busbw_factor(c, n_pes), ok);
+        }
+        // the sources hold the collectives' pattern now: restore the put/get one
+        for (int pe = 0; pe < n_pes; ++pe) {
+            COMPARE_CUDA(cudaSetDevice(device(pe)));
+            compare::fill(reinterpret_cast<float*>(raw(src, pe)), max_bytes / 4, float(pe) + 1.5f);
+        }
+    }
+
+    void allreduce_in_kernel() {
+        using namespace compare;
+        const auto fsrc = pgas::symmetric_cast<float>(src);
+        const auto fdst = pgas::symmetric_cast<float>(dst);
+        auto t = time({0, 1}, loop_kernels, loop_reps, [&](int pe, cudaStream_t s) {
+            allreduce_loop<<<1, block_threads, 0, s>>>(ctx[pe], fdst, fsrc, loop_rounds);
+        });
+        t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
+        emit("allreduce_8B_in_kernel", 8, t, 0, true);
+    }
+#endif
 };
 
 }  // namespace
@@ -258,5 +344,17 @@ int main() {
     if (compare::selected("put_rate_8B")) b.put_rate_8B();
     if (compare::selected("barrier_all")) b.barrier_all();
     if (compare::selected("put_quiet_on_stream")) b.put_quiet_on_stream();
+    if (compare::selected("barrier_all_on_stream")) b.barrier_all_on_stream();
+#if PGAS_COMPARE_COLLECTIVES
+    if (compare::selected("allreduce_8B_in_kernel")) b.allreduce_in_kernel();
+    for (auto c : compare::all_colls)
+        if (compare::selected(compare::name(c))) b.collective(c);
+#else
+    std::fprintf(stderr, "pgas_compare: built without pgas collectives\n");
+#endif
+    for (int i = 0; i < b.n(); ++i) {
+        COMPARE_CUDA(cudaSetDevice(b.device(i)));
+        COMPARE_CUDA(cudaDeviceSynchronize());
+    }
     return 0;
 }

@@ -20,18 +20,21 @@ REQUIRED = {"impl": str, "benchmark": str, "bytes": int, "us": (int, float), "al
             "busbw_GBps": (int, float), "machine": str, "date": str}
 # Peers in table order; nccl-best is derived here: per size, the faster of nccl and nccl-symm.
 PEERS = ["nvshmem", "nccl", "nccl-symm", "nccl-best"]
-ORDER = ["p_pingpong", "barrier_all", "put_quiet_on_stream", "put_rate_8B", "put_block", "put_nbi_grid",
+ORDER = ["p_pingpong", "barrier_all", "barrier_all_on_stream", "put_quiet_on_stream", "allreduce_8B_in_kernel",
+         "put_rate_8B", "put_block", "put_nbi_grid",
          "get_block", "get_nbi_grid", "allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
 WHAT = {
     "p_pingpong": "one-way latency of a flag bounced PE0 <-> PE1 by p + wait_until, inside one kernel",
     "barrier_all": "device barrier_all inside one kernel, per call",
+    "barrier_all_on_stream": "barrier_all enqueued on a stream, per call",
     "put_quiet_on_stream": "8-byte put + quiet enqueued on a stream, per pair",
+    "allreduce_8B_in_kernel": "one block calls a block-scope sum allreduce of 2 floats, in a loop inside one kernel",
     "put_rate_8B": "8-byte non-blocking puts from 8192 threads then quiet, time per message",
     "put_block": "one block (1024 threads): put + quiet, PE0 -> PE1",
     "put_nbi_grid": "up to 64 blocks (one per 64 KiB): put_nbi + quiet, PE0 -> PE1",
     "get_block": "one block (1024 threads): get, PE0 <- PE1",
     "get_nbi_grid": "up to 64 blocks: get_nbi + quiet, PE0 <- PE1",
-    "allreduce": "float sum, out of place; bytes = buffer size",
+    "allreduce": "float sum, out of place; bytes = buffer size. pgas: see docs/perf/README.md for how it is launched",
     "allgather": "bytes = gathered output size",
     "reduce_scatter": "float sum; bytes = input size",
     "broadcast": "root 0; bytes = buffer size",
@@ -146,7 +149,7 @@ def markdown(table, records, command):
         sizes = sorted({s for per in impls.values() for s in per})
         for size in sizes:
             mine = impls.get("pgas", {}).get(size)
-            row = [human(size) if bench not in ("barrier_all",) else "—", fmt_us(mine) + fmt_bw(mine) + mark(mine)]
+            row = [human(size) if size > 0 else "—", fmt_us(mine) + fmt_bw(mine) + mark(mine)]
             for p in peers:
                 theirs = impls[p].get(size)
                 row.append(fmt_us(theirs) + fmt_bw(theirs) + mark(theirs))
