@@ -99,11 +99,21 @@ struct lane {
 };
 
 // Captures `iters` calls of enqueue(stream) into a graph on device's stream.
-inline lane capture(int device, cudaStream_t stream, int iters, const std::function<void(cudaStream_t)>& enqueue) {
+// One call runs eagerly first (and completes), so that a library's lazy
+// first-call setup, which may not be capturable, happens outside the graph.
+// Every rank of a collective must capture at the same time. A process that
+// drives several GPUs primes them all itself first (prime = false here).
+inline lane capture(int device, cudaStream_t stream, int iters, const std::function<void(cudaStream_t)>& enqueue,
+                    bool prime = true) {
     lane l;
     l.device = device;
     l.stream = stream;
     COMPARE_CUDA(cudaSetDevice(device));
+    if (prime) {
+        enqueue(stream);
+        COMPARE_CUDA(cudaStreamSynchronize(stream));
+        COMPARE_CUDA(cudaGetLastError());
+    }
     cudaGraph_t graph = nullptr;
     COMPARE_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < iters; ++i) enqueue(stream);
