@@ -128,6 +128,7 @@ def markdown(table, records, command):
             "and bandwidth rows alike. Bandwidth in parentheses is busbw (nccl-tests' factors; equal to algbw "
             "for point-to-point). nccl-best is the faster of nccl (plain buffers) and nccl-symm (symmetric "
             "windows) at each size. — : not measured.", ""]
+    out += summary(table)
     failed = [r for r in records if r.get("ok") is False]
     if failed:
         out.append(f"**{len(failed)} figures failed their output check** (marked ✗); do not trust them.")
@@ -158,6 +159,32 @@ def markdown(table, records, command):
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def summary(table):
+    """Per benchmark and peer: geometric mean of pgas/peer over the common sizes, and the worst size."""
+    rows = []
+    for bench in ordered(table):
+        impls = table[bench]
+        mine = impls.get("pgas", {})
+        cells = []
+        for p in PEERS:
+            theirs = impls.get(p, {})
+            common = sorted(set(mine) & set(theirs))
+            if not common:
+                cells.append("—")
+                continue
+            ratios = [(mine[s]["us"] / theirs[s]["us"], s) for s in common]
+            mean = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
+            worst, at = max(ratios)
+            cells.append(f"{mean:.2f}" + (f" (worst {worst:.2f} at {human(at)})" if len(ratios) > 1 else ""))
+        if any(c != "—" for c in cells):
+            rows.append(f"| {bench} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    head = ["## Summary: pgas / peer time (geometric mean over sizes; below 1 pgas is faster)", "",
+            "| benchmark | " + " | ".join(PEERS) + " |", "|---|" + "---|" * len(PEERS)]
+    return head + rows + [""]
 
 
 def mark(r):
