@@ -51,14 +51,28 @@ TEST_CASE("processes: a PE that dies before a host barrier stops the others with
     check_survivor(results[2], "the root (PE 0) aborted", 15);
 }
 
-TEST_CASE("processes: a PE that dies before a device barrier: the others' waits time out with the PE named") {
-    auto results = test::run_world(3, {"die_in_barrier", "0", "device"},
-                                   {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "1500"}}, 60s);
-    CHECK(results[0].exited(3));
-    for (int rank : {1, 2}) {
-        CAPTURE(rank);
-        check_survivor(results[std::size_t(rank)], "on PE " + std::to_string(rank) + ": no progress after", 15);
+TEST_CASE("processes: a PE that dies before a device barrier stops the others' waits, naming it") {
+    // Device waits time out after 30 s here: the others must stop because the
+    // bootstrap's watcher saw the death, not because the wait gave up.
+    for (int victim : {0, 2}) {
+        CAPTURE(victim);
+        auto results = test::run_world(3, {"die_in_barrier", std::to_string(victim), "device"},
+                                       {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "30000"}}, 60s);
+        CHECK(results[std::size_t(victim)].exited(3));
+        for (int rank = 0; rank < 3; ++rank) {
+            if (rank == victim) continue;
+            CAPTURE(rank);
+            check_survivor(results[std::size_t(rank)],
+                           "on PE " + std::to_string(rank) + ": stopped waiting: failed PE " + std::to_string(victim), 15);
+        }
     }
+}
+
+TEST_CASE("processes: without the watcher's help a device wait still ends, by its timeout") {
+    auto results = test::run_world(2, {"die_in_barrier", "1", "device-unwatched"},
+                                   {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "1500"}}, 60s);
+    CHECK(results[1].exited(3));
+    check_survivor(results[0], "on PE 0: no progress after", 15);
 }
 
 TEST_CASE("pgasrun: output is forwarded line by line with the rank prefix; success exits 0") {

@@ -5,7 +5,8 @@
 //   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
 //                             bootstrap (WHEN=joined); the others must fail init with an error
 //   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
-//                             barrier (KIND=device); the others must fail with an error
+//                             barrier (KIND=device, or device-unwatched: without the peer-failure flag);
+//                             the others must fail with an error
 //   exit RANK CODE            RANK exits with CODE after init, the others wait in a barrier
 //
 // A survivor that sees the expected pgas::error prints "expected error after N ms: <what()>" and exits 0.
@@ -112,6 +113,7 @@ int die_in_init(int victim, const std::string& when) {
 int die_in_barrier(int victim, const std::string& kind) {
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
+    if (kind == "device-unwatched") ctx.runtime.abort_flag = nullptr;  // only the wait's own timeout is left
     w.barrier();
     if (w.my_pe() == victim) die();
     try {

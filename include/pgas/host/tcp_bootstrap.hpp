@@ -11,6 +11,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -116,7 +120,8 @@ inline constexpr std::size_t header_bytes = 16;
 inline constexpr std::uint64_t max_hello_bytes = 4096;
 inline constexpr std::uint64_t max_abort_bytes = 65536;
 
-enum class kind : std::uint16_t { hello = 1, welcome = 2, reject = 3, data = 4, abort = 5 };
+// bye: the sender destroys its bootstrap in good order (its EOF that follows is no failure).
+enum class kind : std::uint16_t { hello = 1, welcome = 2, reject = 3, data = 4, abort = 5, bye = 6 };
 
 inline void put(std::vector<unsigned char>& out, std::uint64_t value, int bytes) {
     for (int i = 0; i < bytes; ++i) out.push_back(static_cast<unsigned char>(value >> (8 * i)));
@@ -240,7 +245,9 @@ inline void no_delay(int fd) {
 // that PE to every other rank and throws; the others throw the same text.
 // When rank 0 dies, the others see the connection close. So a dead peer is an
 // error on every PE within the timeout, never a hang. After a failure every
-// later call throws at once.
+// later call throws at once. Between collectives, watch() notices a peer that
+// dies (its connection closes without a bye frame) within ~50 ms and reports
+// it, so that device waits can stop instead of timing out.
 class tcp_bootstrap final : public bootstrap {
 public:
     explicit tcp_bootstrap(const launch_info& launch)
@@ -257,9 +264,41 @@ public:
             join(launch);
     }
 
+    tcp_bootstrap(const tcp_bootstrap&) = delete;
+    tcp_bootstrap& operator=(const tcp_bootstrap&) = delete;
+
+    // Says goodbye (so the others see a departure, not a death) unless this
+    // bootstrap failed or an exception is unwinding through its owner.
+    ~tcp_bootstrap() override {
+        if (watcher_.joinable()) {
+            {
+                std::lock_guard lock(stop_mutex_);
+                stopping_ = true;
+            }
+            stop_changed_.notify_all();
+            watcher_.join();
+        }
+        if (!broken_.empty() || std::uncaught_exceptions() > 0) return;
+        const auto deadline = tcp::clock::now() + std::chrono::milliseconds(200);
+        for (auto& peer : peers_)
+            if (peer) (void)tcp::send_frame(peer.get(), tcp::kind::bye, nullptr, 0, deadline);
+        if (root_fd_) (void)tcp::send_frame(root_fd_.get(), tcp::kind::bye, nullptr, 0, deadline);
+    }
+
     int rank() const override { return rank_; }
     int size() const override { return size_; }
     std::chrono::milliseconds timeout() const { return timeout_; }
+
+    // Starts a thread that, while no collective runs, checks every ~50 ms
+    // whether a peer died (rank 0: a peer's connection closed without a bye;
+    // the others: rank 0's closed, or rank 0 sent an abort naming a PE) and
+    // then calls on_failure(failed PE) once, from that thread. The world
+    // raises its peer-failure flag with it. Later collectives throw.
+    void watch(std::function<void(int failed_pe)> on_failure) {
+        if (size_ == 1 || watcher_.joinable()) return;
+        on_failure_ = std::move(on_failure);
+        watcher_ = std::thread([this] { watch_loop(); });
+    }
 
     void allgather(const void* mine, void* all, std::size_t bytes) override {
         exchange(call_allgather, mine, all, bytes);
@@ -290,6 +329,8 @@ private:
 
     void serve(const launch_info& launch) {
         peers_.resize(std::size_t(size_));
+        left_.assign(std::size_t(size_), false);
+        watched_data_.assign(std::size_t(size_), false);
         if (size_ == 1) return;
         listen_on(launch);
         const auto deadline = tcp::clock::now() + timeout_;
@@ -312,18 +353,24 @@ private:
         }
         if (joined < size_ - 1) {
             std::string missing;
+            int first_missing = -1;
             for (int r = 1; r < size_; ++r)
-                if (!peers_[std::size_t(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+                if (!peers_[std::size_t(r)]) {
+                    missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+                    if (first_missing < 0) first_missing = r;
+                }
             fail(errc::timeout, "bootstrap init",
                  "PE(s) " + missing + " did not connect to the root at " + root_ + " within " +
                      std::to_string(timeout_.count()) +
                      " ms (they failed before init, or were started with another PGAS_ROOT or world size)" +
-                     (rejected_.empty() ? std::string() : "; rejected connections: " + rejected_));
+                     (rejected_.empty() ? std::string() : "; rejected connections: " + rejected_),
+                 first_missing);
         }
         for (int r = 1; r < size_; ++r)
             if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::welcome, nullptr, 0, deadline + answer_slack) !=
                 tcp::io::ok)
-                fail(errc::peer_failed, "bootstrap init", "PE " + std::to_string(r) + " closed its connection during init");
+                fail(errc::peer_failed, "bootstrap init", "PE " + std::to_string(r) + " closed its connection during init",
+                     r);
         listener_.reset();
     }
 
@@ -385,6 +432,11 @@ private:
     void exchange_root(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
         auto* out = static_cast<unsigned char*>(all);
         std::memcpy(out, mine, bytes);
+        for (int r = 1; r < size_; ++r)
+            if (left_[std::size_t(r)])
+                fail(errc::peer_failed, what(call),
+                     "PE " + std::to_string(r) + " has left: it destroyed its world before this collective call", r);
+        watched_data_.assign(std::size_t(size_), false);
         const auto deadline = tcp::clock::now() + timeout_;
         std::vector<int> pending;
         for (int r = 1; r < size_; ++r) pending.push_back(r);
@@ -394,11 +446,13 @@ private:
             const int n = ::poll(polls.data(), polls.size(), tcp::remaining_ms(deadline));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) {
+                const int first_late = pending.front();
                 std::string late;
                 for (int r : pending) late += (late.empty() ? "" : ", ") + std::to_string(r);
                 fail(errc::timeout, what(call),
                      "PE(s) " + late + " did not reach it within " + std::to_string(timeout_.count()) +
-                         " ms (a PE hangs or skipped a collective call; PGAS_BOOTSTRAP_TIMEOUT_MS raises the limit)");
+                         " ms (a PE hangs or skipped a collective call; PGAS_BOOTSTRAP_TIMEOUT_MS raises the limit)",
+                     first_late);
             }
             std::vector<int> still;
             for (std::size_t i = 0; i < polls.size(); ++i) {
@@ -414,7 +468,7 @@ private:
         for (int r = 1; r < size_; ++r)
             if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::data, out, bytes * std::size_t(size_),
                                 deadline + answer_slack, prefix.data(), prefix.size()) != tcp::io::ok)
-                fail(errc::peer_failed, what(call), "PE " + std::to_string(r) + " exited or closed its connection");
+                fail(errc::peer_failed, what(call), "PE " + std::to_string(r) + " exited or closed its connection", r);
     }
 
     void receive_block(int r, std::uint32_t call, unsigned char* into, std::size_t bytes,
@@ -424,25 +478,29 @@ private:
         tcp::header head;
         unsigned char prefix[prefix_bytes];
         auto result = tcp::recv_header(fd, head, deadline);
+        if (result == tcp::io::ok && head.magic == tcp::magic && head.type == tcp::kind::bye)
+            fail(errc::peer_failed, what(call), pe + " has left: it destroyed its world before this collective call", r);
         if (result == tcp::io::ok && (head.magic != tcp::magic || head.type != tcp::kind::data || head.length < prefix_bytes))
-            fail(errc::bootstrap, what(call), pe + " sent a malformed frame");
+            fail(errc::bootstrap, what(call), pe + " sent a malformed frame", r);
         if (result == tcp::io::ok) result = tcp::recv_all(fd, prefix, prefix_bytes, deadline);
         if (result == tcp::io::closed)
-            fail(errc::peer_failed, what(call), pe + " exited or closed its connection (the process died or failed)");
-        if (result == tcp::io::timeout) fail(errc::timeout, what(call), pe + " sent a partial frame and stalled");
+            fail(errc::peer_failed, what(call), pe + " exited or closed its connection (the process died or failed)", r);
+        if (result == tcp::io::timeout) fail(errc::timeout, what(call), pe + " sent a partial frame and stalled", r);
         const auto their_call = std::uint32_t(tcp::get(prefix, 4));
         const auto their_sequence = tcp::get(prefix + 8, 8);
         if (their_call != call || their_sequence != sequence_)
             fail(errc::collective_mismatch, what(call),
                  pe + " called " + call_name(their_call) + " #" + std::to_string(their_sequence) +
                      " while PE 0 called " + call_name(call) + " #" + std::to_string(sequence_) +
-                     " (PEs must make collective calls in the same order)");
+                     " (PEs must make collective calls in the same order)",
+                 r);
         if (head.length - prefix_bytes != bytes)
             fail(errc::collective_mismatch, what(call),
                  pe + " contributed " + std::to_string(head.length - prefix_bytes) + " bytes but PE 0 " +
-                     std::to_string(bytes) + " (collective arguments differ between PEs)");
+                     std::to_string(bytes) + " (collective arguments differ between PEs)",
+                 r);
         if (tcp::recv_all(fd, into, bytes, deadline) != tcp::io::ok)
-            fail(errc::peer_failed, what(call), pe + " exited or stalled in the middle of its block");
+            fail(errc::peer_failed, what(call), pe + " exited or stalled in the middle of its block", r);
     }
 
     // --- other ranks ------------------------------------------------------------
@@ -510,6 +568,7 @@ private:
     }
 
     void exchange_peer(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
+        if (root_left_) fail(errc::peer_failed, what(call), "the root (PE 0) has left: it destroyed its world", 0);
         const auto deadline = tcp::clock::now() + timeout_ + answer_slack;
         const int fd = root_fd_.get();
         const auto prefix = data_prefix(call);
@@ -526,6 +585,8 @@ private:
         if (result != tcp::io::ok)
             fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0): it exited or failed");
         if (head.magic != tcp::magic) fail(errc::bootstrap, what(call), "malformed frame from the root");
+        if (head.type == tcp::kind::bye)
+            fail(errc::peer_failed, what(call), "the root (PE 0) has left: it destroyed its world", 0);
         check_abort(head, what(call));
         const std::uint64_t expected = prefix_bytes + bytes * std::uint64_t(size_);
         if (head.type != tcp::kind::data || head.length != expected)
@@ -545,11 +606,14 @@ private:
                                                       tcp::clock::now() + std::chrono::milliseconds(1000));
         errc code = errc::peer_failed;
         std::string text = payload;
-        if (payload.size() >= 4) {
-            code = errc(tcp::get(reinterpret_cast<const unsigned char*>(payload.data()), 4));
-            text = payload.substr(4);
+        int failed = 0;
+        if (payload.size() >= 8) {
+            const auto* raw = reinterpret_cast<const unsigned char*>(payload.data());
+            code = errc(tcp::get(raw, 4));
+            failed = int(tcp::get(raw + 4, 4)) - 1;
+            text = payload.substr(8);
         }
-        fail(code, call, "the root (PE 0) aborted: " + text);
+        fail(code, call, "the root (PE 0) aborted: " + text, failed);
     }
 
     // --- both -------------------------------------------------------------------
@@ -563,6 +627,7 @@ private:
     }
 
     void exchange(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
+        std::lock_guard io(io_);  // the watcher stays off the sockets meanwhile
         if (!broken_.empty())
             throw_error(broken_code_, rank_, what(call), "the bootstrap failed earlier: " + broken_);
         if (rank_ == 0)
@@ -573,13 +638,20 @@ private:
     }
 
     // Records the failure, tells every connected rank (root) or drops the
-    // connection to the root (others), and throws.
-    [[noreturn]] void fail(errc code, const std::string& call, const std::string& detail) {
+    // connection to the root (others), and throws. failed_pe: the PE at
+    // fault when known (the one whose waits should name it), else -1.
+    [[noreturn]] void fail(errc code, const std::string& call, const std::string& detail, int failed_pe = -1) {
+        abort_all(code, call, detail, failed_pe);
+        throw_error(code, rank_, call, detail);
+    }
+
+    void abort_all(errc code, const std::string& call, const std::string& detail, int failed_pe) {
         broken_ = detail;
         broken_code_ = code;
         if (rank_ == 0) {
             std::vector<unsigned char> payload;
             tcp::put(payload, std::uint32_t(code), 4);
+            tcp::put(payload, std::uint32_t(failed_pe + 1), 4);
             const std::string text = "PE 0 in " + call + ": " + detail;
             payload.insert(payload.end(), text.begin(), text.end());
             const auto deadline = tcp::clock::now() + std::chrono::milliseconds(1000);
@@ -597,7 +669,66 @@ private:
             for (auto& peer : peers_) peer.reset();
         }
         root_fd_.reset();
-        throw_error(code, rank_, call, detail);
+    }
+
+    // --- the watcher: peer deaths between collectives ---------------------------
+
+    void watch_loop() {
+        std::unique_lock stop_lock(stop_mutex_);
+        while (!stop_changed_.wait_for(stop_lock, std::chrono::milliseconds(50), [&] { return stopping_; })) {
+            std::unique_lock io(io_, std::try_to_lock);
+            if (!io || !broken_.empty() || reported_) continue;
+            const int failed = rank_ == 0 ? watch_peers() : watch_root();
+            if (failed < 0) continue;
+            reported_ = true;
+            if (on_failure_) on_failure_(failed);
+        }
+    }
+
+    // Rank 0: a peer whose connection ended without a bye died; tell everyone.
+    int watch_peers() {
+        for (int r = 1; r < size_; ++r) {
+            auto& peer = peers_[std::size_t(r)];
+            if (!peer || left_[std::size_t(r)] || watched_data_[std::size_t(r)]) continue;
+            unsigned char raw[tcp::header_bytes];
+            const ssize_t n = ::recv(peer.get(), raw, sizeof raw, MSG_PEEK | MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                abort_all(errc::peer_failed, "watch",
+                          "PE " + std::to_string(r) +
+                              " exited or closed its connection outside a collective call (the process died)",
+                          r);
+                return r;
+            }
+            if (n < ssize_t(sizeof raw)) continue;
+            if (tcp::kind(tcp::get(raw + 6, 2)) == tcp::kind::bye) {
+                (void)::recv(peer.get(), raw, sizeof raw, MSG_DONTWAIT);
+                left_[std::size_t(r)] = true;
+            } else {
+                watched_data_[std::size_t(r)] = true;  // its next collective began: read there
+            }
+        }
+        return -1;
+    }
+
+    // Other ranks: rank 0's connection closed, or an abort naming a PE waits.
+    // The abort stays unread, for the next collective to throw its text.
+    int watch_root() {
+        if (!root_fd_ || root_left_) return -1;
+        unsigned char raw[tcp::header_bytes + 8];
+        const ssize_t n = ::recv(root_fd_.get(), raw, sizeof raw, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return 0;
+        if (n < ssize_t(tcp::header_bytes)) return -1;
+        const auto type = tcp::kind(tcp::get(raw + 6, 2));
+        if (type == tcp::kind::bye) {
+            (void)::recv(root_fd_.get(), raw, tcp::header_bytes, MSG_DONTWAIT);
+            root_left_ = true;
+            return -1;
+        }
+        if (type == tcp::kind::abort && n == ssize_t(sizeof raw)) {
+            const int failed = int(tcp::get(raw + tcp::header_bytes + 4, 4)) - 1;
+            return failed >= 0 ? failed : 0;
+        }
+        return -1;
     }
 
     int rank_;
@@ -612,6 +743,17 @@ private:
     std::string rejected_;                // rank 0: connections turned away, for the timeout message
     std::string broken_;
     errc broken_code_ = errc::bootstrap;
+    std::vector<bool> left_;          // rank 0: peers that said bye
+    std::vector<bool> watched_data_;  // rank 0: peers whose next collective's frame is queued
+    bool root_left_ = false;          // other ranks: rank 0 said bye
+    // The watcher (see watch()); io_ keeps it off the sockets during collectives.
+    std::mutex io_;
+    std::function<void(int)> on_failure_;
+    bool reported_ = false;
+    std::mutex stop_mutex_;
+    std::condition_variable stop_changed_;
+    bool stopping_ = false;
+    std::thread watcher_;
 };
 
 }  // namespace detail

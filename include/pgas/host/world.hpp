@@ -88,12 +88,20 @@ public:
                                 "rank " + std::to_string(launch.rank) + " outside a world of " +
                                     std::to_string(launch.size) + " (" + launch.source + ")");
         std::shared_ptr<detail::bootstrap> channel;
+        std::shared_ptr<detail::tcp_bootstrap> tcp;
         if (launch.size == 1)
             channel = std::make_shared<detail::single_bootstrap>();
         else
-            channel = std::make_shared<detail::tcp_bootstrap>(launch);
+            channel = tcp = std::make_shared<detail::tcp_bootstrap>(launch);
         heap_factory heap = options.heap ? options.heap : heap_factory(&detail::make_shm_heap);
-        return world(std::move(channel), {launch.rank}, launch.size, options, std::move(heap));
+        world w(std::move(channel), {launch.rank}, launch.size, options, std::move(heap));
+        // A peer that dies between collectives stops this process's device
+        // waits (errc::peer_failed naming it) instead of leaving them to time out.
+        if (tcp) tcp->watch([flag = &w.state_->abort_flag](int failed_pe) {
+            int none = 0;
+            flag->compare_exchange_strong(none, failed_pe + 1);
+        });
+        return w;
     }
 
 private:
