@@ -92,6 +92,13 @@ __global__ void put_rate(std::uint64_t* dst, const std::uint64_t* src, int pe) {
     nvshmem_quiet();
 }
 
+// As pgas_compare's: dependent fetch-adds, one at a time.
+__global__ void fetch_add_loop(std::uint64_t* word, std::uint64_t* sink, int rounds, int pe) {
+    std::uint64_t seen = 0;
+    for (int i = 0; i < rounds; ++i) seen = nvshmem_uint64_atomic_fetch_add(word, 1 + (seen >> 63), pe);
+    *sink = seen;
+}
+
 __global__ void barrier_loop(int rounds) {
     for (int i = 0; i < rounds; ++i) nvshmem_barrier_all();
 }
@@ -112,9 +119,9 @@ struct bench {
     std::size_t max_bytes = 0;
     char* src = nullptr;            // symmetric, max_bytes
     char* dst = nullptr;            // symmetric, max_bytes
-    std::uint64_t* flag = nullptr;  // symmetric
+    std::uint64_t* flag = nullptr;  // symmetric: [0] ping-pong flag, [1] fetch-add target
     std::uint64_t* words = nullptr; // symmetric, rate_messages
-    std::uint64_t* base = nullptr;  // local
+    std::uint64_t* base = nullptr;  // local: [0] ping-pong epoch, [1] fetch-add sink
 
     void emit(const char* benchmark, std::size_t bytes, const compare::timing& t, double factor, bool ok,
               double rate = 0) const {
@@ -210,6 +217,17 @@ struct bench {
             const double rate = per / t.us;
             t.us /= per, t.min_us /= per, t.max_us /= per;
             emit("put_rate_8B", 8, t, 1.0, true, rate);
+        });
+    }
+
+    void atomic_fetch_add() {
+        using namespace compare;
+        rank0_only([&] {
+            auto t = time_rank0(loop_kernels, loop_reps, [&](cudaStream_t s) {
+                fetch_add_loop<<<1, 1, 0, s>>>(flag + 1, base + 1, loop_rounds, 1);
+            });
+            t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
+            emit("atomic_fetch_add", 8, t, 0, true);
         });
     }
 
@@ -311,11 +329,11 @@ int run_rank(compare::ranks& rk) {
     COMPARE_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
     b.src = static_cast<char*>(nvshmem_malloc(b.max_bytes));
     b.dst = static_cast<char*>(nvshmem_malloc(b.max_bytes));
-    b.flag = static_cast<std::uint64_t*>(nvshmem_calloc(1, sizeof(std::uint64_t)));
+    b.flag = static_cast<std::uint64_t*>(nvshmem_calloc(2, sizeof(std::uint64_t)));  // [0] ping-pong, [1] fetch-add
     b.words = static_cast<std::uint64_t*>(nvshmem_malloc(compare::rate_messages * sizeof(std::uint64_t)));
     COMPARE_REQUIRE(b.src && b.dst && b.flag && b.words, "nvshmem_malloc failed (raise NVSHMEM_SYMMETRIC_SIZE)");
-    COMPARE_CUDA(cudaMalloc(&b.base, sizeof *b.base));
-    COMPARE_CUDA(cudaMemset(b.base, 0, sizeof *b.base));
+    COMPARE_CUDA(cudaMalloc(&b.base, 2 * sizeof *b.base));  // [0] ping-pong epoch, [1] fetch-add sink
+    COMPARE_CUDA(cudaMemset(b.base, 0, 2 * sizeof *b.base));
     COMPARE_CUDA(cudaMemset(b.words, 0x5a, compare::rate_messages * sizeof(std::uint64_t)));
     compare::fill(reinterpret_cast<float*>(b.src), b.max_bytes / 4, float(me) + 1.5f);
     COMPARE_CUDA(cudaDeviceSynchronize());
@@ -327,6 +345,7 @@ int run_rank(compare::ranks& rk) {
     if (compare::selected("get_block")) b.bandwidth("get_block", false, false);
     if (compare::selected("get_nbi_grid")) b.bandwidth("get_nbi_grid", false, true);
     if (compare::selected("put_rate_8B")) b.put_rate_8B();
+    if (compare::selected("atomic_fetch_add")) b.atomic_fetch_add();
     if (compare::selected("barrier_all")) b.barrier_all();
     if (compare::selected("put_quiet_on_stream")) b.put_quiet_on_stream();
     if (compare::selected("barrier_all_on_stream")) b.barrier_all_on_stream();

@@ -105,6 +105,15 @@ __global__ void put_rate(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<
     pgas::quiet<pgas::thread>(ctx);
 }
 
+// One thread: `rounds` fetch-adds on PE pe's word, each waiting for the one
+// before (the next addend depends on the fetched value): round-trip latency.
+__global__ void fetch_add_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> word,
+                               std::uint64_t* sink, int rounds, int pe) {
+    std::uint64_t seen = 0;
+    for (int i = 0; i < rounds; ++i) seen = pgas::atomic_fetch_add(ctx, word, 1 + (seen >> 63), pe);
+    *sink = seen;
+}
+
 __global__ void barrier_loop(const __grid_constant__ ctx_t ctx, int rounds) {
     for (int i = 0; i < rounds; ++i) pgas::barrier_all<pgas::thread>(ctx);
 }
@@ -144,9 +153,9 @@ struct bench {
     std::string machine, date;
     std::size_t max_bytes;
     pgas::symmetric_ptr<char> src, dst;       // max_bytes each, on every PE
-    pgas::symmetric_ptr<std::uint64_t> flag;  // ping-pong flag
+    pgas::symmetric_ptr<std::uint64_t> flag;  // [0] ping-pong flag, [1] fetch-add target
     pgas::symmetric_ptr<std::uint64_t> words; // message-rate targets
-    std::vector<std::uint64_t*> base;         // per GPU, ping-pong epoch
+    std::vector<std::uint64_t*> base;         // per GPU: [0] ping-pong epoch, [1] fetch-add sink
 
     int n() const { return w.n_local_pes(); }
     int device(int i) const { return w.device_of(i); }
@@ -236,6 +245,15 @@ struct bench {
         const double rate = per / t.us;  // messages per us = M messages per s
         t.us /= per, t.min_us /= per, t.max_us /= per;
         emit("put_rate_8B", 8, t, 1.0, true, rate);
+    }
+
+    void atomic_fetch_add() {
+        using namespace compare;
+        auto t = time({0}, loop_kernels, loop_reps, [&](int, cudaStream_t s) {
+            fetch_add_loop<<<1, 1, 0, s>>>(ctx[0], flag + 1, base[0] + 1, loop_rounds, 1);
+        });
+        t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
+        emit("atomic_fetch_add", 8, t, 0, true);
     }
 
     void barrier_all() {
@@ -329,7 +347,7 @@ int main() {
     b.max_bytes = max_bytes;
     b.src = w.alloc<char>(max_bytes);
     b.dst = w.alloc<char>(max_bytes);
-    b.flag = w.alloc<std::uint64_t>(1);
+    b.flag = w.alloc<std::uint64_t>(2);  // [0] ping-pong flag, [1] fetch-add target
     b.words = w.alloc<std::uint64_t>(compare::rate_messages);
     for (int i = 0; i < b.n(); ++i) {
         b.ctx.push_back(w.context<pgas::nvlink>(i));
@@ -338,8 +356,8 @@ int main() {
         COMPARE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         b.stream.push_back(s);
         std::uint64_t* base = nullptr;
-        COMPARE_CUDA(cudaMalloc(&base, sizeof *base));
-        COMPARE_CUDA(cudaMemset(base, 0, sizeof *base));
+        COMPARE_CUDA(cudaMalloc(&base, 2 * sizeof *base));  // [0] ping-pong epoch, [1] fetch-add sink
+        COMPARE_CUDA(cudaMemset(base, 0, 2 * sizeof *base));
         b.base.push_back(base);
         // a pattern, never zeros (docs/perf/README.md): rank r holds r + 1.5
         compare::fill(reinterpret_cast<float*>(b.raw(b.src, i)), max_bytes / 4, float(i) + 1.5f);
@@ -351,6 +369,7 @@ int main() {
     if (compare::selected("get_block")) b.bandwidth("get_block", false, false);
     if (compare::selected("get_nbi_grid")) b.bandwidth("get_nbi_grid", false, true);
     if (compare::selected("put_rate_8B")) b.put_rate_8B();
+    if (compare::selected("atomic_fetch_add")) b.atomic_fetch_add();
     if (compare::selected("barrier_all")) b.barrier_all();
     if (compare::selected("put_quiet_on_stream")) b.put_quiet_on_stream();
     if (compare::selected("barrier_all_on_stream")) b.barrier_all_on_stream();

@@ -21,7 +21,7 @@ REQUIRED = {"impl": str, "benchmark": str, "bytes": int, "us": (int, float), "al
 # Peers in table order; nccl-best is derived here: per size, the faster of nccl and nccl-symm.
 PEERS = ["nvshmem", "nccl", "nccl-symm", "nccl-best"]
 ORDER = ["p_pingpong", "barrier_all", "barrier_all_on_stream", "put_quiet_on_stream", "allreduce_8B_in_kernel",
-         "put_rate_8B", "put_block", "put_nbi_grid",
+         "atomic_fetch_add", "put_rate_8B", "put_block", "put_nbi_grid",
          "get_block", "get_nbi_grid", "allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
 WHAT = {
     "p_pingpong": "one-way latency of a flag bounced PE0 <-> PE1 by p + wait_until, inside one kernel",
@@ -29,6 +29,7 @@ WHAT = {
     "barrier_all_on_stream": "barrier_all enqueued on a stream, per call",
     "put_quiet_on_stream": "8-byte put + quiet enqueued on a stream, per pair",
     "allreduce_8B_in_kernel": "one block calls a block-scope sum allreduce of 2 floats, in a loop inside one kernel",
+    "atomic_fetch_add": "one thread, dependent 8-byte fetch-adds on the peer, per operation (round trip)",
     "put_rate_8B": "8-byte non-blocking puts from 8192 threads then quiet, time per message",
     "put_block": "one block (1024 threads): put + quiet, PE0 -> PE1",
     "put_nbi_grid": "up to 64 blocks (one per 64 KiB): put_nbi + quiet, PE0 -> PE1",
