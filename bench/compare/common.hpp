@@ -67,9 +67,9 @@ inline std::vector<std::size_t> sweep_sizes() {
     const std::size_t cap = std::size_t(env_long("PGAS_COMPARE_MAX_BYTES", long(max_bytes_default)));
     std::vector<std::size_t> sizes{8};
     for (std::size_t s = 16; s <= max_bytes_default; s *= 4) sizes.push_back(s);
-    std::vector<std::size_t> kept;
+    std::vector<std::size_t> kept{8};  // never empty
     for (auto s : sizes)
-        if (s <= cap) kept.push_back(s);
+        if (s > 8 && s <= cap) kept.push_back(s);
     return kept;
 }
 
