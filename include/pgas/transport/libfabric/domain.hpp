@@ -93,7 +93,9 @@ public:
 
     ~libfabric_domain() {
         try {
-            for (auto& pe : pes_) pe->proxy->wait_idle(std::chrono::seconds(30));
+            const std::uint64_t timeout_ns = world_->runtime().timeout_ns;
+            const auto limit = timeout_ns ? std::chrono::milliseconds(timeout_ns / 1000000) : std::chrono::milliseconds(30000);
+            for (auto& pe : pes_) pe->proxy->wait_idle(limit);
             world_->channel().barrier();
         } catch (...) {
             // A peer is gone or a proxy failed: stop anyway, never throw from here.

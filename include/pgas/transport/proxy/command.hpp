@@ -22,6 +22,19 @@ enum class op_code : std::uint8_t {
     quiet,       // a marker: completes when every earlier command has completed
 };
 
+PGAS_HD constexpr const char* to_string(op_code op) {
+    switch (op) {
+        case op_code::put: return "put";
+        case op_code::get: return "get";
+        case op_code::atomic: return "atomic";
+        case op_code::signal: return "signal";
+        case op_code::put_signal: return "put_signal";
+        case op_code::fence: return "fence";
+        case op_code::quiet: return "quiet";
+    }
+    return "?";
+}
+
 // The element type of an atomic (the fabric needs it for add on floats).
 enum class value_kind : std::uint8_t { u32, u64, i32, i64, f32, f64 };
 

@@ -147,6 +147,13 @@ private:
         const auto completed = (unsigned long long)detail::load_acquire(&control->completed);
         const auto released = (unsigned long long)detail::load_acquire(&control->released);
         const auto beat = (unsigned)detail::load_acquire(&control->heartbeat);
+        // The oldest command not completed yet is still in its slot: name it.
+        const command& oldest = slots[completed & (capacity - 1)];
+        const bool stuck = detail::load_acquire(&oldest.seq) == completed + 1;
+        const char* op = stuck ? to_string(oldest.op) : "none published";
+        const int to = stuck ? oldest.pe : -1;
+        const auto bytes = (unsigned long long)(stuck ? oldest.bytes : 0);
+        const auto offset = (unsigned long long)(stuck ? oldest.remote : 0);
         NV_IF_TARGET(
             NV_IS_HOST,
             (pgas::detail::throw_error(
@@ -154,12 +161,15 @@ private:
                  "no progress after " + std::to_string(waited / 1000000) + " ms waiting for " + what +
                      " of proxy command " + std::to_string(ticket) + " (proxy completed " +
                      std::to_string(completed) + ", released " + std::to_string(released) + ", heartbeat " +
-                     std::to_string(beat) +
-                     "); is the proxy thread alive? raise PGAS_TIMEOUT_MS if the wait is legitimate");),
+                     std::to_string(beat) + "; oldest outstanding: " + op + " of " + std::to_string(bytes) +
+                     " bytes to PE " + std::to_string(to) + " at heap offset " + std::to_string(offset) +
+                     "); is the proxy thread alive, the peer reachable? raise PGAS_TIMEOUT_MS if the wait is "
+                     "legitimate");),
             (printf("pgas: %s on PE %d: timed out after %llu ms waiting for %s of proxy command %llu "
-                    "(proxy completed %llu, released %llu, heartbeat %u); is the proxy thread alive?\n",
+                    "(proxy completed %llu, released %llu, heartbeat %u; oldest outstanding: %s of %llu bytes to "
+                    "PE %d at heap offset %llu); is the proxy thread alive, the peer reachable?\n",
                     call, pe, (unsigned long long)(waited / 1000000), what, (unsigned long long)ticket, completed,
-                    released, beat);
+                    released, beat, op, bytes, to, offset);
              __trap();))
     }
 };

@@ -1,0 +1,183 @@
+// The proxy ring itself, over a scripted backend (no fabric): credits, stalls, order, wrap-around, a dead proxy.
+#include <pgas/transport/proxy/proxy_ops.hpp>
+#include <pgas/transport/proxy/service.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Records every command and completes them only while `open` is set.
+struct gated_backend {
+    struct seen {
+        std::uint64_t token, remote, value;
+    };
+    std::atomic<bool> open{true};
+    std::vector<std::uint64_t> pending;
+    std::mutex mutex;
+    std::vector<seen> puts;
+
+    std::uint32_t put(std::uint64_t token, int, std::uint64_t remote, const void* src, std::size_t bytes, bool) {
+        std::uint64_t value = 0;
+        std::memcpy(&value, src, bytes < 8 ? bytes : 8);
+        std::lock_guard lock(mutex);
+        puts.push_back({token, remote, value});
+        pending.push_back(token);
+        return 1;
+    }
+    std::uint32_t get(std::uint64_t token, int, void* dst, std::uint64_t remote, std::size_t bytes, bool) {
+        std::memset(dst, int(remote & 0xff), bytes);
+        pending.push_back(token);
+        return 1;
+    }
+    std::uint32_t atomic(std::uint64_t token, int, std::uint64_t remote, pgas::amo, pgas::proxy::value_kind,
+                         std::uint64_t operand, std::uint64_t, void* result) {
+        if (result) {
+            const std::uint64_t old = remote + operand;
+            std::memcpy(result, &old, 8);
+        }
+        pending.push_back(token);
+        return 1;
+    }
+    std::uint32_t signal(std::uint64_t token, int, std::uint64_t, pgas::signal_op, std::uint64_t) {
+        pending.push_back(token);
+        return 1;
+    }
+    template <class F>
+    bool progress(F&& on_complete) {
+        if (!open.load() || pending.empty()) return false;
+        for (auto t : pending) on_complete(t);
+        pending.clear();
+        return true;
+    }
+    std::size_t put_count() {
+        std::lock_guard lock(mutex);
+        return puts.size();
+    }
+};
+static_assert(pgas::proxy::backend<gated_backend>);
+
+// A transport made of nothing but a ring: the proxy ops on top of it.
+struct ring_only : pgas::proxy::proxy_ops<ring_only> {
+    pgas::proxy::ring_view view;
+    const pgas::proxy::ring_view& ring() const { return view; }
+};
+
+struct fixture {
+    explicit fixture(std::uint32_t capacity, std::uint64_t timeout_ms = 10000)
+        : memory(capacity, pgas::proxy::producers::host_threads, 0), proxy(backend, memory, 0, {}) {
+        pgas::device::runtime_state runtime;
+        runtime.timeout_ns = timeout_ms * 1000000ull;
+        t.view = memory.view(runtime);
+    }
+    gated_backend backend;
+    pgas::proxy::ring_memory memory;
+    pgas::proxy::service<gated_backend> proxy;
+    ring_only t;
+};
+
+}  // namespace
+
+TEST_CASE("ring full: producers wait for credits, then every command arrives once and in order") {
+    fixture f(4);
+    f.backend.open = false;
+    std::atomic<int> returned{0};
+    std::thread producer([&] {
+        for (std::uint64_t i = 0; i < 40; ++i) {
+            f.t.put_nbi<pgas::thread>(i * 8, &i, sizeof(i), 1);
+            ++returned;
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK(returned.load() == 4);  // four slots, then the fifth waits for a credit
+    CHECK(f.backend.put_count() == 4);
+    f.backend.open = true;
+    producer.join();
+    f.t.quiet<pgas::thread>();
+    REQUIRE(f.backend.put_count() == 40);
+    for (std::uint64_t i = 0; i < 40; ++i) {
+        CHECK(f.backend.puts[i].remote == i * 8);
+        CHECK(f.backend.puts[i].value == i);
+    }
+}
+
+TEST_CASE("wrap-around with replies: fetching ops and gets come back through reused slots") {
+    fixture f(2);
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+        CHECK(f.t.atomic<std::uint64_t>(pgas::amo::fetch_add, i, std::uint64_t(3), 0, 1) == i + 3);
+        std::uint8_t got[5] = {};
+        f.t.get<pgas::thread>(got, i, sizeof(got), 1);
+        CHECK(got[4] == std::uint8_t(i & 0xff));
+    }
+}
+
+TEST_CASE("many producers on one ring: nothing lost, nothing duplicated") {
+    fixture f(8);
+    constexpr int threads = 6, each = 3000;
+    std::vector<std::thread> producers;
+    for (int p = 0; p < threads; ++p)
+        producers.emplace_back([&, p] {
+            for (int i = 0; i < each; ++i) {
+                const std::uint64_t v = std::uint64_t(p) * each + std::uint64_t(i);
+                f.t.put_nbi<pgas::thread>(v, &v, sizeof(v), 1);
+                if (i % 500 == 0) f.t.quiet<pgas::thread>();
+            }
+            f.t.quiet<pgas::thread>();
+        });
+    for (auto& t : producers) t.join();
+    REQUIRE(f.backend.put_count() == std::size_t(threads) * each);
+    std::vector<int> hits(std::size_t(threads) * each, 0);
+    for (const auto& s : f.backend.puts) {
+        REQUIRE(s.value == s.remote);
+        ++hits.at(s.value);
+    }
+    for (int h : hits) REQUIRE(h == 1);
+}
+
+TEST_CASE("a ring that stays full times out naming the wait") {
+    fixture f(2, 300);
+    f.backend.open = false;
+    std::uint64_t v = 1;
+    f.t.put_nbi<pgas::thread>(0, &v, 8, 1);
+    f.t.put_nbi<pgas::thread>(8, &v, 8, 1);
+    try {
+        f.t.put_nbi<pgas::thread>(16, &v, 8, 1);
+        FAIL("no timeout");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::timeout);
+        CHECK_MESSAGE(std::string(e.what()).find("a free ring slot (ring full)") != std::string::npos, e.what());
+    }
+    f.backend.open = true;
+}
+
+TEST_CASE("a dead proxy thread: device waits time out with a diagnostic instead of hanging") {
+    fixture f(8, 300);
+    f.proxy.simulate_death();
+    std::uint64_t v = 1;
+    f.t.put_nbi<pgas::thread>(0, &v, 8, 1);
+    try {
+        f.t.quiet<pgas::thread>();
+        FAIL("no timeout");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::timeout);
+        const std::string text = e.what();
+        CHECK_MESSAGE(text.find("quiet on PE 0") != std::string::npos, text);
+        CHECK_MESSAGE(text.find("is the proxy thread alive") != std::string::npos, text);
+    }
+}
+
+TEST_CASE("a stopped proxy ends waits at once with its reason") {
+    fixture f(8, 0);  // no timeout: only the proxy's status can end the wait
+    f.proxy.stop();
+    std::uint64_t v = 1;
+    f.t.put_nbi<pgas::thread>(0, &v, 8, 1);
+    CHECK_THROWS_WITH_AS(f.t.quiet<pgas::thread>(), doctest::Contains("the proxy thread has stopped"), pgas::error);
+}
