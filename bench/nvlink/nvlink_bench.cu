@@ -97,6 +97,21 @@ BENCHMARK(p_ping_pong)->UseManualTime()->Iterations(5);
 template <class G, bool is_get>
 __global__ void transfer(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::byte> remote,
                          pgas::symmetric_ptr<std::byte> local, std::size_t bytes, int reps) {
+    constexpr std::size_t chunk = std::size_t{64} << 10;
+    if (gridDim.x > 132 && bytes >= chunk * gridDim.x) {
+        // Many blocks: 64 KiB chunks dealt round-robin, so concurrent blocks
+        // write neighbouring memory (as NCCL's channels do).
+        for (int r = 0; r < reps; ++r)
+            for (std::size_t first = chunk * blockIdx.x; first < bytes; first += chunk * gridDim.x) {
+                const std::size_t n = bytes - first < chunk ? bytes - first : chunk;
+                if constexpr (is_get)
+                    pgas::get_nbi<G>(ctx, ctx.local(local) + first, remote + std::ptrdiff_t(first), n, 1);
+                else
+                    pgas::put_nbi<G>(ctx, remote + std::ptrdiff_t(first), ctx.local(local) + first, n, 1);
+            }
+        pgas::quiet<G>(ctx);
+        return;
+    }
     const std::size_t per_block = (bytes + gridDim.x - 1) / gridDim.x;
     const std::size_t first = per_block * blockIdx.x;
     const std::size_t n = first >= bytes ? 0 : (bytes - first < per_block ? bytes - first : per_block);
@@ -112,15 +127,25 @@ __global__ void transfer(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<
     pgas::quiet<G>(ctx);
 }
 
+// The 256 MiB source and target every bandwidth benchmark shares.
+struct transfer_buffers {
+    pgas::symmetric_ptr<std::byte> remote, local;
+};
+transfer_buffers& buffers() {
+    static transfer_buffers b{two_gpus().alloc<std::byte>(std::size_t{256} << 20),
+                              two_gpus().alloc<std::byte>(std::size_t{256} << 20)};
+    return b;
+}
+
 template <class G, bool is_get>
 void bandwidth(benchmark::State& state) {
     auto& w = two_gpus();
-    static auto remote = w.alloc<std::byte>(std::size_t{256} << 20);
-    static auto local = w.alloc<std::byte>(std::size_t{256} << 20);
+    const auto remote = buffers().remote;
+    const auto local = buffers().local;
     const auto bytes = std::size_t(state.range(0));
     const unsigned blocks = unsigned(state.range(1));
-    const unsigned threads = std::is_same_v<G, pgas::block> ? 1024 : G::size();
-    const int reps = int(std::max<std::size_t>(2, std::min<std::size_t>(2000, (std::size_t{1} << 30) / bytes)));
+    const unsigned threads = std::is_same_v<G, pgas::block> ? (blocks > 132 ? 512 : 1024) : G::size();
+    const int reps = int(std::max<std::size_t>(2, std::min<std::size_t>(1000, (std::size_t{256} << 20) / bytes)));
     double total_ms = 0;
     for (auto _ : state) {
         const double ms = timed_ms(
@@ -130,18 +155,22 @@ void bandwidth(benchmark::State& state) {
         total_ms += ms;
     }
     const double ops = double(reps) * double(state.iterations());
-    state.SetBytesProcessed(std::int64_t(ops * double(bytes)));
     state.counters["us"] = total_ms * 1e3 / ops;
     state.counters["GBps"] = double(bytes) * ops / (total_ms * 1e-3) / 1e9;
 }
-void size_sweep(benchmark::internal::Benchmark* b, int blocks) {
-    for (std::int64_t bytes = 8; bytes <= (std::int64_t{256} << 20); bytes *= 4) b->Args({bytes, blocks});
+// 8 B to `largest` in steps of 4 (a single thread or warp stops at 8 MiB: it
+// cannot fill NVLink and would take seconds per size).
+void size_sweep(benchmark::internal::Benchmark* b, int blocks, std::int64_t largest = std::int64_t{256} << 20) {
+    for (std::int64_t bytes = 8; bytes <= largest; bytes *= 4) b->Args({bytes, blocks});
+    if (largest == (std::int64_t{256} << 20)) b->Args({largest, blocks});
     b->UseManualTime()->Iterations(3);
 }
-BENCHMARK(bandwidth<pgas::thread, false>)->Name("put/thread")->Apply([](auto* b) { size_sweep(b, 1); });
-BENCHMARK(bandwidth<pgas::warp, false>)->Name("put/warp")->Apply([](auto* b) { size_sweep(b, 1); });
+BENCHMARK(bandwidth<pgas::thread, false>)->Name("put/thread")->Apply([](auto* b) { size_sweep(b, 1, 8 << 20); });
+BENCHMARK(bandwidth<pgas::warp, false>)->Name("put/warp")->Apply([](auto* b) { size_sweep(b, 1, 8 << 20); });
 BENCHMARK(bandwidth<pgas::block, false>)->Name("put/block")->Apply([](auto* b) { size_sweep(b, 1); });
 BENCHMARK(bandwidth<pgas::block, false>)->Name("put/132_blocks")->Apply([](auto* b) { size_sweep(b, 132); });
+BENCHMARK(bandwidth<pgas::block, false>)->Name("put/264_blocks_chunked")->Apply([](auto* b) { size_sweep(b, 264); });
+BENCHMARK(bandwidth<pgas::block, true>)->Name("get/264_blocks_chunked")->Apply([](auto* b) { size_sweep(b, 264); });
 BENCHMARK(bandwidth<pgas::block, true>)->Name("get/block")->Apply([](auto* b) { size_sweep(b, 1); });
 BENCHMARK(bandwidth<pgas::block, true>)->Name("get/132_blocks")->Apply([](auto* b) { size_sweep(b, 132); });
 

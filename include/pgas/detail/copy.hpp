@@ -16,8 +16,19 @@ namespace detail {
 #if defined(__CUDACC__)
 // Each thread keeps `unroll` independent 16-byte loads in flight before it
 // stores, so a warp moves 2 KiB per step; across NVLink the latency of one
-// load would otherwise bound the bandwidth of a single group.
-template <unsigned unroll = 4>
+// load would otherwise bound the bandwidth of a single group. Loads are
+// ld.global.cg (L2, not L1): L1 is not coherent with a peer's writes, so a
+// repeated get could otherwise return stale lines (seen on 2xH200 as get
+// "bandwidth" above NVLink's).
+template <class Word, bool bypass_l1>
+__device__ inline Word load_word(const Word* p) {
+    if constexpr (bypass_l1)
+        return __ldcg(p);
+    else
+        return *p;
+}
+
+template <bool bypass_l1, unsigned unroll = 4>
 __device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n, unsigned rank,
                                     unsigned size) {
     std::size_t i = rank;
@@ -25,23 +36,25 @@ __device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n,
     for (; i + std::size_t(size) * (unroll - 1) < n; i += step) {
         uint4 v[unroll];
 #pragma unroll
-        for (unsigned u = 0; u < unroll; ++u) v[u] = src[i + u * size];
+        for (unsigned u = 0; u < unroll; ++u) v[u] = load_word<uint4, bypass_l1>(src + i + u * size);
 #pragma unroll
         for (unsigned u = 0; u < unroll; ++u) dst[i + u * size] = v[u];
     }
-    for (; i < n; i += size) dst[i] = src[i];
+    for (; i < n; i += size) dst[i] = load_word<uint4, bypass_l1>(src + i);
 }
 
-template <class Word>
+template <bool bypass_l1, class Word>
 __device__ inline void copy_words(Word* dst, const Word* src, std::size_t n, unsigned rank,
                                   unsigned size) {
-    for (std::size_t i = rank; i < n; i += size) dst[i] = src[i];
+    for (std::size_t i = rank; i < n; i += size) dst[i] = load_word<Word, bypass_l1>(src + i);
 }
 #endif
 
 // Copies `bytes` from src to dst, each thread of G taking a share. Does not
 // sync the group: callers sync when they need the whole copy done.
-template <class G>
+// remote_source: src is a peer's global memory (a get), read through L2 only;
+// a put's source may be shared or local memory, which ld.global.cg cannot read.
+template <class G, bool remote_source = false>
 PGAS_HD inline void group_copy(void* dst, const void* src, std::size_t bytes) {
     NV_IF_TARGET(
         NV_IS_DEVICE,
@@ -49,26 +62,26 @@ PGAS_HD inline void group_copy(void* dst, const void* src, std::size_t bytes) {
          const unsigned rank = G::rank(); const unsigned size = G::size();
          if (((d | s) & 15u) == 0) {
              std::size_t n = bytes / 16;
-             copy_vectors(static_cast<uint4*>(dst), static_cast<const uint4*>(src), n, rank, size);
+             copy_vectors<remote_source>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), n, rank, size);
              std::size_t done = n * 16;
-             copy_words(static_cast<unsigned char*>(dst) + done,
+             copy_words<remote_source>(static_cast<unsigned char*>(dst) + done,
                         static_cast<const unsigned char*>(src) + done, bytes - done, rank, size);
          } else if (((d | s) & 7u) == 0) {
              std::size_t n = bytes / 8;
-             copy_words(static_cast<std::uint64_t*>(dst), static_cast<const std::uint64_t*>(src), n,
+             copy_words<remote_source>(static_cast<std::uint64_t*>(dst), static_cast<const std::uint64_t*>(src), n,
                         rank, size);
              std::size_t done = n * 8;
-             copy_words(static_cast<unsigned char*>(dst) + done,
+             copy_words<remote_source>(static_cast<unsigned char*>(dst) + done,
                         static_cast<const unsigned char*>(src) + done, bytes - done, rank, size);
          } else if (((d | s) & 3u) == 0) {
              std::size_t n = bytes / 4;
-             copy_words(static_cast<std::uint32_t*>(dst), static_cast<const std::uint32_t*>(src), n,
+             copy_words<remote_source>(static_cast<std::uint32_t*>(dst), static_cast<const std::uint32_t*>(src), n,
                         rank, size);
              std::size_t done = n * 4;
-             copy_words(static_cast<unsigned char*>(dst) + done,
+             copy_words<remote_source>(static_cast<unsigned char*>(dst) + done,
                         static_cast<const unsigned char*>(src) + done, bytes - done, rank, size);
          } else {
-             copy_words(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes,
+             copy_words<remote_source>(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes,
                         rank, size);
          }),
         (if (bytes != 0) std::memmove(dst, src, bytes);))

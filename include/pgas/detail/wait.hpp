@@ -22,6 +22,7 @@ PGAS_HD T load_acquire(const T* address) {
     return word.load(cuda::memory_order_acquire);
 }
 
+
 template <class T>
 PGAS_HD double as_double(T v) {
     return double(v);
@@ -53,8 +54,10 @@ PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset,
 
 // Spins until `*address <op> value` holds and returns the value that made it
 // hold (acquire: later reads see what the writer wrote before its release).
-// Checks the clock and the peer-failure flag every 256 polls, so the fast path
-// costs one load and one compare.
+// Polls with ld.acquire: on 2xH200 relaxed polls plus one acquire fence on
+// success made the p ping-pong 0.62 us slower (1.33 vs 0.71 us one-way), so
+// system-scope fences are kept off every wait path. Checks the clock and the peer-failure flag every
+// 256 polls, so the fast path costs one load and one compare.
 template <class T, class Tr>
 PGAS_HD T wait_local(const device::context<Tr>& ctx, const char* call, const T* address, cmp op,
                      T value) {

@@ -44,7 +44,7 @@ public:
     }
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        group_copy<G>(dst, self().peer_address(src, pe), bytes);
+        group_copy<G, true>(dst, self().peer_address(src, pe), bytes);
         G::sync();
     }
     template <class G>
