@@ -37,6 +37,15 @@ using clock_type = std::chrono::steady_clock;
 volatile std::sig_atomic_t received_signal = 0;
 void on_signal(int signal) { received_signal = signal; }
 
+// SIGCHLD wakes the event loop at once, so the rank that failed first is the
+// one reported, not another that failed in reaction a few milliseconds later.
+int child_pipe[2] = {-1, -1};
+void on_child(int) {
+    const int saved = errno;
+    (void)!::write(child_pipe[1], "c", 1);
+    errno = saved;
+}
+
 [[noreturn]] void usage(const char* problem) {
     if (problem) std::fprintf(stderr, "pgasrun: %s\n", problem);
     std::fprintf(stderr,
@@ -113,7 +122,9 @@ void write_all(int fd, const std::string& text) {
 }
 
 void emit_lines(stream& s, int rank, bool flush_partial) {
-    const std::string prefix = "[" + std::to_string(rank) + "] ";
+    std::string prefix = "[";
+    prefix += std::to_string(rank);
+    prefix += "] ";
     std::size_t start = 0;
     std::string block;
     for (std::size_t nl; (nl = s.pending.find('\n', start)) != std::string::npos; start = nl + 1)
@@ -211,6 +222,14 @@ int main(int argc, char** argv) {
     struct sigaction action {};
     action.sa_handler = on_signal;
     for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &action, nullptr);
+    if (::pipe2(child_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        std::fprintf(stderr, "pgasrun: pipe: %s\n", std::strerror(errno));
+        return 1;
+    }
+    struct sigaction child_action {};
+    child_action.sa_handler = on_child;
+    child_action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    ::sigaction(SIGCHLD, &child_action, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
     const std::string root = "127.0.0.1:" + std::to_string(free_port());
@@ -240,24 +259,7 @@ int main(int argc, char** argv) {
 
     const auto began = clock_type::now();
     clock_type::time_point all_exited{};
-    for (;;) {
-        std::vector<pollfd> polls;
-        std::vector<stream*> streams;
-        std::vector<int> owners;
-        for (int r = 0; r < n; ++r)
-            for (stream* s : {&ranks[std::size_t(r)].out, &ranks[std::size_t(r)].err})
-                if (s->fd >= 0) {
-                    polls.push_back({s->fd, POLLIN, 0});
-                    streams.push_back(s);
-                    owners.push_back(r);
-                }
-        const bool any_running = std::any_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; });
-        // Output of descendants that outlive their rank is drained for one second at most.
-        if (!any_running && (polls.empty() || clock_type::now() - all_exited > std::chrono::seconds(1))) break;
-        if (::poll(polls.data(), polls.size(), 100) > 0)
-            for (std::size_t i = 0; i < polls.size(); ++i)
-                if (polls[i].revents) drain(*streams[i], owners[i]);
-
+    auto reap = [&] {
         int status = 0;
         for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;) {
             for (int r = 0; r < n; ++r) {
@@ -274,6 +276,32 @@ int main(int argc, char** argv) {
             if (std::none_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; }))
                 all_exited = clock_type::now();
         }
+    };
+    for (;;) {
+        std::vector<pollfd> polls{{child_pipe[0], POLLIN, 0}};
+        std::vector<stream*> streams{nullptr};
+        std::vector<int> owners{-1};
+        for (int r = 0; r < n; ++r)
+            for (stream* s : {&ranks[std::size_t(r)].out, &ranks[std::size_t(r)].err})
+                if (s->fd >= 0) {
+                    polls.push_back({s->fd, POLLIN, 0});
+                    streams.push_back(s);
+                    owners.push_back(r);
+                }
+        const bool any_running = std::any_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; });
+        // Output of descendants that outlive their rank is drained for one second at most.
+        if (!any_running && (polls.size() == 1 || clock_type::now() - all_exited > std::chrono::seconds(1))) break;
+        if (::poll(polls.data(), polls.size(), 100) > 0) {
+            char sink[64];
+            while (::read(child_pipe[0], sink, sizeof sink) > 0) {
+            }
+            // Reap first: output that arrives with the exit is drained below
+            // and at the end, and the exit order decides who is reported.
+            reap();
+            for (std::size_t i = 1; i < polls.size(); ++i)
+                if (polls[i].revents) drain(*streams[i], owners[i]);
+        }
+        reap();
         if (received_signal && !stopping) {
             std::fprintf(stderr, "pgasrun: received signal %d; passing it to every rank\n", int(received_signal));
             stop_all(received_signal);

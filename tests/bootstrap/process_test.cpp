@@ -2,6 +2,8 @@
 // pgasrun stops the rest when one fails.
 #include "support.hpp"
 
+#include <functional>
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -130,4 +132,56 @@ TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
     CHECK(results[3].exited(124));
     CHECK_MESSAGE(test::contains(results[3].output, "time limit of 1 s reached"), results[3].output);
     CHECK(results[3].seconds < 10);
+}
+
+TEST_CASE("processes: worlds started with torchrun's, Open MPI's and Slurm's variables, and with none") {
+    const int port = test::free_port();
+    const std::string job = "job-" + std::to_string(port) + "-" + std::to_string(::getpid());
+    const int n = 3;
+    auto world_with = [&](const std::function<test::environment(int)>& env_of) {
+        std::vector<std::pair<std::vector<std::string>, test::environment>> commands;
+        for (int r = 0; r < n; ++r) {
+            auto env = env_of(r);
+            env["PGAS_BOOTSTRAP_TIMEOUT_MS"] = "20000";
+            commands.push_back({{PGAS_TEST_WORKER, "ring"}, env});
+        }
+        return test::run_processes(commands, 60s);
+    };
+    SUBCASE("torchrun") {
+        auto results = world_with([&](int r) {
+            return test::environment{{"RANK", std::to_string(r)},       {"WORLD_SIZE", std::to_string(n)},
+                                     {"LOCAL_RANK", std::to_string(r)}, {"LOCAL_WORLD_SIZE", std::to_string(n)},
+                                     {"MASTER_ADDR", "127.0.0.1"},      {"MASTER_PORT", std::to_string(port - 1)},
+                                     {"TORCHELASTIC_RUN_ID", job}};
+        });
+        for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
+    }
+    SUBCASE("Open MPI on one node (no root address: 127.0.0.1 and a port from the job id)") {
+        auto results = world_with([&](int r) {
+            return test::environment{{"OMPI_COMM_WORLD_RANK", std::to_string(r)},
+                                     {"OMPI_COMM_WORLD_SIZE", std::to_string(n)},
+                                     {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r)},
+                                     {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(n)},
+                                     {"PMIX_NAMESPACE", job}};
+        });
+        for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
+    }
+    SUBCASE("Slurm on one node, PGAS_ROOT given") {
+        auto results = world_with([&](int r) {
+            return test::environment{{"SLURM_PROCID", std::to_string(r)}, {"SLURM_NTASKS", std::to_string(n)},
+                                     {"SLURM_LOCALID", std::to_string(r)}, {"SLURM_NNODES", "1"},
+                                     {"SLURM_JOB_ID", job},               {"SLURM_STEP_ID", "0"},
+                                     {"PGAS_ROOT", "127.0.0.1:" + std::to_string(port)}};
+        });
+        for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
+    }
+    SUBCASE("no launcher: a world of one process") {
+        // Empty values count as unset: this test's own launcher (if any) is hidden.
+        const test::environment none{{"PGAS_RANK", ""},   {"PGAS_WORLD_SIZE", ""},      {"RANK", ""},
+                                     {"WORLD_SIZE", ""},  {"OMPI_COMM_WORLD_RANK", ""}, {"OMPI_COMM_WORLD_SIZE", ""},
+                                     {"SLURM_PROCID", ""}};
+        auto results = test::run_processes({{{PGAS_TEST_WORKER, "ring"}, none}}, 60s);
+        CHECK_MESSAGE((results[0].exited(0) && test::contains(results[0].output, "ring ok on PE 0 of 1")),
+                      results[0].output);
+    }
 }

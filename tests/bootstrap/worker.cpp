@@ -7,7 +7,7 @@
 //   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
 //                             barrier (KIND=device, or device-unwatched: without the peer-failure flag);
 //                             the others must fail with an error
-//   exit RANK CODE            RANK exits with CODE after init, the others wait in a barrier
+//   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
 //
 // A survivor that sees the expected pgas::error prints "expected error after N ms: <what()>" and exits 0.
 #include <pgas/pgas.hpp>
@@ -135,7 +135,9 @@ int exit_with(int rank, int code) {
         std::fflush(stdout);
         ::_exit(code);
     }
-    w.barrier();  // never completes: pgasrun stops this process
+    // No collective here: the others would see the death themselves and fail
+    // first; this scenario is about pgasrun stopping processes that are busy.
+    ::sleep(60);
     return 0;
 }
 

@@ -87,7 +87,8 @@ inline socklen_t socket_address(sockaddr_un& address, const std::array<unsigned 
         name += hex[b >> 4];
         name += hex[b & 15];
     }
-    name += "-" + std::to_string(rank);
+    name += '-';
+    name += std::to_string(rank);
     std::memcpy(address.sun_path + 1, name.data(), name.size());
     return socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
 }
