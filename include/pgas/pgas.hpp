@@ -12,6 +12,9 @@
 #include <pgas/device/rma.hpp>
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
+#include <pgas/host/launch_env.hpp>
+#include <pgas/host/shm_heap.hpp>
+#include <pgas/host/tcp_bootstrap.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/host/host.hpp>
