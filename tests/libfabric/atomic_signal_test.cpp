@@ -88,7 +88,7 @@ TEST_CASE("put_signal: every byte of the data is visible once the signal is (del
     });
 }
 
-TEST_CASE("signal set/add, fence ordering and barriers through signals") {
+TEST_CASE("signal set/add and fence ordering and barriers through signals") {
     test::for_each_provider([](const std::string& provider) {
         test::run(provider, 3, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
             auto sig = w.alloc<std::uint64_t>(1);

@@ -18,7 +18,7 @@ TEST_CASE("bad provider name: the error lists what was found") {
     }
 }
 
-TEST_CASE("the net provider advertises atomics it does not implement: rejected, with the reason") {
+TEST_CASE("the net provider advertises atomics it does not implement: rejected with the reason") {
     try {
         test::run("net", 1, [](pgas::world&, pgas::libfabric_domain&) {});
         FAIL("net was accepted");
@@ -87,7 +87,7 @@ TEST_CASE("remote completion: after quiet the data is visible at the target with
     });
 }
 
-TEST_CASE("many producer threads share one PE's ring; ring wrap-around with a tiny ring") {
+TEST_CASE("many producer threads share one PE's ring - and it wraps around (tiny ring)") {
     test::for_each_provider([](const std::string& provider) {
         test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
             constexpr int threads = 4, each = 1500;
@@ -122,7 +122,7 @@ TEST_CASE("many producer threads share one PE's ring; ring wrap-around with a ti
 // tcp;ofi_rxm returns an error completion; shm (1.17) drops the bad command
 // at the target without telling the initiator, so there the wait times out
 // naming the stuck command instead.
-TEST_CASE("a provider error completion fails the proxy; waits report PE, op and the provider's text") {
+TEST_CASE("a provider error completion fails the proxy - waits report PE and op and the provider's text") {
     test::for_each_provider([](const std::string& provider) {
         test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
             auto ctx = fabric.context();

@@ -86,7 +86,7 @@ struct fixture {
 
 }  // namespace
 
-TEST_CASE("ring full: producers wait for credits, then every command arrives once and in order") {
+TEST_CASE("ring full: producers wait for credits - then every command arrives once and in order") {
     fixture f(4);
     f.backend.open = false;
     std::atomic<int> returned{0};
@@ -119,7 +119,7 @@ TEST_CASE("wrap-around with replies: fetching ops and gets come back through reu
     }
 }
 
-TEST_CASE("many producers on one ring: nothing lost, nothing duplicated") {
+TEST_CASE("many producers on one ring: nothing lost and nothing duplicated") {
     fixture f(8);
     constexpr int threads = 6, each = 3000;
     std::vector<std::thread> producers;

@@ -54,11 +54,11 @@ void check_put_get(const std::string& provider, int n_pes) {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("put/get/put_nbi/get_nbi move every byte, inline and chunked", G, pgas::thread, pgas::warp) {
+TEST_CASE_TEMPLATE("put/get/put_nbi/get_nbi move every byte - inline and chunked", G, pgas::thread, pgas::warp) {
     test::for_each_provider([](const std::string& p) { check_put_get<G>(p, 3); });
 }
 
-TEST_CASE("p and g move single elements of every size; puts from the heap itself go zero-copy") {
+TEST_CASE("p and g move single elements of every size - puts from the heap itself go zero-copy") {
     test::for_each_provider([](const std::string& provider) {
         test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
             struct pair { int a; float b; };
@@ -96,7 +96,7 @@ TEST_CASE("p and g move single elements of every size; puts from the heap itself
     });
 }
 
-TEST_CASE("the context is a trivially copyable value with the world's PE numbering; peer() is null") {
+TEST_CASE("the context is a trivially copyable value with the world's PE numbering - peer() is null") {
     static_assert(std::is_trivially_copyable_v<test::ctx>);
     test::run("shm", 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
         auto x = w.alloc<int>(4);
