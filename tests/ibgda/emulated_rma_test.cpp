@@ -37,6 +37,7 @@ void check_put_get(int n_pes, std::uint32_t blocks) {
             stack.assign(count, 0);
             pgas::barrier_all<G>(ctx);
             for (std::size_t i = 0; i < count; ++i) REQUIRE(ctx.local(inbox)[i] == pattern(left, i, round + 200));
+            pgas::barrier_all<G>(ctx);  // before the left neighbour's put_nbi below rewrites the inbox
 
             // get into unregistered memory (through scratch) and into the heap (RDMA READ)
             std::vector<std::uint32_t> fetched(count);
