@@ -174,14 +174,19 @@ PGAS_HD std::size_t wait_until_some(const device::context<Tr>& ctx, symmetric_pt
 }
 
 namespace detail {
-// The dissemination rounds of sync/barrier, run by one thread per PE. On a
-// load/store transport each arrival is a release add and each wait an acquire
-// poll, which is all a barrier needs: every member's earlier writes happen
-// before every member's later accesses (release/acquire chains through the
-// rounds). That keeps the SC fence of quiet (fence.sc.sys) off the barrier:
-// measured on 2xH200, quiet + release-signal + acquire-wait took 2.6 us. On
-// other transports the caller completes its operations first and the
-// transport's signal carries the ordering.
+// The dissemination rounds of sync/barrier, run by one thread per PE:
+// ceil(log2 n) rounds; in round r member i announces that it reached this
+// call's epoch and waits for member (i - 2^r) mod n to announce the same.
+//
+// On a load/store transport a member announces by a release store to its OWN
+// round-r word and waits by acquire loads of the partner's word across NVLink.
+// The release fence then has no remote store of ours to wait for; measured on
+// 2xH200: quiet + release signal + acquire wait 2.6 us, a release add to the
+// partner 2.0 us [pull variant: see bench/nvlink]. Release/acquire through the
+// rounds is all a barrier needs: every member's earlier writes happen before
+// every member's later accesses.
+// On other transports the caller completes its operations first and the
+// transport's signal (an add to the partner's counter) carries the ordering.
 template <class Tr>
 PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* call) {
     t = t.bound_to(ctx.my_pe());
@@ -193,18 +198,19 @@ PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* cal
     auto* epoch = static_cast<std::uint64_t*>(ctx.transport.local_address(layout::epoch_offset(t.slot())));
     const std::uint64_t target = ++*epoch;
     for (int round = 0, distance = 1; distance < n; ++round, distance <<= 1) {
-        const int to = t.world_pe((me + distance) % n);
-        const std::uint64_t arrival_offset = layout::arrival_offset(t.slot(), round);
+        const std::uint64_t word = layout::arrival_offset(t.slot(), round);
         if constexpr (load_store_transport<Tr>) {
-            cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> arrival(
-                *static_cast<std::uint64_t*>(ctx.transport.peer_address(arrival_offset, to)));
-            arrival.fetch_add(1, cuda::memory_order_release);
+            cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> mine(
+                *static_cast<std::uint64_t*>(ctx.transport.local_address(word)));
+            mine.store(target, cuda::memory_order_release);
+            const int from = t.world_pe((me - distance % n + n) % n);
+            wait_address(ctx, call, static_cast<const std::uint64_t*>(ctx.transport.peer_address(word, from)), word,
+                         cmp::ge, target);
         } else {
-            ctx.transport.signal(arrival_offset, 1, signal_op::add, to);  // ordered by the transport
+            ctx.transport.signal(word, 1, signal_op::add, t.world_pe((me + distance) % n));
+            wait_local(ctx, call, static_cast<const std::uint64_t*>(ctx.transport.local_address(word)), cmp::ge,
+                       target);
         }
-        const auto* arrivals = static_cast<const std::uint64_t*>(
-            ctx.transport.local_address(layout::arrival_offset(t.slot(), round)));
-        wait_local(ctx, call, arrivals, cmp::ge, target);
     }
 }
 }  // namespace detail
