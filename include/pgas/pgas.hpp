@@ -1,6 +1,13 @@
 // Umbrella header: everything a pgas user includes (host API, device API, collectives, transports).
 #pragma once
 
+#include <pgas/coll/allgather.hpp>
+#include <pgas/coll/alltoall.hpp>
+#include <pgas/coll/broadcast.hpp>
+#include <pgas/coll/ops.hpp>
+#include <pgas/coll/reduce.hpp>
+#include <pgas/coll/reduce_scatter.hpp>
+#include <pgas/coll/tuning.hpp>
 #include <pgas/core/config.hpp>
 #include <pgas/core/error.hpp>
 #include <pgas/core/ordering.hpp>

@@ -1,0 +1,76 @@
+// broadcast over a team, called by a thread, warp, tile or block inside a kernel.
+#pragma once
+
+#include <pgas/coll/detail/common.hpp>
+#include <pgas/coll/detail/direct.hpp>
+#include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/reduce.hpp>
+#include <pgas/coll/tuning.hpp>
+#include <pgas/device/sync.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+
+// Copies count elements of src on member `root` (a team index) into dst on
+// every member, the root included. Called by every thread of G on every
+// member with the same count and root; in place when dst == src (the root's
+// copy is then skipped); other overlaps are errors. On return the caller's
+// dst holds the data and, on the root, src may be reused. Any trivially
+// copyable element type. count == 0 only synchronizes the team.
+//
+// Small blocks: the root writes LL packets into every member's scratch, and
+// members return as soon as they have the data. Large blocks: after a team
+// sync every member pulls from the root, then a second sync frees the root's src.
+template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
+PGAS_HD void broadcast(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                       std::size_t count, int root) {
+    detail::require_collective_buffers<T, U>();
+    using E = std::remove_cv_t<T>;
+    auto c = detail::begin_call(ctx, t, "broadcast");
+    detail::check_root(c, root);
+    const std::size_t bytes = count * sizeof(E);
+    detail::check_buffer(c, dst.offset(), bytes);
+    detail::check_buffer(c, src.offset(), bytes);
+    detail::check_overlap(c, dst.offset(), bytes, src.offset(), bytes, dst.offset());
+    const auto path = detail::choose_path<G, Policy>(
+        c, {bytes, unsigned(detail::coll_kind::broadcast), 0, detail::type_code<E>(), unsigned(root + 1)}, bytes);
+    if (count == 0) return sync<G>(ctx, c.t);
+    auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
+    const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
+    if (c.n == 1) return detail::local_copy<G>(d, s, bytes);
+    if (path.ll) {
+        const std::size_t payload = detail::coll_scratch::payload_bytes(c.n);
+        const std::uint64_t chunks = (bytes + payload - 1) / payload;
+        auto is_root = [root](int i) { return i == root; };
+        if (c.me == root) {
+            for (std::uint64_t k = 0; k < chunks; ++k)
+                for (int j = 1; j < c.n; ++j) {
+                    const int to = (c.me + j) % c.n;
+                    detail::ll_send<G>(c, to, detail::ll_sent(c, to) + 1 + k, s + k * payload,
+                                       detail::min_size(payload, bytes - k * payload));
+                }
+            detail::local_copy<G>(d, s, bytes);
+            return detail::ll_commit<G>(c, chunks, detail::everyone, 0, detail::no_one);
+        }
+        for (std::uint64_t k = 0; k < chunks; ++k) {
+            const std::size_t off = k * payload, len = detail::min_size(payload, bytes - off);
+            for (std::size_t u = G::rank(); u < (len + 7) / 8; u += G::size())
+                detail::store_unit(d + off + 8 * u,
+                                   detail::ll_receive_unit(c, root, detail::ll_received(c, root) + 1 + k, u),
+                                   len - 8 * u);
+            detail::ll_ack_all<G>(c, k, is_root);
+        }
+        return detail::ll_commit<G>(c, 0, detail::no_one, chunks, is_root);
+    }
+    sync<G>(ctx, c.t);
+    if (c.me == root)
+        detail::local_copy<G>(d, s, bytes);
+    else
+        detail::pull<G>(c, path, reinterpret_cast<E*>(d), symmetric_ptr<const E>(src), count, root);
+    sync<G>(ctx, c.t);
+}
+
+PGAS_NAMESPACE_END

@@ -1,0 +1,153 @@
+// LL (low-latency) channels: flag-in-data packets between team members over mapped peer memory, with credits.
+#pragma once
+
+#include <pgas/coll/detail/common.hpp>
+#include <pgas/detail/clock.hpp>
+#include <pgas/detail/wait.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda/atomic>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// A message is up to payload_bytes(n) bytes, cut into 8-byte units; unit u
+// travels as two 8-byte words, each {4 data bytes, 4 flag bytes} written with
+// one 8-byte store (atomic on NVLink and host memory), so a receiver that sees
+// both flags equal to the message number has the unit: no separate flag, no
+// fence, one one-way latency. Message numbers count per ordered pair of
+// members (sent/recv counters in the scratch); the sender reuses a cell only
+// after the receiver acked the message that used it last (credits), so the
+// ring never overwrites unread data, whatever collectives run in between.
+
+PGAS_HD inline std::uint64_t ll_word(std::uint32_t data, std::uint64_t message) {
+    return std::uint64_t(std::uint32_t(message)) << 32 | data;
+}
+
+PGAS_HD inline void store_relaxed(std::uint64_t* word, std::uint64_t value) {
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(value, cuda::memory_order_relaxed);
+}
+PGAS_HD inline std::uint64_t load_relaxed(const std::uint64_t* word) {
+    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*const_cast<std::uint64_t*>(word))
+        .load(cuda::memory_order_relaxed);
+}
+
+// Polls one LL word of the caller's scratch until its flag is `message`;
+// times out and stops on a failed peer like every pgas wait.
+template <class Tr>
+PGAS_HD std::uint64_t ll_wait_word(const coll_call<Tr>& c, const std::uint64_t* word, std::uint64_t message) {
+    const std::uint32_t flag = std::uint32_t(message);
+    std::uint64_t seen = load_relaxed(word);
+    if (std::uint32_t(seen >> 32) == flag) return seen;
+    const std::uint64_t start = now_ns();
+    for (unsigned polls = 1;; ++polls) {
+        seen = load_relaxed(word);
+        if (std::uint32_t(seen >> 32) == flag) return seen;
+        relax();
+        if ((polls & 255u) == 0) {
+            if (c.ctx.runtime.abort_flag && *c.ctx.runtime.abort_flag != 0)
+                report(errc::peer_failed, c.name, c.ctx.my_pe(), "stopped waiting: failed PE",
+                       *c.ctx.runtime.abort_flag - 1);
+            const std::uint64_t waited = now_ns() - start;
+            if (c.ctx.runtime.timeout_ns != 0 && waited > c.ctx.runtime.timeout_ns) {
+                const auto offset = std::uint64_t(reinterpret_cast<const char*>(word) -
+                                                  static_cast<const char*>(c.ctx.transport.local_address(0)));
+                report_wait_timeout(c.name, c.ctx.my_pe(), offset, cmp::eq, std::uint64_t(flag), seen >> 32,
+                                    waited / 1000000);
+            }
+        }
+    }
+}
+
+template <class Tr>
+PGAS_HD std::uint64_t ll_sent(const coll_call<Tr>& c, int to) {
+    return *c.counter(coll_scratch::sent_offset, to);
+}
+template <class Tr>
+PGAS_HD std::uint64_t ll_received(const coll_call<Tr>& c, int from) {
+    return *c.counter(coll_scratch::recv_offset, from);
+}
+
+// Sends message number `message` (bytes at data) to member `to`. Every
+// thread of G calls it; each writes its share of the units. Waits first for
+// the credit of the cell (the ack of message - ll_depth).
+template <group G, class Tr>
+PGAS_HD void ll_send(const coll_call<Tr>& c, int to, std::uint64_t message, const unsigned char* data,
+                     std::size_t bytes) {
+    if (message > coll_scratch::ll_depth)
+        wait_local(c.ctx, c.name, c.counter(coll_scratch::ack_offset, to), cmp::ge, message - coll_scratch::ll_depth);
+    auto* cell = c.ctx.peer(coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.me, message)),
+                            c.world_pe(to));
+    const std::size_t units = (bytes + 7) / 8;
+    for (std::size_t u = G::rank(); u < units; u += G::size()) {
+        const std::uint64_t v = load_unit(data + 8 * u, bytes - 8 * u);
+        store_relaxed(cell + 2 * u, ll_word(std::uint32_t(v), message));
+        store_relaxed(cell + 2 * u + 1, ll_word(std::uint32_t(v >> 32), message));
+    }
+}
+
+// Unit u of message `message` from member `from`, once it has arrived.
+template <class Tr>
+PGAS_HD std::uint64_t ll_receive_unit(const coll_call<Tr>& c, int from, std::uint64_t message, std::size_t u) {
+    const auto* cell =
+        c.ctx.local(coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, from, message)));
+    const std::uint64_t lo = ll_wait_word(c, cell + 2 * u, message);
+    const std::uint64_t hi = ll_wait_word(c, cell + 2 * u + 1, message);
+    return (hi << 32) | std::uint32_t(lo);
+}
+
+// Gives the cell of message `message` from `from` back to its sender. Called
+// by every thread of G after its reads of that message.
+template <group G, class Tr>
+PGAS_HD void ll_ack(const coll_call<Tr>& c, int from, std::uint64_t message) {
+    auto* ack = c.ctx.peer(coll_scratch::at<std::uint64_t>(c.slot_base() + coll_scratch::ack_offset + 8 * std::uint64_t(c.me)),
+                           c.world_pe(from));
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*ack).store(message, cuda::memory_order_release);
+}
+
+// Ends a phase: after every thread of G is done, rank 0 advances the pair
+// counters by `sent` messages to each member in `to` and `received` from each
+// in `from` (predicates over team indices).
+template <group G, class Tr, class To, class From>
+PGAS_HD void ll_commit(const coll_call<Tr>& c, std::uint64_t sent, To to, std::uint64_t received, From from) {
+    G::sync();
+    if (G::rank() == 0) {
+        for (int i = 0; i < c.n; ++i) {
+            if (i == c.me) continue;
+            if (to(i)) *c.counter(coll_scratch::sent_offset, i) += sent;
+            if (from(i)) *c.counter(coll_scratch::recv_offset, i) += received;
+        }
+    }
+    G::sync();
+}
+
+// Acks message `message` of every member in `from` (one thread), after G synced.
+template <group G, class Tr, class From>
+PGAS_HD void ll_ack_all(const coll_call<Tr>& c, std::uint64_t chunk, From from) {
+    G::sync();
+    if (G::rank() == 0)
+        for (int i = 0; i < c.n; ++i)
+            if (i != c.me && from(i)) ll_ack<G>(c, i, ll_received(c, i) + 1 + chunk);
+}
+
+// PGAS_CHECKS: every member sends its signature to every other and compares
+// what it receives; the first difference is reported on every PE that sees it.
+template <group G, class Tr>
+PGAS_HD void ll_check_signature(const coll_call<Tr>& c, std::uint64_t mine) {
+    for (int i = 0; i < c.n; ++i)
+        if (i != c.me) ll_send<G>(c, i, ll_sent(c, i) + 1, reinterpret_cast<const unsigned char*>(&mine), 8);
+    if (G::rank() == 0)
+        for (int i = 0; i < c.n; ++i)
+            if (i != c.me) {
+                const std::uint64_t theirs = ll_receive_unit(c, i, ll_received(c, i) + 1, 0);
+                if (theirs != mine) report_mismatch(c.name, c.ctx.my_pe(), mine, theirs, i);
+            }
+    auto everyone = [](int) { return true; };
+    ll_ack_all<G>(c, 0, everyone);
+    ll_commit<G>(c, 1, everyone, 1, everyone);
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END

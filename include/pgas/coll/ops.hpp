@@ -1,0 +1,172 @@
+// Reduction operators (sum, prod, min, max, bit_and, bit_or, bit_xor) and the element types collectives take.
+#pragma once
+
+#include <pgas/core/config.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+PGAS_NAMESPACE_BEGIN
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_reduced_float =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, __half> ||
+    std::is_same_v<T, __nv_bfloat16>;
+template <class T>
+inline constexpr bool is_reduced_integer =
+    std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
+
+// The element types reductions take: 1- to 8-byte integers, half, bf16, float, double.
+template <class T>
+inline constexpr bool is_reducible = is_reduced_integer<T> || is_reduced_float<T>;
+
+// A number per element type, carried in the PGAS_CHECKS signature of a call so
+// that PEs passing int32 and float (same size) are told apart.
+template <class T>
+PGAS_HD constexpr unsigned type_code() {
+    if constexpr (std::is_same_v<T, __half>) return 13;
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return 14;
+    else if constexpr (std::is_same_v<T, float>) return 15;
+    else if constexpr (std::is_same_v<T, double>) return 12;
+    else if constexpr (is_reduced_integer<T>)
+        return (sizeof(T) == 1 ? 1u : sizeof(T) == 2 ? 2u : sizeof(T) == 4 ? 3u : 4u) + (std::is_signed_v<T> ? 4u : 0u);
+    else return 0;  // any other trivially copyable type (data movement only)
+}
+
+// half and bf16 are computed in float and rounded once per step, on host and
+// device alike, so the host transport and the GPU give the same bits.
+template <class T>
+PGAS_HD inline float to_float(T v) {
+    if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+    else return __bfloat162float(v);
+}
+template <class T>
+PGAS_HD inline T from_float(float v) {
+    if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+    else return __float2bfloat16_rn(v);
+}
+
+// Integer sums and products wrap modulo 2^bits (computed unsigned: no
+// undefined signed overflow), as in NCCL and NVSHMEM on the GPU.
+template <class T>
+using wide_unsigned = std::conditional_t<(sizeof(T) < 4), std::uint32_t, std::make_unsigned_t<T>>;
+
+template <class T, class F>
+PGAS_HD inline T apply_arith(T a, T b, F f) {
+    if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
+        return from_float<T>(f(to_float(a), to_float(b)));
+    else if constexpr (std::is_integral_v<T>)
+        return T(std::make_unsigned_t<T>(f(wide_unsigned<T>(std::make_unsigned_t<T>(a)),
+                                           wide_unsigned<T>(std::make_unsigned_t<T>(b)))));
+    else
+        return f(a, b);
+}
+
+template <class T, class Less>
+PGAS_HD inline T apply_order(T a, T b, Less less) {
+    if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
+        return less(to_float(b), to_float(a)) ? b : a;
+    else
+        return less(b, a) ? b : a;
+}
+
+}  // namespace detail
+
+// Reduction operators, passed by value: pgas::allreduce(ctx, t, dst, src, n, pgas::op::sum).
+// Each is a stateless function object; `bitwise` ones take integers only.
+namespace op {
+
+struct sum_t {
+    static constexpr const char* name = "sum";
+    static constexpr bool bitwise = false;
+    static constexpr unsigned code = 1;
+    template <class T>
+    PGAS_HD T operator()(T a, T b) const {
+        return detail::apply_arith(a, b, [](auto x, auto y) { return decltype(x)(x + y); });
+    }
+};
+struct prod_t {
+    static constexpr const char* name = "prod";
+    static constexpr bool bitwise = false;
+    static constexpr unsigned code = 2;
+    template <class T>
+    PGAS_HD T operator()(T a, T b) const {
+        return detail::apply_arith(a, b, [](auto x, auto y) { return decltype(x)(x * y); });
+    }
+};
+struct min_t {
+    static constexpr const char* name = "min";
+    static constexpr bool bitwise = false;
+    static constexpr unsigned code = 3;
+    template <class T>
+    PGAS_HD T operator()(T a, T b) const {
+        return detail::apply_order(a, b, [](auto x, auto y) { return x < y; });
+    }
+};
+struct max_t {
+    static constexpr const char* name = "max";
+    static constexpr bool bitwise = false;
+    static constexpr unsigned code = 4;
+    template <class T>
+    PGAS_HD T operator()(T a, T b) const {
+        return detail::apply_order(a, b, [](auto x, auto y) { return y < x; });
+    }
+};
+struct bit_and_t {
+    static constexpr const char* name = "bit_and";
+    static constexpr bool bitwise = true;
+    static constexpr unsigned code = 5;
+    template <class T>
+    PGAS_HD T operator()(T a, T b) const { return T(a & b); }
+};
+struct bit_or_t {
+    static constexpr const char* name = "bit_or";
+    static constexpr bool bitwise = true;
+    static constexpr unsigned code = 6;
+    template <class T>
+    PGAS_HD T operator()(T a, T b) const { return T(a | b); }
+};
+struct bit_xor_t {
+    static constexpr const char* name = "bit_xor";
+    static constexpr bool bitwise = true;
+    static constexpr unsigned code = 7;
+    template <class T>
+    PGAS_HD T operator()(T a, T b) const { return T(a ^ b); }
+};
+
+inline constexpr sum_t sum{};
+inline constexpr prod_t prod{};
+inline constexpr min_t min{};
+inline constexpr max_t max{};
+inline constexpr bit_and_t bit_and{};
+inline constexpr bit_or_t bit_or{};
+inline constexpr bit_xor_t bit_xor{};
+
+}  // namespace op
+
+// One of the operators above.
+template <class Op>
+concept reduction_op = std::is_same_v<Op, op::sum_t> || std::is_same_v<Op, op::prod_t> ||
+                       std::is_same_v<Op, op::min_t> || std::is_same_v<Op, op::max_t> ||
+                       std::is_same_v<Op, op::bit_and_t> || std::is_same_v<Op, op::bit_or_t> ||
+                       std::is_same_v<Op, op::bit_xor_t>;
+
+namespace detail {
+// Compile-time contract of every reducing collective.
+template <class Op, class T>
+PGAS_HD constexpr void require_reduction() {
+    static_assert(reduction_op<Op>, "pgas: reductions take pgas::op::sum, prod, min, max, bit_and, bit_or or bit_xor");
+    static_assert(is_reducible<std::remove_cv_t<T>>,
+                  "pgas: reductions take int8..int64, uint8..uint64, half (__half), bf16 (__nv_bfloat16), float or "
+                  "double elements");
+    static_assert(!Op::bitwise || is_reduced_integer<std::remove_cv_t<T>>,
+                  "pgas: bitwise reductions (bit_and/bit_or/bit_xor) take integer types only, not floating point");
+}
+}  // namespace detail
+
+PGAS_NAMESPACE_END

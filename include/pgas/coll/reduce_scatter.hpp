@@ -1,0 +1,69 @@
+// reduce_scatter over a team, called by a thread, warp, tile or block inside a kernel.
+#pragma once
+
+#include <pgas/coll/detail/common.hpp>
+#include <pgas/coll/detail/direct.hpp>
+#include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/ops.hpp>
+#include <pgas/coll/reduce.hpp>
+#include <pgas/coll/tuning.hpp>
+#include <pgas/device/sync.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+
+// src holds n blocks of count elements; member i receives in dst (count
+// elements) the reduction with op, over every member in team order, of block
+// i of their src. Called by every thread of G on every member with the same
+// count and op. src must be the same symmetric_ptr on every member. In place
+// when the caller's dst is src + my_pe * count (dst then differs between
+// members, which is allowed: dst is only written locally); other overlaps are
+// errors. On return dst holds the result and src may be reused. count == 0
+// only synchronizes the team.
+//
+// Small blocks: member i sends block j of its src to member j in LL packets.
+// Large blocks: between two team syncs, member i reduces block i straight
+// from every member's src.
+template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
+PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                            std::size_t count, Op op) {
+    detail::require_collective_buffers<T, U>();
+    detail::require_reduction<Op, T>();
+    using E = std::remove_cv_t<T>;
+    auto c = detail::begin_call(ctx, t, "reduce_scatter");
+    const std::size_t bytes = count * sizeof(E);
+    detail::check_buffer(c, dst.offset(), bytes);
+    detail::check_buffer(c, src.offset(), bytes * std::size_t(c.n));
+    if (dst.offset() != src.offset() + bytes * std::uint64_t(c.me))
+        detail::check_overlap(c, dst.offset(), bytes, src.offset(), bytes * std::size_t(c.n), ~std::uint64_t{0});
+    const auto path = detail::choose_path<G, Policy>(
+        c, {count, unsigned(detail::coll_kind::reduce_scatter), Op::code, detail::type_code<E>(), 0}, bytes);
+    if (count == 0) return sync<G>(ctx, c.t);
+    auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
+    const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
+    if (c.n == 1) return detail::local_copy<G>(d, s, bytes);
+    if (path.ll) {
+        const std::size_t payload = detail::coll_scratch::payload_bytes(c.n);
+        const std::uint64_t chunks = (bytes + payload - 1) / payload;
+        const unsigned char* mine = s + bytes * std::size_t(c.me);
+        for (std::uint64_t k = 0; k < chunks; ++k) {
+            const std::size_t off = k * payload, len = detail::min_size(payload, bytes - off);
+            for (int j = 1; j < c.n; ++j) {
+                const int to = (c.me + j) % c.n;
+                detail::ll_send<G>(c, to, detail::ll_sent(c, to) + 1 + k, s + bytes * std::size_t(to) + off, len);
+            }
+            detail::ll_reduce_chunk<G, E>(c, d, mine, off, len, k, op);
+            detail::ll_ack_all<G>(c, k, detail::everyone);
+        }
+        return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
+    }
+    sync<G>(ctx, c.t);
+    detail::reduce_slice<G>(c, path, symmetric_ptr<const E>(src) + std::ptrdiff_t(count * std::size_t(c.me)), dst,
+                            count, op, c.me);
+    barrier<G>(ctx, c.t);
+}
+
+PGAS_NAMESPACE_END
