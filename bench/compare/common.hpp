@@ -178,6 +178,19 @@ inline timing replay(std::vector<lane>& lanes, int iters, int reps, const std::f
     return t;
 }
 
+// Threads per block for `kernel`: `want`, or fewer when the kernel's
+// registers do not allow that many (said on stderr, since it changes the
+// comparison).
+template <class Kernel>
+int threads_for(Kernel* kernel, int want, const char* name) {
+    cudaFuncAttributes attr{};
+    COMPARE_CUDA(cudaFuncGetAttributes(&attr, kernel));
+    if (attr.maxThreadsPerBlock >= want) return want;
+    std::fprintf(stderr, "note: %s runs %d threads per block, not %d (%d registers)\n", name,
+                 attr.maxThreadsPerBlock, want, attr.numRegs);
+    return attr.maxThreadsPerBlock;
+}
+
 // --- collectives: sizes as nccl-tests defines them ----------------------------
 
 enum class coll { allreduce, allgather, reduce_scatter, broadcast, alltoall };

@@ -47,14 +47,16 @@ __global__ void pingpong(std::uint64_t* flag, std::uint64_t* base, int rounds) {
     *base = start + std::uint64_t(rounds);
 }
 
-__global__ void put_block(char* dst, const char* src, std::size_t bytes, int pe) {
+__global__ void __launch_bounds__(compare::block_threads)
+put_block(char* dst, const char* src, std::size_t bytes, int pe) {
     nvshmemx_putmem_block(dst, src, bytes, pe);
     __syncthreads();
     if (threadIdx.x == 0) nvshmem_quiet();
     __syncthreads();
 }
 
-__global__ void put_nbi_grid(char* dst, const char* src, std::size_t bytes, int pe) {
+__global__ void __launch_bounds__(compare::block_threads)
+put_nbi_grid(char* dst, const char* src, std::size_t bytes, int pe) {
     const std::size_t chunk = compare::chunk_bytes(bytes, gridDim.x);
     const std::size_t first = chunk * blockIdx.x;
     if (first < bytes) {
@@ -66,11 +68,13 @@ __global__ void put_nbi_grid(char* dst, const char* src, std::size_t bytes, int 
     __syncthreads();
 }
 
-__global__ void get_block(char* dst, const char* src, std::size_t bytes, int pe) {
+__global__ void __launch_bounds__(compare::block_threads)
+get_block(char* dst, const char* src, std::size_t bytes, int pe) {
     nvshmemx_getmem_block(dst, src, bytes, pe);
 }
 
-__global__ void get_nbi_grid(char* dst, const char* src, std::size_t bytes, int pe) {
+__global__ void __launch_bounds__(compare::block_threads)
+get_nbi_grid(char* dst, const char* src, std::size_t bytes, int pe) {
     const std::size_t chunk = compare::chunk_bytes(bytes, gridDim.x);
     const std::size_t first = chunk * blockIdx.x;
     if (first < bytes) {
@@ -105,7 +109,8 @@ __global__ void barrier_loop(int rounds) {
 
 // One block calls the block-scope sum reduction of 2 floats `rounds` times
 // inside one running kernel (pgas_compare's allreduce_8B_in_kernel).
-__global__ void allreduce_loop(float* dst, const float* src, int rounds) {
+__global__ void __launch_bounds__(compare::coll_threads)
+allreduce_loop(float* dst, const float* src, int rounds) {
     for (int i = 0; i < rounds; ++i) nvshmemx_float_sum_reduce_block(NVSHMEM_TEAM_WORLD, dst, src, 2);
 }
 
@@ -195,11 +200,10 @@ struct bench {
             rank0_only([&] {
                 const auto pl = compare::plan_for(bytes);
                 const unsigned blocks = grid ? unsigned(compare::grid_blocks(bytes)) : 1u;
+                auto* kernel = is_put ? (grid ? put_nbi_grid : put_block) : (grid ? get_nbi_grid : get_block);
+                const int threads = compare::threads_for(kernel, block_threads, benchmark);
                 auto t = time_rank0(pl.iters, pl.reps, [&](cudaStream_t s) {
-                    if (is_put && grid) put_nbi_grid<<<blocks, block_threads, 0, s>>>(dst, src, bytes, 1);
-                    if (is_put && !grid) put_block<<<1, block_threads, 0, s>>>(dst, src, bytes, 1);
-                    if (!is_put && grid) get_nbi_grid<<<blocks, block_threads, 0, s>>>(dst, src, bytes, 1);
-                    if (!is_put && !grid) get_block<<<1, block_threads, 0, s>>>(dst, src, bytes, 1);
+                    kernel<<<blocks, threads, 0, s>>>(dst, src, bytes, 1);
                 });
                 const bool ok = is_put ? same_ends(dst, 1, src, 0, bytes) : same_ends(dst, 0, src, 1, bytes);
                 emit(benchmark, bytes, t, 1.0, ok);
@@ -259,8 +263,9 @@ struct bench {
         using namespace compare;
         auto* f_src = reinterpret_cast<float*>(src);
         auto* f_dst = reinterpret_cast<float*>(dst);
+        const int threads = compare::threads_for(allreduce_loop, coll_threads, "allreduce_8B_in_kernel");
         auto t = time_all(loop_kernels, loop_reps, [&](cudaStream_t s) {
-            allreduce_loop<<<1, block_threads, 0, s>>>(f_dst, f_src, loop_rounds);
+            allreduce_loop<<<1, threads, 0, s>>>(f_dst, f_src, loop_rounds);
         });
         t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
         emit("allreduce_8B_in_kernel", 8, t, 0, true);

@@ -26,6 +26,10 @@ __host__ __device__ inline std::size_t chunk_bytes(std::size_t bytes, unsigned b
     return (per + 15) / 16 * 16;
 }
 
+// Collectives timed as one device-side block call per PE (and the in-kernel
+// allreduce): 512 threads, as pgas's load/store tuning policy uses.
+constexpr int coll_threads = 512;
+
 // Message rate: rate_blocks x rate_threads threads, each issuing
 // rate_per_thread 8-byte non-blocking puts to distinct words, then quiet.
 constexpr int rate_blocks = 32;

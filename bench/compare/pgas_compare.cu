@@ -24,6 +24,15 @@
 #include <pgas/coll/broadcast.hpp>
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/reduce_scatter.hpp>
+#if __has_include(<pgas/coll/stream.cuh>) && !defined(PGAS_COMPARE_COLL_ON_STREAM)
+#define PGAS_COMPARE_COLL_ON_STREAM 1
+#endif
+#endif
+#ifndef PGAS_COMPARE_COLL_ON_STREAM
+#define PGAS_COMPARE_COLL_ON_STREAM 0
+#endif
+#if PGAS_COMPARE_COLL_ON_STREAM
+#include <pgas/coll/stream.cuh>
 #endif
 
 #include <cstdint>
@@ -59,14 +68,16 @@ __global__ void pingpong(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<
 }
 
 // One block: put<block> of the whole message, then quiet.
-__global__ void put_block(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<char> dst, const char* src,
+__global__ void __launch_bounds__(compare::block_threads)
+put_block(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<char> dst, const char* src,
                           std::size_t bytes, int pe) {
     pgas::put<pgas::block>(ctx, dst, src, bytes, pe);
     pgas::quiet<pgas::block>(ctx);
 }
 
 // Many blocks: each put_nbi<block>s its chunk, then quiet.
-__global__ void put_nbi_grid(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<char> dst, const char* src,
+__global__ void __launch_bounds__(compare::block_threads)
+put_nbi_grid(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<char> dst, const char* src,
                              std::size_t bytes, int pe) {
     const std::size_t chunk = compare::chunk_bytes(bytes, gridDim.x);
     const std::size_t first = chunk * blockIdx.x;
@@ -77,12 +88,14 @@ __global__ void put_nbi_grid(const __grid_constant__ ctx_t ctx, pgas::symmetric_
     pgas::quiet<pgas::block>(ctx);
 }
 
-__global__ void get_block(const __grid_constant__ ctx_t ctx, char* dst, pgas::symmetric_ptr<char> src,
+__global__ void __launch_bounds__(compare::block_threads)
+get_block(const __grid_constant__ ctx_t ctx, char* dst, pgas::symmetric_ptr<char> src,
                           std::size_t bytes, int pe) {
     pgas::get<pgas::block>(ctx, dst, src, bytes, pe);
 }
 
-__global__ void get_nbi_grid(const __grid_constant__ ctx_t ctx, char* dst, pgas::symmetric_ptr<char> src,
+__global__ void __launch_bounds__(compare::block_threads)
+get_nbi_grid(const __grid_constant__ ctx_t ctx, char* dst, pgas::symmetric_ptr<char> src,
                              std::size_t bytes, int pe) {
     const std::size_t chunk = compare::chunk_bytes(bytes, gridDim.x);
     const std::size_t first = chunk * blockIdx.x;
@@ -119,26 +132,58 @@ __global__ void barrier_loop(const __grid_constant__ ctx_t ctx, int rounds) {
 }
 
 #if PGAS_COMPARE_COLLECTIVES
-// Until host on-stream collectives exist, each PE runs the device-side
-// collective in one kernel of one block (block_threads threads).
-__global__ void collective_block(const __grid_constant__ ctx_t ctx, compare::coll c, pgas::symmetric_ptr<float> dst,
-                                 pgas::symmetric_ptr<float> src, std::size_t count) {
+#if PGAS_COMPARE_COLL_ON_STREAM
+// pgas's on-stream collectives (pgas/coll/stream.cuh), on the world team.
+constexpr const char* coll_form = "on_stream";
+void launch_collective(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<float> dst,
+                       pgas::symmetric_ptr<float> src, std::size_t count, cudaStream_t s) {
+    using compare::coll;
     const pgas::team world = ctx.world_team();
     switch (c) {
-        case compare::coll::allreduce: pgas::allreduce<pgas::block>(ctx, world, dst, src, count, pgas::op::sum); break;
-        case compare::coll::allgather: pgas::allgather<pgas::block>(ctx, world, dst, src, count); break;
-        case compare::coll::reduce_scatter:
-            pgas::reduce_scatter<pgas::block>(ctx, world, dst, src, count, pgas::op::sum);
-            break;
-        case compare::coll::broadcast: pgas::broadcast<pgas::block>(ctx, world, dst, src, count, 0); break;
-        case compare::coll::alltoall: pgas::alltoall<pgas::block>(ctx, world, dst, src, count); break;
+        case coll::allreduce: pgas::allreduce_on_stream(ctx, world, dst, src, count, pgas::op::sum, s); break;
+        case coll::allgather: pgas::allgather_on_stream(ctx, world, dst, src, count, s); break;
+        case coll::reduce_scatter: pgas::reduce_scatter_on_stream(ctx, world, dst, src, count, pgas::op::sum, s); break;
+        case coll::broadcast: pgas::broadcast_on_stream(ctx, world, dst, src, count, 0, s); break;
+        case coll::alltoall: pgas::alltoall_on_stream(ctx, world, dst, src, count, s); break;
     }
 }
+#else
+// Without on-stream collectives, each PE runs the device-side collective in
+// one kernel of one block of coll_threads threads.
+constexpr const char* coll_form = "device block kernel";
+template <compare::coll C>
+__global__ void __launch_bounds__(compare::coll_threads)
+collective_block(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst, pgas::symmetric_ptr<float> src,
+                 std::size_t count) {
+    const pgas::team world = ctx.world_team();
+    if constexpr (C == compare::coll::allreduce) pgas::allreduce<pgas::block>(ctx, world, dst, src, count, pgas::op::sum);
+    if constexpr (C == compare::coll::allgather) pgas::allgather<pgas::block>(ctx, world, dst, src, count);
+    if constexpr (C == compare::coll::reduce_scatter)
+        pgas::reduce_scatter<pgas::block>(ctx, world, dst, src, count, pgas::op::sum);
+    if constexpr (C == compare::coll::broadcast) pgas::broadcast<pgas::block>(ctx, world, dst, src, count, 0);
+    if constexpr (C == compare::coll::alltoall) pgas::alltoall<pgas::block>(ctx, world, dst, src, count);
+}
+
+void launch_collective(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<float> dst,
+                       pgas::symmetric_ptr<float> src, std::size_t count, cudaStream_t s) {
+    using compare::coll;
+    constexpr int threads = compare::coll_threads;
+    switch (c) {
+        case coll::allreduce: collective_block<coll::allreduce><<<1, threads, 0, s>>>(ctx, dst, src, count); break;
+        case coll::allgather: collective_block<coll::allgather><<<1, threads, 0, s>>>(ctx, dst, src, count); break;
+        case coll::reduce_scatter: collective_block<coll::reduce_scatter><<<1, threads, 0, s>>>(ctx, dst, src, count); break;
+        case coll::broadcast: collective_block<coll::broadcast><<<1, threads, 0, s>>>(ctx, dst, src, count); break;
+        case coll::alltoall: collective_block<coll::alltoall><<<1, threads, 0, s>>>(ctx, dst, src, count); break;
+    }
+    COMPARE_CUDA(cudaGetLastError());
+}
+#endif
 
 // Issue 5's in-kernel figure: one block calls allreduce<block> of 2 floats
 // `rounds` times inside one running kernel.
-__global__ void allreduce_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst,
-                               pgas::symmetric_ptr<float> src, int rounds) {
+__global__ void __launch_bounds__(compare::coll_threads)
+allreduce_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst, pgas::symmetric_ptr<float> src,
+               int rounds) {
     for (int i = 0; i < rounds; ++i)
         pgas::allreduce<pgas::block>(ctx, ctx.world_team(), dst, src, 2, pgas::op::sum);
 }
@@ -299,7 +344,7 @@ struct bench {
             }
             const auto pl = compare::plan_for(bytes);
             auto t = time({0, 1}, pl.iters, pl.reps, [&](int pe, cudaStream_t s) {
-                collective_block<<<1, block_threads, 0, s>>>(ctx[pe], c, fdst, fsrc, sh.count);
+                launch_collective(c, ctx[pe], fdst, fsrc, sh.count, s);
             });
             bool ok = true;
             for (int pe = 0; pe < n_pes; ++pe) {
@@ -321,7 +366,7 @@ struct bench {
         const auto fsrc = pgas::symmetric_cast<float>(src);
         const auto fdst = pgas::symmetric_cast<float>(dst);
         auto t = time({0, 1}, loop_kernels, loop_reps, [&](int pe, cudaStream_t s) {
-            allreduce_loop<<<1, block_threads, 0, s>>>(ctx[pe], fdst, fsrc, loop_rounds);
+            allreduce_loop<<<1, coll_threads, 0, s>>>(ctx[pe], fdst, fsrc, loop_rounds);
         });
         t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
         emit("allreduce_8B_in_kernel", 8, t, 0, true);
@@ -374,6 +419,7 @@ int main() {
     if (compare::selected("put_quiet_on_stream")) b.put_quiet_on_stream();
     if (compare::selected("barrier_all_on_stream")) b.barrier_all_on_stream();
 #if PGAS_COMPARE_COLLECTIVES
+    std::fprintf(stderr, "pgas_compare: collectives through the %s form\n", coll_form);
     if (compare::selected("allreduce_8B_in_kernel")) b.allreduce_in_kernel();
     for (auto c : compare::all_colls)
         if (compare::selected(compare::name(c))) b.collective(c);
