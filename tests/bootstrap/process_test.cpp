@@ -70,6 +70,13 @@ TEST_CASE("processes: a PE that dies before a device barrier stops the others' w
     }
 }
 
+TEST_CASE("processes: a PE that dies with its next collective's frame sent still stops the others' waits") {
+    auto results = test::run_world(3, {"die_in_barrier", "2", "device-after-send"},
+                                   {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "30000"}}, 60s);
+    CHECK(results[2].exited(3));
+    for (int rank : {0, 1}) check_survivor(results[std::size_t(rank)], "stopped waiting: failed PE 2", 15);
+}
+
 TEST_CASE("processes: without the watcher's help a device wait still ends, by its timeout") {
     auto results = test::run_world(2, {"die_in_barrier", "1", "device-unwatched"},
                                    {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "1500"}}, 60s);

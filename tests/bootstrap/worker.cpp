@@ -5,7 +5,8 @@
 //   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
 //                             bootstrap (WHEN=joined); the others must fail init with an error
 //   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
-//                             barrier (KIND=device, or device-unwatched: without the peer-failure flag);
+//                             barrier (KIND=device; device-unwatched: without the peer-failure flag;
+//                             device-after-send: the victim dies inside a host barrier the others skip);
 //                             the others must fail with an error
 //   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
 //
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -115,6 +117,16 @@ int die_in_barrier(int victim, const std::string& kind) {
     auto ctx = w.context<pgas::host>();
     if (kind == "device-unwatched") ctx.runtime.abort_flag = nullptr;  // only the wait's own timeout is left
     w.barrier();
+    if (w.my_pe() == victim && kind == "device-after-send") {
+        // Dies inside a host barrier the others never enter: its frame is sent, unread.
+        std::thread([&w] {
+            try {
+                w.barrier();
+            } catch (...) {
+            }
+        }).detach();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
     if (w.my_pe() == victim) die();
     try {
         if (kind == "host")

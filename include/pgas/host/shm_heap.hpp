@@ -5,8 +5,11 @@
 #include <pgas/detail/fd_exchange.hpp>
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/heap_memory.hpp>
+#include <pgas/host/launch_env.hpp>
+#include <pgas/host/tcp_bootstrap.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -48,7 +51,9 @@ public:
                             "the host transport's shared-memory heap needs every PE on one node; " +
                                 std::to_string(channel.size() - node.size()) + " of " + std::to_string(channel.size()) +
                                 " processes run on other nodes (or in another network namespace)");
-            auto fds = allgather_fds(channel, mine.front().get(), node);
+            auto* tcp = dynamic_cast<tcp_bootstrap*>(&channel);
+            auto fds = allgather_fds(channel, mine.front().get(), node,
+                                     tcp ? tcp->timeout() : std::chrono::milliseconds(default_bootstrap_timeout_ms));
             std::vector<tcp::unique_fd> owned;
             for (int fd : fds) owned.emplace_back(fd);
             for (std::size_t i = 0; i < owned.size(); ++i) {

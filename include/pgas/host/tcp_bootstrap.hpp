@@ -330,7 +330,6 @@ private:
     void serve(const launch_info& launch) {
         peers_.resize(std::size_t(size_));
         left_.assign(std::size_t(size_), false);
-        watched_data_.assign(std::size_t(size_), false);
         if (size_ == 1) return;
         listen_on(launch);
         const auto deadline = tcp::clock::now() + timeout_;
@@ -436,7 +435,6 @@ private:
             if (left_[std::size_t(r)])
                 fail(errc::peer_failed, what(call),
                      "PE " + std::to_string(r) + " has left: it destroyed its world before this collective call", r);
-        watched_data_.assign(std::size_t(size_), false);
         const auto deadline = tcp::clock::now() + timeout_;
         std::vector<int> pending;
         for (int r = 1; r < size_; ++r) pending.push_back(r);
@@ -686,26 +684,28 @@ private:
     }
 
     // Rank 0: a peer whose connection ended without a bye died; tell everyone.
+    // POLLRDHUP also shows a peer that died after sending its next
+    // collective's frame (still unread here).
     int watch_peers() {
         for (int r = 1; r < size_; ++r) {
             auto& peer = peers_[std::size_t(r)];
-            if (!peer || left_[std::size_t(r)] || watched_data_[std::size_t(r)]) continue;
+            if (!peer || left_[std::size_t(r)]) continue;
+            pollfd p{peer.get(), POLLIN | POLLRDHUP, 0};
+            if (::poll(&p, 1, 0) < 0) continue;
             unsigned char raw[tcp::header_bytes];
             const ssize_t n = ::recv(peer.get(), raw, sizeof raw, MSG_PEEK | MSG_DONTWAIT);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-                abort_all(errc::peer_failed, "watch",
-                          "PE " + std::to_string(r) +
-                              " exited or closed its connection outside a collective call (the process died)",
-                          r);
-                return r;
-            }
-            if (n < ssize_t(sizeof raw)) continue;
-            if (tcp::kind(tcp::get(raw + 6, 2)) == tcp::kind::bye) {
+            if (n == ssize_t(sizeof raw) && tcp::get(raw, 4) == tcp::magic &&
+                tcp::kind(tcp::get(raw + 6, 2)) == tcp::kind::bye) {
                 (void)::recv(peer.get(), raw, sizeof raw, MSG_DONTWAIT);
                 left_[std::size_t(r)] = true;
-            } else {
-                watched_data_[std::size_t(r)] = true;  // its next collective began: read there
+                continue;
             }
+            if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
+            abort_all(errc::peer_failed, "watch",
+                      "PE " + std::to_string(r) +
+                          " exited or closed its connection outside a collective call (the process died)",
+                      r);
+            return r;
         }
         return -1;
     }
@@ -744,7 +744,6 @@ private:
     std::string broken_;
     errc broken_code_ = errc::bootstrap;
     std::vector<bool> left_;          // rank 0: peers that said bye
-    std::vector<bool> watched_data_;  // rank 0: peers whose next collective's frame is queued
     bool root_left_ = false;          // other ranks: rank 0 said bye
     // The watcher (see watch()); io_ keeps it off the sockets during collectives.
     std::mutex io_;
