@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct ibgda_options {
     std::function<void(void*)> deallocate;
     // How many buffers besides the heap register_buffer may add per PE.
     int max_registered_buffers = 14;
+    // Timeout and peer-failure flag of the contexts; empty: the world's. A
+    // kernel needs a flag in memory it can read (the world's is host memory).
+    std::optional<device::runtime_state> runtime;
 };
 
 // Owns IBGDA for the local PEs of a world: per local PE one RC queue pair to
@@ -152,7 +156,7 @@ private:
         n_pes_ = n;
         const std::uint32_t blocks = options_.send_queue_blocks;
         nic_ = std::make_unique<ibgda_emulated_nic>();
-        runtime_ = w.runtime();
+        runtime_ = options_.runtime ? *options_.runtime : w.runtime();
         // Announce every local PE; all processes drive the same number of PEs.
         std::vector<announcement> mine;
         for (int l = 0; l < w.n_local_pes(); ++l) {

@@ -1,0 +1,142 @@
+// GPU suite (label gpu): the encoders on the device, and kernels producing into host-mapped queues that the emulated NIC consumes.
+#include "support.hpp"
+
+#include <pgas/transport/ibgda/wqe.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace ibgda_gpu_test {
+
+#define CUDA_OK(call) REQUIRE_MESSAGE((call) == cudaSuccess, #call, ": ", cudaGetErrorString(cudaGetLastError()))
+
+constexpr int n_shapes = 10;
+
+// The same WQE shapes as the golden test's stored vectors, indexed by shape.
+PGAS_HD inline pgas::mlx5::wqe shape(int i, std::uint16_t index) {
+    namespace mlx5 = pgas::mlx5;
+    const mlx5::wqe_header h{index, 0xabcdef, mlx5::fm_ce_se::cq_update};
+    const std::uint8_t payload[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    switch (i) {
+        case 0: return mlx5::nop(h);
+        case 1: return mlx5::rdma_write(h, 0x0000123456789abcull, 0x11223344, 0x7f0011223344ull, 0x55667788, 0x80000000u);
+        case 2: return mlx5::rdma_write_inline(h, 0x1000, 0x42, payload, 12);
+        case 3: return mlx5::rdma_read(h, 0xffffffffffffffffull, 0xffffffffu, 0, 0, 1);
+        case 4: return mlx5::atomic_fetch_add(h, 0x2000, 7, 0x3000, 9, 0x0102030405060708ull);
+        case 5: return mlx5::atomic_compare_swap(h, 0x2000, 7, 0x3000, 9, 1, 2);
+        case 6: return mlx5::masked_fetch_add32(h, 0x2000, 7, 0x3000, 9, 0x11223344u, 0xffffffffu);
+        case 7: return mlx5::masked_compare_swap32(h, 0x2000, 7, 0x3000, 9, 1, 2, 3, 4);
+        case 8: return mlx5::masked_fetch_add64(h, 0x2000, 7, 0x3000, 9, 5, ~0ull);
+        default: return mlx5::masked_compare_swap64(h, 0x2000, 7, 0x3000, 9, 1, 2, 3, 4);
+    }
+}
+
+PGAS_KERNEL void encode_on_device(pgas::mlx5::wqe* out) {
+    const int i = int(threadIdx.x);
+    if (i < n_shapes) out[i] = shape(i, std::uint16_t(0xfffe + i));
+}
+
+struct targets {
+    pgas::symmetric_ptr<std::uint64_t> slots;    // one per thread
+    pgas::symmetric_ptr<std::uint64_t> counter;
+    pgas::symmetric_ptr<std::uint32_t> bits;
+    pgas::symmetric_ptr<std::uint64_t> fetched;  // per thread: what its fetch-add returned
+    pgas::symmetric_ptr<std::uint64_t> signal;
+    int pe;
+    int rounds;
+};
+
+// Every thread posts on its own (warp-aggregated reservations), many rounds:
+// inline puts, atomics with replies, then one quiet per block.
+PGAS_KERNEL void produce(__grid_constant__ const test::ib_ctx ctx, const targets t) {
+    const unsigned id = threadIdx.x + blockIdx.x * blockDim.x;
+    for (int r = 0; r < t.rounds; ++r) {
+        pgas::p(ctx, t.slots + id, std::uint64_t(r) * 100000 + id, t.pe);
+        pgas::atomic_add(ctx, t.counter, std::uint64_t(1), t.pe);
+    }
+    ctx.local(t.fetched)[id] = pgas::atomic_fetch_add(ctx, t.counter, std::uint64_t(0), t.pe);
+    (void)pgas::atomic_fetch_or(ctx, t.bits, 1u << (id % 32), t.pe);
+    pgas::quiet<pgas::block>(ctx);
+    if (threadIdx.x == 0) pgas::signal(ctx, t.signal, 1, pgas::signal_op::add, t.pe);
+}
+
+bool have_gpu() {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+}  // namespace ibgda_gpu_test
+
+using namespace ibgda_gpu_test;
+
+TEST_CASE("the WQE encoders give the same bytes on the GPU as on the host") {
+    REQUIRE_MESSAGE(have_gpu(), "this suite needs a CUDA GPU (label gpu)");
+    pgas::mlx5::wqe* out = nullptr;
+    CUDA_OK(cudaMalloc(&out, sizeof(pgas::mlx5::wqe) * n_shapes));
+    encode_on_device<<<1, 32>>>(out);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<pgas::mlx5::wqe> device(n_shapes);
+    CUDA_OK(cudaMemcpy(device.data(), out, sizeof(pgas::mlx5::wqe) * n_shapes, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaFree(out));
+    for (int i = 0; i < n_shapes; ++i) {
+        CAPTURE(i);
+        const auto host = shape(i, std::uint16_t(0xfffe + i));
+        CHECK(device[i].ds == host.ds);
+        CHECK(std::memcmp(device[i].word, host.word, host.ds * 16u) == 0);
+    }
+}
+
+TEST_CASE("GPU threads produce into host-mapped queues and the emulated NIC executes every WQE") {
+    REQUIRE_MESSAGE(have_gpu(), "this suite needs a CUDA GPU (label gpu)");
+    int can_use_host_pointer = 0;
+    CUDA_OK(cudaDeviceGetAttribute(&can_use_host_pointer, cudaDevAttrCanUseHostPointerForRegisteredMem, 0));
+    REQUIRE_MESSAGE(can_use_host_pointer, "this test gives kernels host heap pointers (registered host memory)");
+
+    auto w = pgas::world::init_local(2, test::options(60000));
+    for (int pe = 0; pe < 2; ++pe)
+        CUDA_OK(cudaHostRegister(w.heap_memory().local_base(pe), w.heap_bytes(), cudaHostRegisterMapped | cudaHostRegisterPortable));
+    constexpr int blocks = 8, threads = 128, rounds = 40;
+    constexpr unsigned n_threads = blocks * threads;
+    targets t{w.alloc<std::uint64_t>(n_threads), w.alloc<std::uint64_t>(1), w.alloc<std::uint32_t>(1),
+              w.alloc<std::uint64_t>(n_threads), w.alloc<std::uint64_t>(1), 1, rounds};
+
+    int* abort_flag = nullptr;  // a peer-failure flag the kernel can read
+    CUDA_OK(cudaHostAlloc(&abort_flag, sizeof(int), cudaHostAllocMapped));
+    *abort_flag = 0;
+    pgas::ibgda_options o = test::emulated(256);
+    o.allocate = [](std::size_t bytes) -> void* {
+        void* p = nullptr;
+        if (cudaHostAlloc(&p, bytes, cudaHostAllocMapped) != cudaSuccess) return nullptr;
+        std::memset(p, 0, bytes);
+        return p;
+    };
+    o.deallocate = [](void* p) { cudaFreeHost(p); };
+    o.runtime = pgas::device::runtime_state{std::uint64_t(30) * 1000000000ull, abort_flag};
+    {
+        pgas::ibgda_domain ib(w, o);
+        produce<<<blocks, threads>>>(ib.context(0), t);
+        CUDA_OK(cudaDeviceSynchronize());
+        const auto stats = ib.emulated_nic().stats();
+        CHECK(ib.emulated_nic().first_violation() == "");
+        CHECK(stats.wqes >= std::uint64_t(n_threads) * (2 * rounds + 2));
+        auto& qp = ib.context(0).transport.queue_pair(1);
+        CHECK(qp.reserved.value > 65536);  // the 16-bit WQE counter wrapped
+        CHECK(qp.completed.value == qp.reserved.value);
+        // Warp aggregation: far fewer doorbells than WQEs.
+        CAPTURE(stats.doorbells);
+        CHECK(stats.doorbells < stats.wqes);
+    }
+    const std::uint64_t total = std::uint64_t(n_threads) * rounds;
+    CHECK(*w.local(t.counter, 1) == total);
+    CHECK(*w.local(t.bits, 1) == 0xffffffffu);
+    CHECK(*w.local(t.signal, 1) == blocks);
+    for (unsigned id = 0; id < n_threads; ++id) {
+        REQUIRE(w.local(t.slots, 1)[id] == std::uint64_t(rounds - 1) * 100000 + id);
+        REQUIRE(w.local(t.fetched, 0)[id] <= total);
+    }
+    for (int pe = 0; pe < 2; ++pe) CUDA_OK(cudaHostUnregister(w.heap_memory().local_base(pe)));
+    CUDA_OK(cudaFreeHost(abort_flag));
+}
