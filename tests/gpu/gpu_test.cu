@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 namespace {
@@ -56,6 +57,16 @@ std::vector<int> gpus(int n) {
     return list;
 }
 
+// Under pgasrun (one process per GPU) every world is world::init_gpu; else one
+// process drives n GPUs. Either way launch_all covers the local PEs.
+bool one_process_per_gpu() { return std::getenv("PGAS_RANK") != nullptr; }
+pgas::world make_world(int n) {
+    if (!one_process_per_gpu()) return make_world(n);
+    auto w = pgas::world::init_gpu(options());
+    REQUIRE(w.n_pes() == n);
+    return w;
+}
+
 // Whether the calling thread belongs to group G (the first lanes of the block).
 template <class G>
 __device__ bool in_group() {
@@ -104,7 +115,7 @@ __global__ void ring_rma(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<
 
 template <class G>
 void check_ring_rma(int n_gpus) {
-    auto w = pgas::world::init_local(gpus(n_gpus), options());
+    auto w = make_world(n_gpus);
     const std::size_t max_count = (1 << 20) + 5;
     auto inbox = w.alloc<std::uint32_t>(max_count);
     auto outbox = w.alloc<std::uint32_t>(max_count);
@@ -264,7 +275,7 @@ __global__ void barrier_storm(const __grid_constant__ ctx_t ctx, pgas::symmetric
 template <class G>
 void run_group_suite(int n) {
     check_ring_rma<G>(n);
-    auto w = pgas::world::init_local(gpus(n), options());
+    auto w = make_world(n);
     unsigned long long* errors = nullptr;
     CHECK_CUDA(cudaMallocManaged(&errors, sizeof(unsigned long long)));
     *errors = 0;
@@ -288,7 +299,7 @@ void run_suite(int n) {
     SUBCASE("block") { run_group_suite<pgas::block>(n); }
     SUBCASE("on-stream forms in a CUDA graph") { check_on_stream(n); }
     SUBCASE("p/g, atomics, waits, fence") {
-        auto w = pgas::world::init_local(gpus(n), options());
+        auto w = make_world(n);
         unsigned long long* errors = nullptr;
         CHECK_CUDA(cudaMallocManaged(&errors, sizeof(unsigned long long)));
         *errors = 0;
@@ -305,27 +316,29 @@ void run_suite(int n) {
         unsigned long long* tickets = nullptr;
         CHECK_CUDA(cudaMallocManaged(&tickets, sizeof(unsigned long long) << 20));
         CHECK_CUDA(cudaMemset(tickets, 0, sizeof(unsigned long long) << 20));
-        for (int i = 0; i < n; ++i) {  // and-target starts all ones
+        for (int i = 0; i < w.n_local_pes(); ++i) {  // and-target starts all ones
             unsigned int ones = ~0u;
             CHECK_CUDA(cudaMemcpy(w.device_address(bits + 2, i), &ones, sizeof ones, cudaMemcpyHostToDevice));
         }
         const int blocks = 64, threads = 256;
         launch_all(w, blocks, threads, atomics_contended, counter, fsum, bits, cas, tickets);
         const unsigned long long per_pe = (unsigned long long)blocks * threads * n;
-        for (int i = 0; i < n; ++i) {
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            const int pe = w.local_pe(i);
             auto c = read_back(w, counter, 4, i);
             CHECK(c[0] == per_pe);
             CHECK(c[1] == per_pe);
-            if (i == 0) CHECK(c[2] == per_pe * (unsigned long long)n);  // n fetch_inc per thread, all to PE 0
-            if (i == 0) CHECK(c[3] == (unsigned long long)n);  // one compare_swap winner per PE
+            if (pe == 0) CHECK(c[2] == per_pe * (unsigned long long)n);  // n fetch_inc per thread, all to PE 0
+            if (pe == 0) CHECK(c[3] == (unsigned long long)n);  // one compare_swap winner per PE
             CHECK(read_back(w, fsum, 1, i)[0] == 0.5f * float(per_pe));
             auto b = read_back(w, bits, 3, i);
             CHECK(b[0] == ~0u);
             CHECK(b[1] == 0u);  // each bit flipped an even number of times
             CHECK(b[2] == 0u);
         }
+        // tickets are counted per process: complete only when one process drives every PE
         const unsigned long long total_tickets = per_pe * (unsigned long long)n;
-        for (unsigned long long t = 0; t < total_tickets && t < (1ull << 20); ++t)
+        for (unsigned long long t = 0; !one_process_per_gpu() && t < total_tickets && t < (1ull << 20); ++t)
             if (tickets[t] != 1ull) FAIL_CHECK("ticket " << t << " handed out " << tickets[t] << " times");
         cudaFree(tickets);
         auto word = w.alloc<long long>(1);
@@ -344,23 +357,25 @@ void run_suite(int n) {
 
 // On-stream put_signal/signal_wait/barrier/get, captured into one CUDA graph per GPU and replayed.
 void check_on_stream(int n) {
-    auto w = pgas::world::init_local(gpus(n), options());
+    auto w = make_world(n);
     const std::size_t count = (std::size_t(3) << 20) + 7;  // many blocks, odd tail
     auto inbox = w.alloc<std::uint64_t>(count);
     auto outbox = w.alloc<std::uint64_t>(count);
     auto sig = w.alloc<std::uint64_t>(1);
-    std::vector<cudaStream_t> streams(n);
-    std::vector<cudaGraphExec_t> graphs(n);
-    std::vector<std::uint64_t*> fetched(n);
-    for (int i = 0; i < n; ++i) {
+    const int local_count = w.n_local_pes();
+    std::vector<cudaStream_t> streams(local_count);
+    std::vector<cudaGraphExec_t> graphs(local_count);
+    std::vector<std::uint64_t*> fetched(local_count);
+    for (int i = 0; i < local_count; ++i) {
+        const int pe = w.local_pe(i);
         CHECK_CUDA(cudaSetDevice(w.device_of(i)));
         CHECK_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
         CHECK_CUDA(cudaMalloc(&fetched[i], count * sizeof(std::uint64_t)));
         std::vector<std::uint64_t> pattern(count);
-        for (std::size_t k = 0; k < count; ++k) pattern[k] = mix(i, k, 77);
+        for (std::size_t k = 0; k < count; ++k) pattern[k] = mix(pe, k, 77);
         CHECK_CUDA(cudaMemcpy(w.device_address(outbox, i), pattern.data(), count * 8, cudaMemcpyHostToDevice));
         auto ctx = w.context<pgas::nvlink>(i);
-        const int right = (i + 1) % n, left = (i + n - 1) % n;
+        const int right = (pe + 1) % n, left = (pe + n - 1) % n;
         cudaGraph_t graph;
         CHECK_CUDA(cudaStreamBeginCapture(streams[i], cudaStreamCaptureModeThreadLocal));
         pgas::on_stream::put_signal(ctx, inbox, ctx.local(outbox), count, sig, 1, pgas::signal_op::add, right, streams[i]);
@@ -372,18 +387,20 @@ void check_on_stream(int n) {
         CHECK_CUDA(cudaGraphInstantiate(&graphs[i], graph, 0));
         CHECK_CUDA(cudaGraphDestroy(graph));
     }
+    // every PE's inbox is written only after every PE has filled its outbox
+    if (one_process_per_gpu()) w.barrier();
     for (int replay = 0; replay < 3; ++replay) {
-        for (int i = 0; i < n; ++i) {
+        for (int i = 0; i < local_count; ++i) {
             CHECK_CUDA(cudaSetDevice(w.device_of(i)));
             CHECK_CUDA(cudaGraphLaunch(graphs[i], streams[i]));
         }
-        for (int i = 0; i < n; ++i) {
+        for (int i = 0; i < local_count; ++i) {
             CHECK_CUDA(cudaSetDevice(w.device_of(i)));
             CHECK_CUDA(cudaStreamSynchronize(streams[i]));
         }
     }
-    for (int i = 0; i < n; ++i) {
-        const int left = (i + n - 1) % n;
+    for (int i = 0; i < local_count; ++i) {
+        const int left = (w.local_pe(i) + n - 1) % n;
         auto got = read_back(w, inbox, count, i);
         std::vector<std::uint64_t> back(count);
         CHECK_CUDA(cudaMemcpy(back.data(), fetched[i], count * 8, cudaMemcpyDeviceToHost));
@@ -410,6 +427,13 @@ TEST_SUITE("one_gpu") {
     TEST_CASE("every op with one PE on one GPU") {
         REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
         run_suite(1);
+    }
+}
+
+TEST_SUITE("two_processes") {
+    TEST_CASE("every op between two GPUs, one process each (run under pgasrun -n 2)") {
+        REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n 2");
+        run_suite(2);
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/detail/cuda_check.hpp>
+#include <pgas/detail/fd_exchange.hpp>
 #include <pgas/host/heap_memory.hpp>
 
 #include <cstddef>
@@ -11,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -23,8 +26,12 @@ using heap_factory = std::function<std::unique_ptr<heap_memory>(const heap_reque
 // One VA range of n_pes * stride bytes; PE p's heap is mapped at
 // base + p * stride, on every GPU of the process, so the NVLink transport
 // turns (offset, pe) into an address with one multiply-add. The physical
-// chunk of each PE is cuMemCreate'd on its GPU and made accessible to all the
+// chunk of each PE is cuMemCreate'd on its GPU and made accessible to the
 // process's GPUs (that is where NVLink/P2P reachability is checked).
+// Two ways to get there: one process drives every GPU (init_local(devices):
+// all chunks are its own), or one process per GPU (world::init_gpu: each
+// exports its chunk as a POSIX fd, the node's processes swap them over a Unix
+// socket and map each other's chunks at the same offsets).
 class gpu_heap_memory final : public heap_memory {
 public:
     // Default heap per PE when neither world_options nor PGAS_HEAP_SIZE says:
@@ -32,11 +39,12 @@ public:
     static constexpr std::uint64_t default_bytes = std::uint64_t{1} << 30;
 
     gpu_heap_memory(const heap_request& request, std::vector<int> devices)
-        : devices_(std::move(devices)), n_pes_(request.n_pes) {
-        if (request.channel->size() != 1)
-            throw_error(errc::transport_unavailable, -1, "world init",
-                        "GPU heaps across processes need the fd exchange (not yet wired)");
+        : devices_(std::move(devices)), local_pes_(request.local_pes), n_pes_(request.n_pes) {
         check_cu(cuInit(0), -1, "world init", "cuInit");
+        if (request.channel->size() > 1) {
+            join_processes(request);
+            return;
+        }
         for (std::size_t i = 0; i < devices_.size(); ++i) {
             int count = 0;
             check_cuda(cudaGetDeviceCount(&count), int(i), "world::init_local", "cudaGetDeviceCount");
@@ -78,11 +86,11 @@ public:
         if (abort_flag_ != nullptr) cudaFreeHost(abort_flag_);
     }
 
-    std::byte* local_base(int local) const override { return pe_base(local); }
+    std::byte* local_base(int local) const override { return pe_base(local_pes_[std::size_t(local)]); }
     std::byte* const* peer_bases(int) const override { return bases_.data(); }
     void zero(int local, std::uint64_t offset, std::uint64_t bytes) override {
         check_cuda(cudaSetDevice(devices_[std::size_t(local)]), local, "alloc", "cudaSetDevice");
-        check_cuda(cudaMemset(pe_base(local) + offset, 0, bytes), local, "alloc", "cudaMemset of the new block");
+        check_cuda(cudaMemset(local_base(local) + offset, 0, bytes), local, "alloc", "cudaMemset of the new block");
         check_cuda(cudaDeviceSynchronize(), local, "alloc", "cudaDeviceSynchronize after clearing");
     }
     bool host_accessible() const override { return false; }
@@ -137,6 +145,77 @@ private:
             }
     }
 
+    // One process per GPU: this process owns one PE's chunk on devices_[0];
+    // the others' chunks arrive as POSIX fds from the node's processes.
+    void join_processes(const heap_request& request) {
+        bootstrap& channel = *request.channel;
+        const int me = request.local_pes.at(0);
+        const int device = devices_.at(0);
+        check_cuda(cudaSetDevice(device), me, "world::init_gpu", "cudaSetDevice");
+        check_cuda(cudaFree(nullptr), me, "world::init_gpu", "creating the primary context");
+        const node_group node = discover_node(channel);
+        if (node.size() != n_pes_)
+            throw_error(errc::transport_unavailable, me, "world::init_gpu",
+                        "the NVLink transport spans one node, but only " + std::to_string(node.size()) + " of " +
+                            std::to_string(n_pes_) + " PEs run on this one");
+        // Reachability: every pair of the node's GPUs (ordinals as this process sees them).
+        const auto peer_devices = channel.allgather_value(device);
+        for (int pe = 0; pe < n_pes_; ++pe) {
+            const int other = peer_devices[std::size_t(pe)];
+            int can = 1;
+            if (other != device)
+                check_cuda(cudaDeviceCanAccessPeer(&can, device, other), me, "world::init_gpu", "cudaDeviceCanAccessPeer");
+            if (!can)
+                throw_error(errc::transport_unavailable, me, "world::init_gpu",
+                            "PE " + std::to_string(me) + " (GPU " + std::to_string(device) + ") cannot load/store PE " +
+                                std::to_string(pe) + "'s memory (GPU " + std::to_string(other) +
+                                "): no NVLink/P2P path between them");
+        }
+        const auto granularities = channel.allgather_value(granularity());
+        std::uint64_t largest = 0;
+        for (auto g : granularities) largest = g > largest ? g : largest;
+        stride_ = round_up(request.heap_bytes, largest);
+        check_cu(cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), largest, 0, 0), me, "world::init_gpu",
+                 "cuMemAddressReserve");
+        CUmemGenericAllocationHandle own{};
+        auto prop = chunk_properties(device, true);
+        check_cu(cuMemCreate(&own, stride_, &prop, 0), me, "world::init_gpu",
+                 ("cuMemCreate of an exportable " + std::to_string(stride_) + "-byte heap").c_str());
+        handles_.push_back(own);
+        int exported = -1;
+        check_cu(cuMemExportToShareableHandle(&exported, own, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), me,
+                 "world::init_gpu", "cuMemExportToShareableHandle");
+        const std::vector<int> fds = allgather_fds(channel, exported, node);
+        ::close(exported);
+        for (int i = 0; i < node.size(); ++i) {
+            const int pe = node.ranks[std::size_t(i)];
+            CUmemGenericAllocationHandle handle = own;
+            if (pe != me) {
+                check_cu(cuMemImportFromShareableHandle(&handle, reinterpret_cast<void*>(std::intptr_t(fds[std::size_t(i)])),
+                                                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                         me, "world::init_gpu", ("importing PE " + std::to_string(pe) + "'s heap").c_str());
+                handles_.push_back(handle);
+            }
+            ::close(fds[std::size_t(i)]);
+            check_cu(cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), me, "world::init_gpu",
+                     "cuMemMap");
+        }
+        CUmemAccessDesc access{};
+        access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access.location.id = device;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        check_cu(cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), &access, 1), me, "world::init_gpu",
+                 "cuMemSetAccess");
+        zero(0, 0, stride_);
+        channel.barrier();  // every chunk is clear before anyone writes into a peer's
+        check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&abort_flag_), sizeof(int),
+                                 cudaHostAllocMapped | cudaHostAllocPortable),
+                   me, "world::init_gpu", "cudaHostAlloc of the abort flag");
+        *abort_flag_ = 0;
+        bases_.resize(std::size_t(n_pes_));
+        for (int pe = 0; pe < n_pes_; ++pe) bases_[std::size_t(pe)] = pe_base(pe);
+    }
+
     void map_chunk(int pe) {
         const int device = devices_[std::size_t(pe)];
         CUmemGenericAllocationHandle handle{};
@@ -163,7 +242,8 @@ private:
                  "world::init_local", "cuMemSetAccess for every local GPU");
     }
 
-    std::vector<int> devices_;
+    std::vector<int> devices_;     // CUDA device of each local PE
+    std::vector<int> local_pes_;   // world PE of each local PE
     int n_pes_ = 0;
     CUdeviceptr base_ = 0;
     std::uint64_t stride_ = 0;
@@ -171,6 +251,13 @@ private:
     std::vector<std::byte*> bases_;
     int* abort_flag_ = nullptr;
 };
+
+// One process per GPU: this process's PE lives on `device`.
+inline heap_factory gpu_process_heap_factory(int device) {
+    return [device](const heap_request& request) -> std::unique_ptr<heap_memory> {
+        return std::make_unique<gpu_heap_memory>(request, std::vector<int>{device});
+    };
+}
 
 inline heap_factory gpu_heap_factory(std::vector<int> devices) {
     return [devices](const heap_request& request) -> std::unique_ptr<heap_memory> {

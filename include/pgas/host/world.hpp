@@ -81,6 +81,18 @@ public:
     // within PGAS_BOOTSTRAP_TIMEOUT_MS.
     static world init(world_options options = {}) { return init(read_launch_env(), std::move(options)); }
 
+    // One process per GPU with the NVLink transport: init() with this
+    // process's PE on GPU `device` (default: the launcher's local rank) and
+    // the node's heaps mapped into each other (CUDA VMM handles passed as fds).
+    static world init_gpu(world_options options = {}, int device = -1) {
+        launch_info launch = read_launch_env();
+        if (device < 0) device = launch.local_rank >= 0 ? launch.local_rank : launch.rank;
+        if (options.heap_bytes == 0)
+            options.heap_bytes = detail::env_size("PGAS_HEAP_SIZE", detail::gpu_heap_memory::default_bytes);
+        options.heap = detail::gpu_process_heap_factory(device);
+        return init(launch, std::move(options));
+    }
+
     // The same with the launch spelled out (explicit arguments win over the environment).
     static world init(const launch_info& launch, world_options options = {}) {
         if (launch.size < 1 || launch.rank < 0 || launch.rank >= launch.size)
@@ -97,10 +109,7 @@ public:
         world w(std::move(channel), {launch.rank}, launch.size, options, std::move(heap));
         // A peer that dies between collectives stops this process's device
         // waits (errc::peer_failed naming it) instead of leaving them to time out.
-        if (tcp) tcp->watch([flag = &w.state_->abort_flag](int failed_pe) {
-            int none = 0;
-            flag->compare_exchange_strong(none, failed_pe + 1);
-        });
+        if (tcp) tcp->watch([state = w.state_.get()](int failed_pe) { raise_abort(*state, failed_pe); });
         return w;
     }
 
@@ -312,12 +321,7 @@ public:
     }
     // Raises the peer-failure flag: every wait of this process's PEs stops
     // with errc::peer_failed naming world PE `failed_pe`.
-    void abort_waits(int failed_pe) {
-        int expected = 0;
-        state_->abort_flag.compare_exchange_strong(expected, failed_pe + 1);
-        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get()))
-            if (*gpu->abort_flag() == 0) *gpu->abort_flag() = failed_pe + 1;
-    }
+    void abort_waits(int failed_pe) { raise_abort(*state_, failed_pe); }
 
     // CUDA device of local PE `local`, or -1 when the heap is host memory.
     int device_of(int local = 0) const {
@@ -420,6 +424,14 @@ private:
 
     static std::string offset_text(std::uint64_t offset) {
         return offset == detail::null_offset ? std::string("null") : std::to_string(offset);
+    }
+
+    // The host-side flag (host transport) and, for GPU heaps, the mapped one kernels poll.
+    static void raise_abort(state_t& state, int failed_pe) {
+        int expected = 0;
+        state.abort_flag.compare_exchange_strong(expected, failed_pe + 1);
+        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state.memory.get()))
+            if (*gpu->abort_flag() == 0) *gpu->abort_flag() = failed_pe + 1;
     }
 
     std::unique_ptr<state_t> state_;
