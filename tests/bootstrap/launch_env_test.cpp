@@ -85,7 +85,7 @@ TEST_CASE("launch env: bad pgasrun values name the variable and value") {
                          "PGAS_BOOTSTRAP_TIMEOUT_MS='10s' is not an integer"));
 }
 
-TEST_CASE("launch env: torchrun's variables; pgas listens on MASTER_PORT+1") {
+TEST_CASE("launch env: torchrun's variables - pgas listens on MASTER_PORT+1") {
     const test::environment torchrun{{"RANK", "3"},           {"WORLD_SIZE", "8"},         {"LOCAL_RANK", "1"},
                                      {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"},
                                      {"TORCHELASTIC_RUN_ID", "none"}};
@@ -127,7 +127,7 @@ TEST_CASE("launch env: torchrun's variables; pgas listens on MASTER_PORT+1") {
     CHECK(parse(both).size == 2);
 }
 
-TEST_CASE("launch env: Open MPI's variables; one node needs no root address") {
+TEST_CASE("launch env: Open MPI's variables - one node needs no root address") {
     const test::environment ompi{{"OMPI_COMM_WORLD_RANK", "1"},       {"OMPI_COMM_WORLD_SIZE", "2"},
                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
                                  {"PMIX_NAMESPACE", "prterun-host-4242@1"}};
@@ -158,7 +158,7 @@ TEST_CASE("launch env: Open MPI's variables; one node needs no root address") {
     CHECK(test::contains(error_of(no_job), "set PGAS_ROOT"));
 }
 
-TEST_CASE("launch env: Slurm's variables; the root is the step's first node") {
+TEST_CASE("launch env: Slurm's variables - the root is the step's first node") {
     const test::environment slurm{{"SLURM_PROCID", "5"},          {"SLURM_NTASKS", "8"},
                                   {"SLURM_LOCALID", "1"},         {"SLURM_NNODES", "4"},
                                   {"SLURM_JOB_ID", "777"},        {"SLURM_STEP_ID", "0"},

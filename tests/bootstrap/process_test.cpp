@@ -84,7 +84,7 @@ TEST_CASE("processes: without the watcher's help a device wait still ends, by it
     check_survivor(results[0], "on PE 0: no progress after", 15);
 }
 
-TEST_CASE("pgasrun: output is forwarded line by line with the rank prefix; success exits 0") {
+TEST_CASE("pgasrun: output is forwarded line by line with the rank prefix - success exits 0") {
     auto results = test::run_processes(
         {{pgasrun(3, {"/bin/sh", "-c", "echo out $PGAS_RANK/$PGAS_WORLD_SIZE/$PGAS_LOCAL_RANK/$PGAS_LOCAL_SIZE; "
                                        "echo err $PGAS_ROOT >&2; printf tail"}),

@@ -35,7 +35,7 @@ std::pair<tcp::kind, std::string> answer(int fd) {
 
 }  // namespace
 
-TEST_CASE("tcp bootstrap: threads form a world; allgather and barrier agree, many times") {
+TEST_CASE("tcp bootstrap: threads form a world - allgather and barrier agree, many times") {
     for (int n : {1, 2, 5}) {
         CAPTURE(n);
         const int port = test::free_port();
@@ -67,7 +67,7 @@ TEST_CASE("tcp bootstrap: the others retry until the root listens") {
     for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
 }
 
-TEST_CASE("tcp bootstrap: a peer with the wrong token is rejected with a clear error; the launch goes on") {
+TEST_CASE("tcp bootstrap: a peer with the wrong token is rejected with a clear error - the launch goes on") {
     const int port = test::free_port();
     auto endings = test::run_peers(3, [&](int who) {
         if (who == 2) {  // a stray process of another launch on the same port
