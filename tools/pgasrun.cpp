@@ -10,7 +10,9 @@
 // signal, pgasrun says which rank and how, stops the others (SIGTERM, SIGKILL
 // after a grace period) and exits with that process's status (128+signal for
 // a signal). --timeout S stops everything after S seconds with status 124.
-// SIGINT/SIGTERM/SIGHUP to pgasrun are passed on to every process.
+// SIGINT/SIGTERM/SIGHUP to pgasrun are passed on to every process. Each rank
+// runs in its own process group (stopping a rank stops what it started) with
+// stdin from /dev/null: a background group reading the terminal would stop.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -170,10 +172,8 @@ pid_t start(int rank, int size, const std::string& root, const std::string& toke
         ::setpgid(0, 0);  // its own group: stopping it stops what it started
         ::dup2(out_pipe[1], 1);
         ::dup2(err_pipe[1], 2);
-        if (rank != 0) {
-            const int null = ::open("/dev/null", O_RDONLY);
-            if (null >= 0) ::dup2(null, 0);
-        }
+        const int null = ::open("/dev/null", O_RDONLY);
+        if (null >= 0) ::dup2(null, 0);
         ::setenv("PGAS_RANK", std::to_string(rank).c_str(), 1);
         ::setenv("PGAS_WORLD_SIZE", std::to_string(size).c_str(), 1);
         ::setenv("PGAS_LOCAL_RANK", std::to_string(rank).c_str(), 1);
