@@ -133,11 +133,12 @@ bool same_bits(const T& a, const T& b) {
 template <class T>
 std::string show(const T& v) {
     std::ostringstream out;
-    if constexpr (is_int<T>) out << +v;
-    else out << to_double(v);
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof(T));
-    out << " (0x" << std::hex << bits << ")";
+    if constexpr (is_int<T>) out << +v << " ";
+    else if constexpr (is_small_float<T> || std::is_floating_point_v<T>) out << to_double(v) << " ";
+    out << "(bytes 0x" << std::hex;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&v);
+    for (std::size_t i = sizeof(T); i-- > 0;) out << (bytes[i] < 16 ? "0" : "") << unsigned(bytes[i]);
+    out << ")";
     return out.str();
 }
 
