@@ -181,6 +181,9 @@ TEST_CASE("launch env: Slurm's variables - the root is the step's first node") {
     bad = slurm;
     bad["SLURM_STEP_NUM_TASKS"] = "4";
     CHECK(test::contains(error_of(bad), "SLURM_PROCID=5 is outside [0, SLURM_STEP_NUM_TASKS=4)"));
+    bad = one_node;
+    bad["SLURM_LOCALID"] = "8";
+    CHECK(test::contains(error_of(bad), "SLURM_LOCALID=8 is outside [0, SLURM_NTASKS=8)"));
     CHECK(pgas::detail::first_slurm_host("a1,b2") == "a1");
     CHECK(pgas::detail::first_slurm_host("node[001-004]") == "node001");
     CHECK(pgas::detail::first_slurm_host("x[3,5]-ib") == "x3-ib");

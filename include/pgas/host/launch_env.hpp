@@ -201,9 +201,10 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         token_seed = env.get("PMIX_NAMESPACE").value_or(env.get("OMPI_MCA_ess_base_jobid").value_or(""));
     } else if (env.has("SLURM_PROCID")) {
         info.source = "Slurm";
-        rank_name = "SLURM_PROCID", local_rank_name = "SLURM_LOCALID", local_size_name = "SLURM_NNODES=1 tasks";
         // srun sets SLURM_STEP_NUM_TASKS; SLURM_NTASKS is the allocation's.
+        // The node-local size is known only on one node, where it is the size.
         size_name = env.has("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
+        rank_name = "SLURM_PROCID", local_rank_name = "SLURM_LOCALID", local_size_name = size_name;
         info.rank = to_int(env.require_int(rank_name, "srun sets it"));
         info.size = to_int(env.require_int(size_name, "srun sets it"));
         token_seed = env.get("SLURM_JOB_ID").value_or("") + "." + env.get("SLURM_STEP_ID").value_or("");
