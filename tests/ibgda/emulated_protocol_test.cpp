@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,9 @@ struct recording_access {
     void ring_doorbell(std::uint64_t* reg, std::uint64_t v) const {
         log->push_back({'d', v});
         real.ring_doorbell(reg, v);
+    }
+    void write_cq_doorbell_record(std::uint32_t* consumer, std::uint32_t v) const {
+        real.write_cq_doorbell_record(consumer, v);
     }
     std::uint64_t read_cqe_tail(const std::uint64_t* cqe) const { return real.read_cqe_tail(cqe); }
     std::uint8_t read_cqe_byte(const std::uint64_t* cqe, unsigned at) const { return real.read_cqe_byte(cqe, at); }
@@ -71,12 +75,14 @@ std::string error_text(auto&& body) {
 }  // namespace
 
 TEST_CASE("send queue wrap-around: 70000 WQEs through rings of 4 and 16 blocks wrap the 16-bit WQE counter") {
-    for (std::uint32_t blocks : {4u, 16u}) {
+    // cq 1: a collapsed CQ; cq == blocks: a ring CQ read by owner bit, which wraps too.
+    for (auto [blocks, cq] : {std::pair{4u, 1u}, std::pair{16u, 1u}, std::pair{4u, 4u}, std::pair{16u, 32u}}) {
         CAPTURE(blocks);
+        CAPTURE(cq);
         auto w = pgas::world::init_local(2, test::options());
         auto slots = w.alloc<std::uint64_t>(64);
         auto count = w.alloc<std::uint64_t>(1);
-        pgas::ibgda_domain ib(w, test::emulated(blocks));
+        pgas::ibgda_domain ib(w, test::emulated(blocks, 1, cq));
         constexpr std::uint64_t posts = 70000;
         test::launch(w, ib, [&](const test::ib_ctx& ctx) {
             if (ctx.my_pe() == 0) {
@@ -187,10 +193,12 @@ TEST_CASE("a doorbell record moved before its WQE is written is caught by the NI
 }
 
 TEST_CASE("an error CQE becomes a diagnostic naming the PE, the peer, the operation and the syndrome") {
+  for (std::uint32_t cq : {1u, 64u}) {  // collapsed and ring CQ
+    CAPTURE(cq);
     auto w = pgas::world::init_local(3, test::options(5000));
     auto data = w.alloc<std::uint64_t>(64);
     auto word = w.alloc<std::uint64_t>(1);
-    pgas::ibgda_domain ib(w, test::emulated());
+    pgas::ibgda_domain ib(w, test::emulated(64, 1, cq));
     auto ctx = ib.context(0);
 
     ib.emulated_nic().fail_next(0, 1, 0x13, 0x88);
@@ -210,6 +218,7 @@ TEST_CASE("an error CQE becomes a diagnostic naming the PE, the peer, the operat
     // PE 0's QP to itself still works.
     pgas::p(ctx, word, std::uint64_t(9), 0);
     CHECK(pgas::g(ctx, word, 0) == 9);
+  }
 }
 
 TEST_CASE("a NIC that stops consuming is a timeout naming the PE, not a hang") {
@@ -277,5 +286,9 @@ TEST_CASE("ibgda_domain rejects a send queue that is not a power of two in [4, 3
     for (std::uint32_t blocks : {0u, 2u, 100u, 65536u}) {
         CAPTURE(blocks);
         CHECK_THROWS_AS(pgas::ibgda_domain(w, test::emulated(blocks)), pgas::error);
+    }
+    for (std::uint32_t cq : {0u, 3u, 32u}) {  // a ring CQ smaller than the send queue could overrun
+        CAPTURE(cq);
+        CHECK_THROWS_AS(pgas::ibgda_domain(w, test::emulated(64, 1, cq)), pgas::error);
     }
 }

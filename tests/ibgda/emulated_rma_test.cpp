@@ -9,13 +9,13 @@ namespace {
 std::uint32_t pattern(int pe, std::size_t i, int round) { return std::uint32_t(test::mix(std::uint64_t(pe), i, std::uint64_t(round))); }
 
 template <class G>
-void check_put_get(int n_pes, std::uint32_t blocks) {
+void check_put_get(int n_pes, std::uint32_t blocks, std::uint32_t cq_entries) {
     auto w = pgas::world::init_local(n_pes, test::options());
     constexpr std::size_t count = 1031;  // neither inline nor a multiple of any piece size
     auto inbox = w.alloc<std::uint32_t>(count);
     auto outbox = w.alloc<std::uint32_t>(count);
     auto staging = w.alloc<std::uint32_t>(count);
-    pgas::ibgda_domain ib(w, test::emulated(blocks));
+    pgas::ibgda_domain ib(w, test::emulated(blocks, 1, cq_entries));
     test::launch(w, ib, [&](const test::ib_ctx& ctx) {
         const int me = ctx.my_pe(), n = ctx.n_pes();
         const int right = (me + 1) % n, left = (me + n - 1) % n;
@@ -65,7 +65,8 @@ TEST_CASE_TEMPLATE("ibgda put/get/put_nbi/get_nbi move every byte through the em
                    pgas::warp, pgas::block) {
     for (int n : {1, 2, 3}) {
         CAPTURE(n);
-        check_put_get<G>(n, 64);
+        check_put_get<G>(n, 64, 1);   // collapsed CQ
+        check_put_get<G>(n, 16, 16);  // ring CQ
     }
 }
 

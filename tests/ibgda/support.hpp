@@ -20,11 +20,12 @@ inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
     return o;
 }
 
-inline pgas::ibgda_options emulated(std::uint32_t blocks = 64, std::uint32_t batch = 1) {
+inline pgas::ibgda_options emulated(std::uint32_t blocks = 64, std::uint32_t batch = 1, std::uint32_t cq_entries = 1) {
     pgas::ibgda_options o;
     o.nic = pgas::ibgda_options::nic_kind::emulated;
     o.send_queue_blocks = blocks;
     o.doorbell_batch = batch;
+    o.cq_entries = cq_entries;
     return o;
 }
 

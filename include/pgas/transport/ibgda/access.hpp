@@ -49,6 +49,11 @@ struct ibgda_system_access {
                      (cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*reg)
                           .store(value, cuda::memory_order_release);))
     }
+    // A ring CQ's consumer index, so the NIC may reuse the CQEs before it.
+    PGAS_HD void write_cq_doorbell_record(std::uint32_t* consumer, std::uint32_t big_endian) const {
+        cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(*consumer).store(big_endian,
+                                                                                    cuda::memory_order_release);
+    }
     PGAS_HD std::uint64_t read_cqe_tail(const std::uint64_t* cqe) const {
         return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*const_cast<std::uint64_t*>(cqe + 7))
             .load(cuda::memory_order_acquire);

@@ -52,40 +52,90 @@ PGAS_HD inline void report_ibgda_error(const char* call, int my_pe, const ibgda_
          __trap();))
 }
 
-// Reads the QP's collapsed CQ once and advances `completed` to the end of the
-// newest completed WQE. Any thread may call it at any time: the update is a
-// fetch-max, and a CQE already accounted for is recognised because its 16-bit
-// WQE counter lies behind the oldest uncompleted block (the ring holds at most
-// 2^15 blocks, so ahead and behind cannot be confused). An error CQE is
-// latched in qp.error, and reported to this and every later caller.
-template <class Access>
-PGAS_HD void ibgda_poll(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, const char* call) {
-    if (const std::uint64_t latched = ibgda_load(qp.error))
-        report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(latched));
-    const std::uint64_t done = ibgda_load(qp.completed);
-    const mlx5::cqe_tail tail{access.read_cqe_tail(qp.cqe)};
-    if (tail.opcode() == mlx5::cqe_opcode::invalid) return;
+namespace ibgda_cq {
+// Accounts one CQE (its tail already read): latches and reports an error, or
+// advances `completed` to the end of the WQE it names. The 16-bit WQE counter
+// is resolved against the oldest uncompleted block; a CQE behind it (already
+// accounted for) is recognised because the ring holds at most 2^15 blocks.
+// Returns false when the caller must report the latched error.
+PGAS_HD inline bool account(ibgda_qp& qp, const std::uint64_t* cqe, mlx5::cqe_tail tail, std::uint8_t syndrome,
+                            std::uint8_t vendor_syndrome) {
     if (tail.is_error()) {
         ibgda_error e;
-        e.syndrome = access.read_cqe_byte(qp.cqe, mlx5::cqe_field::syndrome);
-        e.vendor_syndrome = access.read_cqe_byte(qp.cqe, mlx5::cqe_field::vendor_syndrome);
+        e.syndrome = syndrome;
+        e.vendor_syndrome = vendor_syndrome;
         e.wqe_opcode = tail.wqe_opcode();
         e.wqe_counter = tail.wqe_counter();
         std::uint64_t expected = 0;
         cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.error.value)
             .compare_exchange_strong(expected, e.pack(), cuda::memory_order_acq_rel);
-        report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(expected ? expected : e.pack()));
+        return false;
     }
+    (void)cqe;
+    const std::uint64_t done = ibgda_load(qp.completed);
     const std::uint16_t ahead = std::uint16_t(tail.wqe_counter() - std::uint16_t(done));
-    if (ahead >= qp.blocks) return;  // a CQE already accounted for
+    if (ahead >= qp.blocks) return true;  // a CQE already accounted for
     const std::uint64_t start = done + ahead;
     const std::uint64_t end = cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.wqe_end[start & (qp.blocks - 1)])
                                   .load(cuda::memory_order_relaxed);
     // The block may already hold a newer WQE if other pollers moved on and a
     // producer reused it: then its end is a ring ahead, and this CQE is stale.
-    if (end <= start || end - start > mlx5::max_wqe_building_blocks) return;
+    if (end <= start || end - start > mlx5::max_wqe_building_blocks) return true;
     cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.completed.value)
         .fetch_max(end, cuda::memory_order_acq_rel);
+    return true;
+}
+}  // namespace ibgda_cq
+
+// Reads the QP's CQ and advances `completed` to the end of the newest
+// completed WQE. Any thread may call it at any time. A collapsed CQ is one
+// CQE that every completion rewrites: read it, fetch-max. A ring CQ is
+// consumed in order, one thread at a time (the others return at once: the one
+// polling advances `completed` for all), CQE by CQE while the owner bit says
+// the NIC wrote it in this pass, then the consumer index is published. An
+// error CQE is latched in qp.error and reported to this and every later caller.
+template <class Access>
+PGAS_HD void ibgda_poll(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, const char* call) {
+    if (const std::uint64_t latched = ibgda_load(qp.error))
+        report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(latched));
+    auto error_bytes = [&](const std::uint64_t* cqe, std::uint8_t& syndrome, std::uint8_t& vendor) {
+        syndrome = access.read_cqe_byte(cqe, mlx5::cqe_field::syndrome);
+        vendor = access.read_cqe_byte(cqe, mlx5::cqe_field::vendor_syndrome);
+    };
+    if (qp.cq_entries == 1) {
+        const mlx5::cqe_tail tail{access.read_cqe_tail(qp.cqe)};
+        if (tail.opcode() == mlx5::cqe_opcode::invalid) return;
+        std::uint8_t syndrome = 0, vendor = 0;
+        if (tail.is_error()) error_bytes(qp.cqe, syndrome, vendor);
+        if (!ibgda_cq::account(qp, qp.cqe, tail, syndrome, vendor))
+            report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(ibgda_load(qp.error)));
+        return;
+    }
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> poller(qp.cq_poller.value);
+    std::uint64_t idle = 0;
+    if (!poller.compare_exchange_strong(idle, 1, cuda::memory_order_acquire)) return;
+    bool failed = false;
+    std::uint64_t consumed = qp.cq_consumed.value;
+    const std::uint64_t first = consumed;
+    for (;;) {
+        const std::uint64_t* cqe = qp.cqe + (consumed & (qp.cq_entries - 1)) * 8u;
+        const mlx5::cqe_tail tail{access.read_cqe_tail(cqe)};
+        const bool pass_parity = ((consumed / qp.cq_entries) & 1u) != 0;
+        if (tail.opcode() == mlx5::cqe_opcode::invalid || tail.owner() != pass_parity) break;
+        std::uint8_t syndrome = 0, vendor = 0;
+        if (tail.is_error()) error_bytes(cqe, syndrome, vendor);
+        ++consumed;
+        if (!ibgda_cq::account(qp, cqe, tail, syndrome, vendor)) {
+            failed = true;
+            break;
+        }
+    }
+    if (consumed != first) {
+        ibgda_store(qp.cq_consumed, consumed);
+        access.write_cq_doorbell_record(qp.cq_doorbell_record, mlx5::be32(std::uint32_t(consumed & 0xffffffu)));
+    }
+    poller.store(0, cuda::memory_order_release);
+    if (failed) report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(ibgda_load(qp.error)));
 }
 
 // The common wait: returns once ready() holds, polling the CQ between tries;

@@ -34,6 +34,10 @@ struct ibgda_options {
     // nbi puts/gets ring the doorbell once this many blocks are pending (and
     // at quiet/fence or any blocking op); 1 rings on every post.
     std::uint32_t doorbell_batch = 1;
+    // CQEs per completion queue: 1 is a collapsed CQ (what DEVX setups use);
+    // more is a ring read by owner bit (what rdma-core's verbs CQs are), at
+    // least send_queue_blocks so it cannot overrun. Emulated NIC only.
+    std::uint32_t cq_entries = 1;
     // Memory for queues, doorbell records, CQEs, counters and scratch: it must
     // be reachable by the producers (host threads, or the GPU: pass
     // cudaHostAlloc'd mapped memory) and by the NIC. Default: zeroed host memory.
@@ -65,6 +69,11 @@ public:
             detail::throw_error(errc::invalid_argument, my_first_pe, "ibgda_domain",
                                 "send_queue_blocks must be a power of two in [4, 32768], got " + std::to_string(blocks));
         if (options_.doorbell_batch == 0) options_.doorbell_batch = 1;
+        const std::uint32_t cqes = options_.cq_entries;
+        if (cqes == 0 || (cqes & (cqes - 1)) != 0 || (cqes > 1 && cqes < blocks) || cqes > (1u << 22))
+            detail::throw_error(errc::invalid_argument, my_first_pe, "ibgda_domain",
+                                "cq_entries must be 1 (collapsed) or a power of two >= send_queue_blocks, got " +
+                                    std::to_string(cqes));
         if (!options_.allocate) {
             options_.allocate = [](std::size_t bytes) {
                 void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
@@ -190,8 +199,11 @@ private:
                 qp->send_queue = allocate<std::uint32_t>(std::size_t(blocks) * 16);
                 qp->doorbell_record = allocate<std::uint32_t>(16);
                 qp->doorbell = allocate<std::uint64_t>(8);
-                qp->cqe = allocate<std::uint64_t>(8);
-                qp->cqe[7] = mlx5::cqe_tail::make(mlx5::cqe_opcode::invalid, false, 0, 0, 0).raw;
+                qp->cq_entries = options_.cq_entries;
+                qp->cqe = allocate<std::uint64_t>(std::size_t(8) * qp->cq_entries);
+                for (std::uint32_t e = 0; e < qp->cq_entries; ++e)
+                    qp->cqe[8 * e + 7] = mlx5::cqe_tail::make(mlx5::cqe_opcode::invalid, false, 0, 0, 0).raw;
+                qp->cq_doorbell_record = allocate<std::uint32_t>(16);
                 qp->wqe_end = allocate<std::uint64_t>(blocks);
                 qp->held = allocate<std::uint32_t>(blocks);
                 qp->scratch = allocate<std::byte>(std::size_t(blocks) * ibgda_traits::scratch_bytes_per_block);

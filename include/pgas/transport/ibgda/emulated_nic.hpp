@@ -28,8 +28,8 @@ PGAS_NAMESPACE_BEGIN
 // lkeys/rkeys and bounds against the registered regions, executes RDMA
 // WRITE/READ, standard and masked atomics (operands big-endian in the WQE,
 // words host-endian in memory, replies in the byte order of ibgda_traits) and
-// NOPs in order, and writes a 64-byte CQE into the QP's collapsed CQ for every
-// WQE that asks for one, body first and the last 8 bytes (counter, opcode,
+// NOPs in order, and writes a 64-byte CQE into the QP's CQ (collapsed, or a
+// ring with owner bits, checked for overrun) for every WQE that asks for one, body first and the last 8 bytes (counter, opcode,
 // owner bit) last. A failure, injected or found, writes an error CQE with the
 // syndrome a ConnectX would report and stops the QP, as the error state does.
 class ibgda_emulated_nic {
@@ -379,13 +379,24 @@ private:
 
     void complete(binding& b, std::uint8_t cqe_op, std::uint16_t index, std::uint8_t wqe_op, std::uint8_t syndrome,
                   std::uint8_t vendor) {
-        auto* cqe = reinterpret_cast<unsigned char*>(b.qp->cqe);
+        auto& qp = *b.qp;
+        if (qp.cq_entries > 1) {  // a ring: the consumer must have freed the entry
+            const std::uint32_t consumer = mlx5::from_be32(load32(qp.cq_doorbell_record)) & 0xffffffu;
+            if (((std::uint32_t(b.cqes) - consumer) & 0xffffffu) >= qp.cq_entries)
+                violation(b, "CQ overrun: " + std::to_string(b.cqes) + " CQEs written, consumer index " +
+                                 std::to_string(consumer) + ", " + std::to_string(qp.cq_entries) + " entries");
+        }
+        // Entry cqes mod entries; the owner bit is the pass parity (a collapsed
+        // CQ has one entry, so it flips with every CQE).
+        std::uint64_t* entry = qp.cqe + (b.cqes & (qp.cq_entries - 1)) * 8u;
+        const bool owner = ((b.cqes / qp.cq_entries) & 1u) != 0;
+        ++b.cqes;
+        auto* cqe = reinterpret_cast<unsigned char*>(entry);
         std::memset(cqe, 0, 56);
         cqe[mlx5::cqe_field::vendor_syndrome] = vendor;
         cqe[mlx5::cqe_field::syndrome] = syndrome;
-        const bool owner = (b.cqes++ & 1u) != 0;  // a collapsed CQ has one entry: the owner bit flips each time
-        const auto tail = mlx5::cqe_tail::make(cqe_op, owner, index, wqe_op, b.qp->qpn);
-        std::atomic_ref<std::uint64_t>(b.qp->cqe[7]).store(tail.raw, std::memory_order_release);
+        const auto tail = mlx5::cqe_tail::make(cqe_op, owner, index, wqe_op, qp.qpn);
+        std::atomic_ref<std::uint64_t>(entry[7]).store(tail.raw, std::memory_order_release);
         cqes_.fetch_add(1);
     }
 

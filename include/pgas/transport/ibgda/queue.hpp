@@ -36,7 +36,10 @@ struct ibgda_qp {
     std::uint32_t qpn = 0;                   // 24 bits
     std::uint32_t* doorbell_record = nullptr;  // [0] receive, [1] send counter: big-endian, mod 2^16
     std::uint64_t* doorbell = nullptr;       // the UAR (BlueFlame) register: one 8-byte store rings
-    std::uint64_t* cqe = nullptr;            // the collapsed CQ: one 64-byte CQE, rewritten by every completion
+    std::uint64_t* cqe = nullptr;            // the CQ: cq_entries 64-byte CQEs
+    std::uint32_t cq_entries = 1;            // 1: a collapsed CQ (one CQE, rewritten by every completion);
+                                             // else a ring (power of two) read in order by owner bit
+    std::uint32_t* cq_doorbell_record = nullptr;  // ring CQ: [0] consumer index (big-endian, 24 bits)
     std::uint64_t* wqe_end = nullptr;        // per block: end counter of the WQE that starts there
     std::uint32_t* held = nullptr;           // per block: its scratch holds a result not yet read
     std::byte* scratch = nullptr;            // per block: ibgda_traits::scratch_bytes_per_block bytes
@@ -50,6 +53,8 @@ struct ibgda_qp {
     ibgda_counter rung{0};
     ibgda_counter completed{0};
     ibgda_counter error{0};  // first error CQE seen (see ibgda_error), 0 while none
+    ibgda_counter cq_consumed{0};  // ring CQ: CQEs consumed
+    ibgda_counter cq_poller{0};    // ring CQ: 1 while a thread consumes CQEs (one at a time)
 };
 
 // What an error CQE says, packed into one word so the first one seen can be
