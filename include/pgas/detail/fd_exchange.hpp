@@ -146,10 +146,10 @@ inline tcp::unique_fd receive_fd(int rank, int connection, note& what, tcp::cloc
 
 }  // namespace fd_detail
 
-// Collective over every rank of `channel` (ranks on other nodes take part in
-// the agreement and get an empty vector): each process of `node` contributes
-// `my_fd` and receives every node-local process's descriptor, indexed like
-// node.ranks. The caller owns all returned descriptors (its own entry is a
+// Collective over every rank of `channel` (the session and two barriers go
+// through it), each passing its own node's group from discover_node: each
+// process contributes `my_fd` and receives the descriptors of the processes
+// of its node, indexed like node.ranks (empty when node omits the caller). The caller owns all returned descriptors (its own entry is a
 // duplicate of my_fd; all are close-on-exec). Connections are checked to come
 // from this user and this exchange's random session; each step is bounded by
 // `timeout`. my_fd may be any descriptor that SCM_RIGHTS carries: a memfd,
