@@ -10,8 +10,10 @@
 #include <pgas/transport/ibgda/traits.hpp>
 #include <pgas/transport/ibgda/verbs.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -19,7 +21,11 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <cuda.h>
+#include <cuda_runtime.h>
 
 PGAS_NAMESPACE_BEGIN
 
@@ -45,6 +51,11 @@ struct ibgda_options {
     std::function<void(void*)> deallocate;
     // How many buffers besides the heap register_buffer may add per PE.
     int max_registered_buffers = 14;
+    // Hardware: map the send queues, CQs, doorbell records and the UAR
+    // doorbell into the GPU (cudaHostRegister) so kernels can produce. When the
+    // UAR cannot be mapped (cudaHostRegisterIoMemory refused), a CPU thread
+    // rings it for them, and the log says so.
+    bool map_for_gpu = true;
     // Timeout and peer-failure flag of the contexts; empty: the world's. A
     // kernel needs a flag in memory it can read (the world's is host memory).
     std::optional<device::runtime_state> runtime;
@@ -84,11 +95,11 @@ public:
         }
         if (options_.nic == ibgda_options::nic_kind::hardware) {
             // Fails here, with the reason, on machines without an RDMA NIC.
-            const std::string device = detail::ibgda_pick_device(my_first_pe);
-            detail::throw_error(errc::transport_unavailable, my_first_pe, "ibgda_domain",
-                                "found RDMA device " + device +
-                                    " but the hardware backend (DEVX queue pairs with GPU-mapped doorbells) is not "
-                                    "implemented yet; see docs/ibgda.md");
+            (void)detail::ibgda_pick_device(my_first_pe);
+#if PGAS_HAVE_RDMA_CORE
+            build_hardware(w);
+#endif
+            return;
         }
         build_emulated(w);
     }
@@ -98,6 +109,12 @@ public:
 
     ~ibgda_domain() {
         if (nic_) nic_->stop();
+        stop_cpu_doorbell_ = true;
+        if (cpu_doorbell_.joinable()) cpu_doorbell_.join();
+        for (void* p : gpu_registrations_) cudaHostUnregister(p);
+#if PGAS_HAVE_RDMA_CORE
+        verbs_.clear();  // QPs, CQs and registrations before the memory they use
+#endif
         for (void* p : allocations_) options_.deallocate(p);
     }
 
@@ -124,12 +141,24 @@ public:
             detail::throw_error(errc::invalid_argument, pe.pe, "ibgda_domain::register_buffer",
                                 "more than " + std::to_string(options_.max_registered_buffers) + " buffers registered");
         const std::uint32_t key = 0x5c000000u | std::uint32_t(pe.pe << 8) | std::uint32_t(pe.n_regions);
+#if PGAS_HAVE_RDMA_CORE
+        if (!nic_) {  // hardware: a real registration
+            ibv_mr* mr = verbs_.at(std::size_t(local))->register_memory(address, bytes);
+            pe.regions[pe.n_regions++] = {reinterpret_cast<std::uint64_t>(address), bytes, mr->lkey};
+            return;
+        }
+#endif
         pe.regions[pe.n_regions++] = {reinterpret_cast<std::uint64_t>(address), bytes, key};
         nic_->add_local_region({pe.pe, reinterpret_cast<std::uint64_t>(address), bytes, key});
     }
 
     // The emulated NIC (options.nic == emulated): statistics, error injection.
-    ibgda_emulated_nic& emulated_nic() const { return *nic_; }
+    ibgda_emulated_nic& emulated_nic() const {
+        if (!nic_)
+            detail::throw_error(errc::invalid_argument, -1, "ibgda_domain::emulated_nic",
+                                "this domain drives a hardware NIC, not the emulated one");
+        return *nic_;
+    }
 
 private:
     struct local_pe {
@@ -223,6 +252,151 @@ private:
         nic_->start();
     }
 
+#if PGAS_HAVE_RDMA_CORE
+    // The mlx5 NIC through rdma-core (verbs.hpp). Never run here: there is no
+    // RDMA device on the machines this was written on (docs/ibgda.md).
+    void build_hardware(world& w) {
+        const int n = w.n_pes();
+        n_pes_ = n;
+        runtime_ = options_.runtime ? *options_.runtime : w.runtime();
+        std::vector<detail::ibgda_verbs_address> mine;
+        std::vector<std::uint32_t> my_qpns;
+        std::vector<std::vector<detail::ibgda_verbs::queue>> queues;
+        for (int l = 0; l < w.n_local_pes(); ++l) {
+            local_pe pe;
+            pe.pe = w.local_pe(l);
+            pe.heap = w.heap_memory().local_base(l);
+            auto& verbs = *verbs_.emplace_back(std::make_unique<detail::ibgda_verbs>(pe.pe, detail::ibgda_pick_device(pe.pe)));
+            const int dmabuf = w.heap_memory().host_accessible() ? -1 : heap_dmabuf_fd(pe.heap, w.heap_bytes());
+            ibv_mr* heap_mr = verbs.register_memory(pe.heap, w.heap_bytes(), dmabuf);
+            pe.qps = allocate<detail::ibgda_qp>(std::size_t(n));
+            pe.regions = allocate<detail::ibgda_region>(std::size_t(2 + options_.max_registered_buffers));
+            pe.regions[0] = {reinterpret_cast<std::uint64_t>(pe.heap), w.heap_bytes(), heap_mr->lkey};
+            pe.n_regions = 1;
+            auto address = verbs.address();
+            address.rkey = heap_mr->rkey;
+            address.heap = reinterpret_cast<std::uint64_t>(pe.heap);
+            address.heap_bytes = w.heap_bytes();
+            mine.push_back(address);
+            auto& made = queues.emplace_back();
+            for (int to = 0; to < n; ++to) {
+                const auto q = verbs.create_queue(options_.send_queue_blocks);
+                made.push_back(q);
+                auto* qp = new (&pe.qps[to]) detail::ibgda_qp();
+                qp->blocks = q.dv_qp.sq.wqe_cnt;
+                if (qp->blocks > ibgda_traits::max_send_queue_blocks || (qp->blocks & (qp->blocks - 1)) != 0)
+                    detail::throw_error(errc::transport_unavailable, pe.pe, "ibgda_domain",
+                                        "send queue of " + std::to_string(qp->blocks) + " blocks is not a power of two <= 32768");
+                qp->qpn = q.qp->qp_num;
+                qp->send_queue = static_cast<std::uint32_t*>(q.dv_qp.sq.buf);
+                qp->doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_qp.dbrec);
+                qp->doorbell = static_cast<std::uint64_t*>(q.dv_qp.bf.reg);
+                qp->cqe = static_cast<std::uint64_t*>(q.dv_cq.buf);
+                qp->cq_entries = q.dv_cq.cqe_cnt;
+                qp->cq_doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_cq.dbrec);
+                qp->wqe_end = allocate<std::uint64_t>(qp->blocks);
+                qp->held = allocate<std::uint32_t>(qp->blocks);
+                const std::size_t scratch_bytes = std::size_t(qp->blocks) * ibgda_traits::scratch_bytes_per_block;
+                qp->scratch = allocate<std::byte>(scratch_bytes);
+                qp->scratch_lkey = verbs.register_memory(qp->scratch, scratch_bytes)->lkey;
+                qp->pe = to;
+                my_qpns.push_back(qp->qpn);
+            }
+            pes_.push_back(pe);
+        }
+        // Connect: every PE's address, and every PE's QP number towards every PE.
+        const std::size_t ranks = std::size_t(w.channel().size());
+        std::vector<detail::ibgda_verbs_address> addresses(mine.size() * ranks);
+        w.channel().allgather(mine.data(), addresses.data(), mine.size() * sizeof(mine[0]));
+        std::vector<std::uint32_t> qpns(my_qpns.size() * ranks);
+        w.channel().allgather(my_qpns.data(), qpns.data(), my_qpns.size() * sizeof(std::uint32_t));
+        // Participants drive equal numbers of PEs in world-PE order (init_local, one PE per process).
+        for (std::size_t l = 0; l < pes_.size(); ++l) {
+            auto& pe = pes_[l];
+            for (int to = 0; to < n; ++to) {
+                const auto& remote = addresses[std::size_t(to)];
+                auto& qp = pe.qps[to];
+                qp.remote_heap = remote.heap;
+                qp.rkey = remote.rkey;
+                verbs_[l]->connect(queues[l][std::size_t(to)].qp, qpns[std::size_t(to) * std::size_t(n) + std::size_t(pe.pe)],
+                                   remote);
+            }
+            if (options_.map_for_gpu) map_for_gpu(pe);
+        }
+    }
+
+    // A dma-buf fd of GPU heap memory for ibv_reg_dmabuf_mr, or -1 (then the
+    // registration falls back to nvidia-peermem).
+    // The driver function is looked up through the runtime, so programs that
+    // never take this path need no libcuda at load time.
+    static int heap_dmabuf_fd(void* base, std::uint64_t bytes) {
+        using get_handle = CUresult (*)(void*, CUdeviceptr, std::size_t, CUmemRangeHandleType, unsigned long long);
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        if (cudaGetDriverEntryPointByVersion("cuMemGetHandleForAddressRange", &fn, 12000, cudaEnableDefault, &found) !=
+                cudaSuccess ||
+            found != cudaDriverEntryPointSuccess || fn == nullptr)
+            return -1;
+        int fd = -1;
+        if (reinterpret_cast<get_handle>(fn)(&fd, reinterpret_cast<CUdeviceptr>(base), bytes,
+                                             CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) != CUDA_SUCCESS)
+            return -1;
+        return fd;
+    }
+
+    // Maps what the producers touch into the GPU; pointers stay valid on the
+    // host (UVA), so the same QP state serves both. The UAR page is I/O memory.
+    void map_for_gpu(local_pe& pe) {
+        auto map = [&](void* address, std::size_t bytes, unsigned flags) -> bool {
+            auto page = reinterpret_cast<std::uintptr_t>(address) & ~std::uintptr_t(4095);
+            const std::size_t span = (reinterpret_cast<std::uintptr_t>(address) + bytes - page + 4095) / 4096 * 4096;
+            const cudaError_t e = cudaHostRegister(reinterpret_cast<void*>(page), span, flags);
+            if (e == cudaErrorHostMemoryAlreadyRegistered) {
+                cudaGetLastError();
+                return true;
+            }
+            if (e != cudaSuccess) {
+                cudaGetLastError();
+                return false;
+            }
+            gpu_registrations_.push_back(reinterpret_cast<void*>(page));
+            return true;
+        };
+        const unsigned plain = cudaHostRegisterMapped | cudaHostRegisterPortable;
+        for (int to = 0; to < n_pes_; ++to) {
+            auto& qp = pe.qps[to];
+            if (!map(qp.send_queue, std::size_t(qp.blocks) * 64, plain) || !map(qp.cqe, std::size_t(qp.cq_entries) * 64, plain) ||
+                !map(qp.doorbell_record, 8, plain) || !map(qp.cq_doorbell_record, 8, plain))
+                detail::throw_error(errc::cuda, pe.pe, "ibgda_domain", "cudaHostRegister of the mlx5 queues failed");
+            if (!map(qp.doorbell, 8, plain | cudaHostRegisterIoMemory)) {
+                if (!cpu_doorbell_.joinable())
+                    std::fprintf(stderr, "pgas ibgda: PE %d: the GPU cannot map the UAR doorbell "
+                                         "(cudaHostRegisterIoMemory refused); a CPU thread rings it for the GPU\n", pe.pe);
+                auto* shadow = allocate<std::uint64_t>(8);
+                doorbell_relays_.push_back({shadow, qp.doorbell, 0});
+                qp.doorbell = shadow;
+            }
+        }
+        if (!doorbell_relays_.empty() && !cpu_doorbell_.joinable())
+            cpu_doorbell_ = std::thread([this] { relay_doorbells(); });
+    }
+
+    // The CPU doorbell: copies each new value the producers wrote to a shadow
+    // word into the UAR register (one 8-byte MMIO store).
+    void relay_doorbells() {
+        while (!stop_cpu_doorbell_) {
+            for (auto& r : doorbell_relays_) {
+                const std::uint64_t v = std::atomic_ref<std::uint64_t>(*r.shadow).load(std::memory_order_acquire);
+                if (v != r.last) {
+                    r.last = v;
+                    *reinterpret_cast<volatile std::uint64_t*>(r.uar) = v;
+                }
+            }
+            std::this_thread::yield();
+        }
+    }
+#endif
+
     detail::ibgda_params params(int local) const {
         const auto& pe = pes_.at(std::size_t(local));
         detail::ibgda_params p;
@@ -242,6 +416,18 @@ private:
     std::vector<void*> allocations_;
     std::vector<local_pe> pes_;
     std::unique_ptr<ibgda_emulated_nic> nic_;
+#if PGAS_HAVE_RDMA_CORE
+    std::vector<std::unique_ptr<detail::ibgda_verbs>> verbs_;
+#endif
+    struct doorbell_relay {
+        std::uint64_t* shadow;
+        std::uint64_t* uar;
+        std::uint64_t last;
+    };
+    std::vector<doorbell_relay> doorbell_relays_;
+    std::vector<void*> gpu_registrations_;
+    std::atomic<bool> stop_cpu_doorbell_{false};
+    std::thread cpu_doorbell_;
     device::runtime_state runtime_;
     int n_pes_ = 0;
 };
