@@ -38,6 +38,8 @@ void instantiate(const nvlink_ctx& ctx, pgas::team t, cudaStream_t s) {
     reductions(ctx, t, f, f, pgas::op::min, s);
     movement(ctx, t, f, f, s);
     movement(ctx, t, i8, i8, s);
+    pgas::barrier_on_stream(ctx, t, s);
+    pgas::sync_on_stream(ctx, t, s);
 }
 
 }  // namespace coll_stream_compile

@@ -12,6 +12,7 @@
 #include <pgas/coll/reduce_scatter.hpp>
 #include <pgas/coll/tuning.hpp>
 #include <pgas/core/error.hpp>
+#include <pgas/device/sync.hpp>
 
 #include <cstddef>
 #include <type_traits>
@@ -62,6 +63,15 @@ PGAS_KERNEL void alltoall_kernel(const __grid_constant__ device::context<Tr> ctx
     alltoall<block, Policy>(ctx, t, dst, src, count);
 }
 
+template <class Tr>
+PGAS_KERNEL void barrier_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
+    barrier<block>(ctx, t);
+}
+template <class Tr>
+PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
+    sync<block>(ctx, t);
+}
+
 // Threads of the one block an on-stream call launches.
 template <class Policy, class Tr>
 constexpr unsigned stream_threads() {
@@ -75,6 +85,18 @@ inline void check_launch(const char* call, int pe) {
 }
 
 }  // namespace detail
+
+// pgas::barrier (quiet, then team sync) and pgas::sync as one-warp kernels on the stream.
+template <class Tr>
+void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
+    detail::barrier_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
+    detail::check_launch("barrier_on_stream", ctx.my_pe());
+}
+template <class Tr>
+void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
+    detail::sync_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
+    detail::check_launch("sync_on_stream", ctx.my_pe());
+}
 
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
