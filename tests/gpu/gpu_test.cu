@@ -42,6 +42,7 @@ void launch_all(pgas::world& w, dim3 grid, dim3 block, void (*kernel)(ctx_t, Par
         CHECK_CUDA(cudaSetDevice(w.device_of(i)));
         CHECK_CUDA(cudaDeviceSynchronize());
     }
+    w.barrier();  // one process per GPU: the peers' kernels are done too before anyone reads results
 }
 
 template <class T>
@@ -61,7 +62,7 @@ std::vector<int> gpus(int n) {
 // process drives n GPUs. Either way launch_all covers the local PEs.
 bool one_process_per_gpu() { return std::getenv("PGAS_RANK") != nullptr; }
 pgas::world make_world(int n) {
-    if (!one_process_per_gpu()) return make_world(n);
+    if (!one_process_per_gpu()) return pgas::world::init_local(gpus(n), options());
     auto w = pgas::world::init_gpu(options());
     REQUIRE(w.n_pes() == n);
     return w;
