@@ -270,14 +270,7 @@ public:
     // Says goodbye (so the others see a departure, not a death) unless this
     // bootstrap failed or an exception is unwinding through its owner.
     ~tcp_bootstrap() override {
-        if (watcher_.joinable()) {
-            {
-                std::lock_guard lock(stop_mutex_);
-                stopping_ = true;
-            }
-            stop_changed_.notify_all();
-            watcher_.join();
-        }
+        unwatch();
         if (!broken_.empty() || std::uncaught_exceptions() > 0) return;
         const auto deadline = tcp::clock::now() + std::chrono::milliseconds(200);
         for (auto& peer : peers_)
@@ -298,6 +291,19 @@ public:
         if (size_ == 1 || watcher_.joinable()) return;
         on_failure_ = std::move(on_failure);
         watcher_ = std::thread([this] { watch_loop(); });
+    }
+
+    // Stops the watcher thread (idempotent); on return on_failure is not
+    // running and will not run. Owners whose callback reaches state that dies
+    // before the bootstrap call this first.
+    void unwatch() {
+        if (!watcher_.joinable()) return;
+        {
+            std::lock_guard lock(stop_mutex_);
+            stopping_ = true;
+        }
+        stop_changed_.notify_all();
+        watcher_.join();
     }
 
     void allgather(const void* mine, void* all, std::size_t bytes) override {
