@@ -1,11 +1,13 @@
 // The device API on real GPUs over the NVLink transport: every op, every group, one and two GPUs.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
+#include <pgas/coll/stream.cuh>
 #include <pgas/host/on_stream.cuh>
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -292,6 +294,7 @@ void run_group_suite(int n) {
 }
 
 void check_on_stream(int n);
+void check_collectives(int n);
 
 void run_suite(int n) {
     SUBCASE("thread") { run_group_suite<pgas::thread>(n); }
@@ -299,6 +302,7 @@ void run_suite(int n) {
     SUBCASE("warp") { run_group_suite<pgas::warp>(n); }
     SUBCASE("block") { run_group_suite<pgas::block>(n); }
     SUBCASE("on-stream forms in a CUDA graph") { check_on_stream(n); }
+    SUBCASE("collectives on a stream, every element checked") { check_collectives(n); }
     SUBCASE("p/g, atomics, waits, fence") {
         auto w = make_world(n);
         unsigned long long* errors = nullptr;
@@ -413,6 +417,110 @@ void check_on_stream(int n) {
         cudaGraphExecDestroy(graphs[i]);
         cudaStreamDestroy(streams[i]);
         cudaFree(fetched[i]);
+    }
+}
+
+// Fills local PE i's src (`count` elements) with value(pe, k), runs `call` on
+// every local PE's stream, and returns nothing: callers read dst back.
+template <class T, class Value>
+void fill(pgas::world& w, pgas::symmetric_ptr<T> p, std::size_t count, Value value) {
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        std::vector<T> host(count);
+        for (std::size_t k = 0; k < count; ++k) host[k] = value(w.local_pe(i), k);
+        CHECK_CUDA(cudaMemcpy(w.device_address(p, i), host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+    }
+}
+
+template <class Call>
+void on_each_stream(pgas::world& w, Call call) {
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        call(w.context<pgas::nvlink>(i), cudaStream_t{0});
+        CHECK_CUDA(cudaGetLastError());
+    }
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    w.barrier();
+}
+
+void check_collectives(int n) {
+    auto w = make_world(n);
+    const pgas::team all = pgas::team::world_team(0, n);
+    for (std::size_t count : {std::size_t(1), std::size_t(1027), (std::size_t(1) << 20) + 3}) {
+        CAPTURE(count);
+        auto src = w.alloc<float>(count * n);
+        auto dst = w.alloc<float>(count * n);
+        auto isrc = w.alloc<int>(count);
+        auto idst = w.alloc<int>(count);
+        // small integers keep float sums exact whatever the order
+        auto fval = [](int pe, std::size_t k) { return float(int((k * 7 + pe * 13) % 101) - 50); };
+        fill(w, src, count * n, fval);
+        fill(w, isrc, count, [](int pe, std::size_t k) { return int((k * 31 + pe * 1009) % 100003); });
+        on_each_stream(w, [&](auto ctx, cudaStream_t s) {
+            pgas::allreduce_on_stream(ctx, all, dst, src, count, pgas::op::sum, s);
+            pgas::allreduce_on_stream(ctx, all, idst, isrc, count, pgas::op::max, s);
+        });
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            auto got = read_back(w, dst, count, i);
+            auto igot = read_back(w, idst, count, i);
+            std::size_t bad = 0;
+            for (std::size_t k = 0; k < count; ++k) {
+                float sum = 0;
+                int best = 0;
+                for (int pe = 0; pe < n; ++pe) {
+                    sum += fval(pe, k);
+                    best = std::max(best, int((k * 31 + pe * 1009) % 100003));
+                }
+                bad += (got[k] != sum) + (igot[k] != best);
+            }
+            CHECK_MESSAGE(bad == 0, "allreduce: " << bad << " wrong elements");
+        }
+        on_each_stream(w, [&](auto ctx, cudaStream_t s) { pgas::allgather_on_stream(ctx, all, dst, src, count, s); });
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            auto got = read_back(w, dst, count * n, i);
+            std::size_t bad = 0;
+            for (int pe = 0; pe < n; ++pe)
+                for (std::size_t k = 0; k < count; ++k) bad += got[pe * count + k] != fval(pe, k);
+            CHECK_MESSAGE(bad == 0, "allgather: " << bad << " wrong elements");
+        }
+        on_each_stream(w, [&](auto ctx, cudaStream_t s) { pgas::alltoall_on_stream(ctx, all, dst, src, count, s); });
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            const int me = w.local_pe(i);
+            auto got = read_back(w, dst, count * n, i);
+            std::size_t bad = 0;
+            for (int pe = 0; pe < n; ++pe)  // block pe of my dst = block me of pe's src
+                for (std::size_t k = 0; k < count; ++k) bad += got[pe * count + k] != fval(pe, me * count + k);
+            CHECK_MESSAGE(bad == 0, "alltoall: " << bad << " wrong elements");
+        }
+        on_each_stream(w, [&](auto ctx, cudaStream_t s) {
+            pgas::broadcast_on_stream(ctx, all, dst, src, count, n - 1, s);
+        });
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            auto got = read_back(w, dst, count, i);
+            std::size_t bad = 0;
+            for (std::size_t k = 0; k < count; ++k) bad += got[k] != fval(n - 1, k);
+            CHECK_MESSAGE(bad == 0, "broadcast: " << bad << " wrong elements");
+        }
+        on_each_stream(w, [&](auto ctx, cudaStream_t s) {
+            pgas::reduce_scatter_on_stream(ctx, all, dst, src, count, pgas::op::sum, s);
+        });
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            const int me = w.local_pe(i);
+            auto got = read_back(w, dst, count, i);
+            std::size_t bad = 0;
+            for (std::size_t k = 0; k < count; ++k) {
+                float sum = 0;
+                for (int pe = 0; pe < n; ++pe) sum += fval(pe, me * count + k);
+                bad += got[k] != sum;
+            }
+            CHECK_MESSAGE(bad == 0, "reduce_scatter: " << bad << " wrong elements");
+        }
+        w.free(idst);
+        w.free(isrc);
+        w.free(dst);
+        w.free(src);
     }
 }
 
