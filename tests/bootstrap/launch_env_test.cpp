@@ -153,9 +153,33 @@ TEST_CASE("launch env: Open MPI's variables - one node needs no root address") {
     auto bad = ompi;
     bad["OMPI_COMM_WORLD_LOCAL_SIZE"] = "0";
     CHECK(test::contains(error_of(bad), "OMPI_COMM_WORLD_LOCAL_SIZE=0 must be at least 1"));
+    // Without a job id the ranks of one node share their parent, the launcher's daemon.
     auto no_job = ompi;
     no_job.erase("PMIX_NAMESPACE");
-    CHECK(test::contains(error_of(no_job), "set PGAS_ROOT"));
+    CHECK(parse(no_job).root_host == "127.0.0.1");
+    CHECK(parse(no_job).token != info.token);
+}
+
+TEST_CASE("launch env: MPICH's (Hydra) variables") {
+    const test::environment hydra{{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"},
+                                  {"MPI_LOCALNRANKS", "2"}, {"PMI_KVSNAME", "kvs_123_0"}};
+    auto multi = hydra;
+    CHECK(test::contains(error_of(multi), "an MPICH (Hydra) job across nodes needs PGAS_ROOT=host:port"));
+    multi["PGAS_ROOT"] = "10.1.1.1:999";
+    auto info = parse(multi);
+    CHECK(info.source == "MPICH (Hydra)");
+    CHECK(info.rank == 2);
+    CHECK(info.size == 4);
+    CHECK(info.local_rank == 0);
+    CHECK(info.local_size == 2);
+    CHECK(info.root_port == 999);
+    auto one_node = hydra;
+    one_node["MPI_LOCALRANKID"] = "2";
+    one_node["MPI_LOCALNRANKS"] = "4";
+    CHECK(parse(one_node).root_host == "127.0.0.1");
+    auto bad = hydra;
+    bad["PMI_SIZE"] = "-4";
+    CHECK(test::contains(error_of(bad), "PMI_SIZE=-4 must be at least 1"));
 }
 
 TEST_CASE("launch env: Slurm's variables - the root is the step's first node") {

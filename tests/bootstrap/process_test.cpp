@@ -141,7 +141,7 @@ TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
     CHECK(results[3].seconds < 10);
 }
 
-TEST_CASE("processes: worlds started with torchrun's, Open MPI's and Slurm's variables, and with none") {
+TEST_CASE("processes: worlds started with torchrun's, Open MPI's, MPICH's and Slurm's variables, and with none") {
     const int port = test::free_port();
     const std::string job = "job-" + std::to_string(port) + "-" + std::to_string(::getpid());
     const int n = 3;
@@ -170,6 +170,13 @@ TEST_CASE("processes: worlds started with torchrun's, Open MPI's and Slurm's var
                                      {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r)},
                                      {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(n)},
                                      {"PMIX_NAMESPACE", job}};
+        });
+        for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
+    }
+    SUBCASE("MPICH on one node without a job id (the launcher's pid names the job)") {
+        auto results = world_with([&](int r) {
+            return test::environment{{"PMI_RANK", std::to_string(r)}, {"PMI_SIZE", std::to_string(n)},
+                                     {"MPI_LOCALRANKID", std::to_string(r)}, {"MPI_LOCALNRANKS", std::to_string(n)}};
         });
         for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
     }

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include <unistd.h>
+
 PGAS_NAMESPACE_BEGIN
 
 // Where this process sits in a multi-process world and how it finds the
@@ -199,6 +201,13 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         info.size = to_int(env.require_int(size_name, "OMPI_COMM_WORLD_RANK is set"));
         // The job's identity: PMIx namespace (Open MPI 4 and 5), else the ORTE job id.
         token_seed = env.get("PMIX_NAMESPACE").value_or(env.get("OMPI_MCA_ess_base_jobid").value_or(""));
+    } else if (env.has("PMI_RANK") || env.has("PMI_SIZE")) {
+        info.source = "MPICH (Hydra)";  // also Intel MPI's mpirun
+        rank_name = "PMI_RANK", size_name = "PMI_SIZE";
+        local_rank_name = "MPI_LOCALRANKID", local_size_name = "MPI_LOCALNRANKS";
+        info.rank = to_int(env.require_int(rank_name, "PMI_SIZE is set"));
+        info.size = to_int(env.require_int(size_name, "PMI_RANK is set"));
+        token_seed = env.get("PMI_KVSNAME").value_or("");
     } else if (env.has("SLURM_PROCID")) {
         info.source = "Slurm";
         // srun sets SLURM_STEP_NUM_TASKS; SLURM_NTASKS is the allocation's.
@@ -237,10 +246,15 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
     }
     check_ranks(info, rank_name, size_name, local_rank_name, local_size_name);
 
+    // On one node every rank of an MPI launch is a child of the same launcher
+    // daemon, so its pid identifies the job when no job id is exported.
+    if (token_seed.empty() && info.local_size == info.size && info.source != "Slurm")
+        token_seed = "launcher-pid-" + std::to_string(::getppid());
+
     // Rendezvous for MPI and Slurm (pgasrun and torchrun always name one):
     // PGAS_ROOT when set, else MASTER_ADDR/MASTER_PORT+1 when set, else on one
     // node 127.0.0.1, and under Slurm the step's first node, at a port derived
-    // from the job id. Across nodes under Open MPI, PGAS_ROOT is required.
+    // from the job id. Across nodes under MPI, PGAS_ROOT is required.
     if (auto root = env.get("PGAS_ROOT")) {
         parse_root("PGAS_ROOT", *root, info);
     } else if (info.root_host.empty() && info.size > 1) {
@@ -258,8 +272,9 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
             info.root_host = "127.0.0.1";
             info.root_port = derived_port(token_seed);
         } else {
-            launch_error("an Open MPI job across nodes needs PGAS_ROOT=host:port (or MASTER_ADDR and MASTER_PORT) "
-                         "naming rank 0's node");
+            launch_error("an " + info.source +
+                         " job across nodes needs PGAS_ROOT=host:port (or MASTER_ADDR and MASTER_PORT) naming rank 0's "
+                         "node");
         }
     }
 
@@ -286,7 +301,8 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
 // The launch environment of this process, from (first match wins)
 // PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT[/PGAS_LOCAL_RANK/PGAS_LOCAL_SIZE]
 // (pgasrun), torchrun's RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE with
-// MASTER_ADDR:MASTER_PORT+1, Open MPI's OMPI_COMM_WORLD_*, Slurm's
+// MASTER_ADDR:MASTER_PORT+1, Open MPI's OMPI_COMM_WORLD_*, MPICH's (Hydra)
+// PMI_RANK/PMI_SIZE/MPI_LOCALRANKID/MPI_LOCALNRANKS, Slurm's
 // SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID. PGAS_ROOT and PGAS_TOKEN override
 // any launcher's; PGAS_BOOTSTRAP_TIMEOUT_MS bounds each bootstrap step
 // (default 30000). With none of these set: a world of one process. Missing or
