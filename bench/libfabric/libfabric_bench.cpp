@@ -8,6 +8,7 @@
 // completion queue), so proxy_put_quiet - raw_fi_write is the proxy's added cost.
 #include <pgas/pgas.hpp>
 #include <pgas/transport/libfabric/libfabric.hpp>
+#include <pgas/transport/proxy/service.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -196,41 +197,64 @@ void proxy_put_bandwidth(benchmark::State& state) {
 }
 BENCHMARK(proxy_put_bandwidth)->ArgsProduct({{0, 1}, benchmark::CreateRange(8, 64 << 20, 16)})->UseManualTime();
 
-// The provider alone: two fabric_backends (the proxy's own endpoint setup),
-// PE 1's completion queue polled by a thread, PE 0's thread posting 8 B
-// fi_write and polling for its completion.
-void raw_fi_write(benchmark::State& state) {
-    const char* provider = providers[state.range(0)];
-    state.SetLabel(provider);
-    try {
+// The provider alone: two fabric_backends (the proxy's own endpoint setup:
+// RDM, FI_DELIVERY_COMPLETE), PE 1's completion queue polled by a thread
+// (its target-side progress, as its proxy would), PE 0's benchmark thread
+// posting 8 B fi_write and reading their completions itself.
+struct raw_pair {
+    explicit raw_pair(const char* provider) {
         auto info = pgas::ofi::select_provider(fabric_options(provider), true, false, 0);
-        constexpr std::size_t heap = std::size_t{1} << 20;
-        std::vector<std::byte> heaps[2] = {std::vector<std::byte>(heap), std::vector<std::byte>(heap)};
-        std::vector<std::unique_ptr<pgas::ofi::fabric_backend>> pes;
         for (int pe = 0; pe < 2; ++pe) {
+            heaps[pe].resize(std::size_t{1} << 20);
             pgas::ofi::fabric_backend::setup s;
             s.pe = pe;
             s.n_pes = 2;
             s.heap_base = heaps[pe].data();
-            s.heap_bytes = heap;
-            s.max_in_flight = 64;
+            s.heap_bytes = heaps[pe].size();
+            s.max_in_flight = 256;
             s.bounce_chunks = 1;
             s.bounce_chunk_bytes = 4096;
-            pes.push_back(std::make_unique<pgas::ofi::fabric_backend>(info.get(), s));
+            pes[pe] = std::make_unique<pgas::ofi::fabric_backend>(info.get(), s);
         }
         const std::vector<pgas::ofi::address_card> cards = {pes[0]->card(), pes[1]->card()};
         for (auto& p : pes) p->connect(cards);
-        std::atomic<bool> stop{false};
-        std::thread target([&] {
+        target = std::thread([this] {  // the proxy's idle policy: spin 64 empty polls, then yield
+            unsigned idle = 0;
             while (!stop.load(std::memory_order_relaxed)) {
-                pes[1]->progress([](std::uint64_t) {});
-                std::this_thread::yield();
+                if (pes[1]->progress([](std::uint64_t) {})) idle = 0;
+                else if (++idle >= 64) idle = 0, std::this_thread::yield();
             }
         });
+    }
+    ~raw_pair() {
+        stop = true;
+        target.join();
+    }
+    // Posts one 8 B write: 0, -FI_EAGAIN (queue full: reap first) or an error.
+    ssize_t post(const std::uint64_t* value, fi_context2* context) {
         auto& a = *pes[0];
+        return fi_write(a.endpoint(), value, 8, nullptr, a.address(1), a.remote_address(1, 64), a.remote_key(1), context);
+    }
+    // Reads up to `most` completions; returns how many.
+    int reap(int most) {
+        fi_cq_entry entries[64];
+        const ssize_t n = fi_cq_read(pes[0]->completion_queue(), entries, most > 64 ? 64 : (most < 1 ? 1 : most));
+        if (n == -FI_EAGAIN) return 0;
+        if (n < 0) throw std::runtime_error(pgas::ofi::describe("fi_cq_read", n));
+        return int(n);
+    }
+    std::vector<std::byte> heaps[2];
+    std::unique_ptr<pgas::ofi::fabric_backend> pes[2];
+    std::atomic<bool> stop{false};
+    std::thread target;
+};
+
+void raw_fi_write(benchmark::State& state) {
+    state.SetLabel(providers[state.range(0)]);
+    try {
+        raw_pair pair(providers[state.range(0)]);
         std::uint64_t value = 0;
         fi_context2 context{};
-        fi_cq_entry entry{};
         constexpr int repeats = 1000;
         double total = 0;
         for (auto _ : state) {
@@ -238,26 +262,138 @@ void raw_fi_write(benchmark::State& state) {
             for (int i = 0; i < repeats; ++i) {
                 ++value;
                 ssize_t rc;
-                while ((rc = fi_write(a.endpoint(), &value, 8, nullptr, a.address(1), a.remote_address(1, 64),
-                                      a.remote_key(1), &context)) == -FI_EAGAIN)
-                    fi_cq_read(a.completion_queue(), &entry, 0);
+                while ((rc = pair.post(&value, &context)) == -FI_EAGAIN) pair.reap(0);  // nothing to lose: none in flight
                 if (rc != 0) throw std::runtime_error(pgas::ofi::describe("fi_write", rc));
-                while ((rc = fi_cq_read(a.completion_queue(), &entry, 1)) == -FI_EAGAIN) {
+                while (pair.reap(1) == 0) {
                 }
-                if (rc != 1) throw std::runtime_error(pgas::ofi::describe("fi_cq_read", rc));
             }
             const double s = seconds_since(start);
             state.SetIterationTime(s);
             total += s;
         }
-        stop = true;
-        target.join();
         state.counters["us_per_op"] = total * 1e6 / (repeats * double(state.iterations()));
     } catch (const std::exception& e) {
         state.SkipWithError(e.what());
     }
 }
 BENCHMARK(raw_fi_write)->DenseRange(0, 1)->UseManualTime();
+
+// The provider's own 8 B message rate: up to 256 writes in flight.
+void raw_fi_write_rate(benchmark::State& state) {
+    const int window = int(state.range(1));
+    state.SetLabel(providers[state.range(0)]);
+    try {
+        raw_pair pair(providers[state.range(0)]);
+        std::vector<fi_context2> contexts(256);
+        std::uint64_t value = 7;
+        constexpr int repeats = 20000;
+        double total = 0;
+        for (auto _ : state) {
+            const auto start = clock_type::now();
+            int posted = 0, done = 0;
+            while (done < repeats) {
+                while (posted < repeats && posted - done < window) {
+                    const ssize_t rc = pair.post(&value, &contexts[std::size_t(posted % 256)]);
+                    if (rc == -FI_EAGAIN) break;
+                    if (rc != 0) throw std::runtime_error(pgas::ofi::describe("fi_write", rc));
+                    ++posted;
+                }
+                done += pair.reap(64);
+            }
+            const double s = seconds_since(start);
+            state.SetIterationTime(s);
+            total += s;
+        }
+        state.counters["Mputs_per_s"] = repeats * double(state.iterations()) / total / 1e6;
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+    }
+}
+BENCHMARK(raw_fi_write_rate)->ArgsProduct({{0, 1}, {1, 16, 256}})->UseManualTime();
+
+// The ring and proxy thread alone, over a backend that completes every
+// command on its next poll: the proxy's own latency and rate, free of any
+// provider (what a GPU producer would add PCIe round trips to).
+struct null_backend {
+    std::vector<std::uint64_t> pending;
+    std::uint32_t put(std::uint64_t t, int, std::uint64_t, const void*, std::size_t, bool) { return done(t); }
+    std::uint32_t get(std::uint64_t t, int, void*, std::uint64_t, std::size_t, bool) { return done(t); }
+    std::uint32_t atomic(std::uint64_t t, int, std::uint64_t, pgas::amo, pgas::proxy::value_kind, std::uint64_t,
+                         std::uint64_t, void*) {
+        return done(t);
+    }
+    std::uint32_t signal(std::uint64_t t, int, std::uint64_t, pgas::signal_op, std::uint64_t) { return done(t); }
+    template <class F>
+    bool progress(F&& on_complete) {
+        if (pending.empty()) return false;
+        for (auto t : pending) on_complete(t);
+        pending.clear();
+        return true;
+    }
+    std::uint32_t done(std::uint64_t t) {
+        pending.push_back(t);
+        return 1;
+    }
+};
+
+struct ring_only : pgas::proxy::proxy_ops<ring_only> {
+    pgas::proxy::ring_view view;
+    const pgas::proxy::ring_view& ring() const { return view; }
+};
+
+void proxy_only_put_quiet(benchmark::State& state) {
+    null_backend backend;
+    pgas::proxy::ring_memory memory(1024, pgas::proxy::producers::host_threads, 0);
+    pgas::proxy::service<null_backend> proxy(backend, memory, 0, {});
+    ring_only t;
+    pgas::device::runtime_state runtime;
+    runtime.timeout_ns = 60'000'000'000ull;
+    t.view = memory.view(runtime);
+    constexpr int repeats = 1000;
+    double total = 0;
+    std::uint64_t v = 0;
+    for (auto _ : state) {
+        const auto start = clock_type::now();
+        for (int i = 0; i < repeats; ++i) {
+            t.put<pgas::thread>(64, &v, 8, 1);
+            t.quiet<pgas::thread>();
+        }
+        const double s = seconds_since(start);
+        state.SetIterationTime(s);
+        total += s;
+    }
+    state.counters["us_per_op"] = total * 1e6 / (repeats * double(state.iterations()));
+}
+BENCHMARK(proxy_only_put_quiet)->UseManualTime();
+
+void proxy_only_message_rate(benchmark::State& state) {
+    const int producers = int(state.range(0));
+    null_backend backend;
+    pgas::proxy::ring_memory memory(1024, pgas::proxy::producers::host_threads, 0);
+    pgas::proxy::service<null_backend> proxy(backend, memory, 0, {});
+    ring_only t;
+    pgas::device::runtime_state runtime;
+    runtime.timeout_ns = 60'000'000'000ull;
+    t.view = memory.view(runtime);
+    constexpr int per_thread = 200000;
+    double total = 0;
+    for (auto _ : state) {
+        std::vector<std::thread> threads;
+        const auto start = clock_type::now();
+        for (int p = 0; p < producers; ++p)
+            threads.emplace_back([&] {
+                std::uint64_t v = 1;
+                for (int i = 0; i < per_thread; ++i) t.put_nbi<pgas::thread>(64, &v, 8, 1);
+                t.quiet<pgas::thread>();
+            });
+        for (auto& th : threads) th.join();
+        const double s = seconds_since(start);
+        state.SetIterationTime(s);
+        total += s;
+    }
+    state.counters["Mputs_per_s"] = double(producers) * per_thread * double(state.iterations()) / total / 1e6;
+}
+BENCHMARK(proxy_only_message_rate)->Arg(1)->Arg(2)->UseManualTime();
 
 }  // namespace
 
