@@ -95,7 +95,7 @@ TEST_CASE("a PE outside the team and a root outside it are errors naming the cal
     }, options());
 }
 
-TEST_CASE("out-of-place buffers that overlap wrongly are errors; the documented in-place forms are not") {
+TEST_CASE("out-of-place buffers that overlap wrongly are errors, the documented in-place forms are not") {
     pgas::world::run_threads(2, [](pgas::world& w) {
         auto a = w.alloc<std::int32_t>(64);
         auto c = w.context<pgas::host>();
