@@ -268,7 +268,9 @@ public:
     template <class Body>
         requires std::invocable<Body&, const device::context<host>&>
     void launch_host(Body&& body) {
-        state_->abort_flag.store(0);
+        // A failure recorded before this launch (a peer process that died) stays:
+        // the watcher reports it only once. Only one process's threads reset it.
+        if (state_->bootstrap->size() == 1) state_->abort_flag.store(0);
         run_each(n_local_pes(), [&](int local) {
             try {
                 body(context<host>(local));
@@ -334,8 +336,9 @@ public:
     }
 
 private:
+    // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
+    // call raise_abort on this state) goes first, the heap after it.
     struct state_t {
-        std::shared_ptr<detail::bootstrap> bootstrap;
         std::vector<int> local_pes;
         int n_pes = 0;
         std::uint64_t heap_bytes = 0;
@@ -344,6 +347,7 @@ private:
         std::unique_ptr<detail::heap_memory> memory;
         int next_team_slot = 1;               // slot 0 is the world team
         std::atomic<int> abort_flag{0};
+        std::shared_ptr<detail::bootstrap> bootstrap;
     };
 
     template <class Each>
