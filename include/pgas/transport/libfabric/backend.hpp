@@ -52,6 +52,7 @@ public:
         std::uint64_t heap_bytes = 0;
         bool heap_is_gpu = false;
         bool gpu_producers = false;
+        int cuda_device = -1;  // the PE's GPU: made current on the proxy thread before staging copies
         std::uint32_t max_in_flight = 2048;
         std::size_t bounce_chunk_bytes = std::size_t{256} << 10;
         std::uint32_t bounce_chunks = 16;
@@ -346,6 +347,10 @@ private:
             std::memcpy(dst, src, bytes);
             return;
         }
+        if (!device_current_ && s_.cuda_device >= 0) {  // first staging copy on the proxy thread
+            cudaSetDevice(s_.cuda_device);
+            device_current_ = true;
+        }
         const cudaError_t rc = cudaMemcpy(dst, src, bytes, direction);
         if (rc != cudaSuccess)
             fail(errc::cuda, s_.pe, "libfabric proxy",
@@ -498,6 +503,7 @@ private:
     std::deque<work> queue_;
     std::vector<peer> peers_;
     address_card card_{};
+    bool device_current_ = false;
 };
 
 }  // namespace ofi

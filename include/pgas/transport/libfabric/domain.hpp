@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_runtime_api.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -56,6 +57,9 @@ public:
 
         std::vector<ofi::address_card> mine;
         for (int local = 0; local < n_local; ++local) {
+            // A GPU heap: the ring and staging memory belong to that PE's GPU.
+            const int cuda_device = gpu_heap ? device_of(w.heap_memory().local_base(local), w.local_pe(local)) : -1;
+            const device_guard on_device(cuda_device);
             auto pe = std::make_unique<local_pe>();
             ofi::fabric_backend::setup s;
             s.pe = w.local_pe(local);
@@ -64,6 +68,7 @@ public:
             s.heap_bytes = w.heap_bytes();
             s.heap_is_gpu = gpu_heap;
             s.gpu_producers = gpu_heap;
+            s.cuda_device = cuda_device;
             s.max_in_flight = options_.ring_capacity * 2;
             s.bounce_chunk_bytes = options_.bounce_chunk_bytes;
             s.bounce_chunks = options_.bounce_chunks;
@@ -132,6 +137,26 @@ private:
         ~local_pe() {
             proxy.reset();  // the thread stops before the fabric closes
         }
+    };
+
+    static int device_of(const void* address, int pe) {
+        cudaPointerAttributes attributes{};
+        if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess || attributes.type != cudaMemoryTypeDevice)
+            detail::throw_error(errc::cuda, pe, "libfabric_domain", "cannot find the GPU of this PE's heap");
+        return attributes.device;
+    }
+
+    // Makes `device` current for a scope (nothing when -1).
+    struct device_guard {
+        explicit device_guard(int device) {
+            if (device < 0) return;
+            cudaGetDevice(&previous);
+            cudaSetDevice(device);
+        }
+        ~device_guard() {
+            if (previous >= 0) cudaSetDevice(previous);
+        }
+        int previous = -1;
     };
 
     bool all_on_one_host() const {
