@@ -31,9 +31,10 @@ struct recording_access {
         real.write_doorbell_record(counter, v);
     }
     void fence_before_doorbell() const { log->push_back({'F', 0}); }
-    void ring_doorbell(std::uint64_t* reg, std::uint64_t v) const {
+    void ring_doorbell(std::uint64_t* reg, std::uint64_t v, bool mmio) const {
         log->push_back({'d', v});
-        real.ring_doorbell(reg, v);
+        CHECK(!mmio);  // the emulated NIC's doorbell is ordinary memory
+        real.ring_doorbell(reg, v, mmio);
     }
     void write_cq_doorbell_record(std::uint32_t* consumer, std::uint32_t v) const {
         real.write_cq_doorbell_record(consumer, v);

@@ -42,12 +42,17 @@ struct ibgda_system_access {
         cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
     }
     // The doorbell register is MMIO on a real NIC (a UAR page mapped for the
-    // GPU): st.mmio keeps the GPU from merging or dropping the store.
-    PGAS_HD void ring_doorbell(std::uint64_t* reg, std::uint64_t value) const {
-        NV_IF_TARGET(NV_PROVIDES_SM_70,
-                     (asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(reg), "l"(value) : "memory");),
-                     (cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*reg)
-                          .store(value, cuda::memory_order_release);))
+    // GPU): there st.mmio keeps the GPU from merging or dropping the store.
+    // `mmio` is false where the "register" is ordinary memory (the emulated
+    // NIC, the shadow word a CPU doorbell thread relays): a release store.
+    PGAS_HD void ring_doorbell(std::uint64_t* reg, std::uint64_t value, bool mmio) const {
+        if (mmio) {
+            NV_IF_TARGET(NV_PROVIDES_SM_70,
+                         (asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(reg), "l"(value) : "memory");
+                          return;),
+                         (*reinterpret_cast<volatile std::uint64_t*>(reg) = value; return;))
+        }
+        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*reg).store(value, cuda::memory_order_release);
     }
     // A ring CQ's consumer index, so the NIC may reuse the CQEs before it.
     PGAS_HD void write_cq_doorbell_record(std::uint32_t* consumer, std::uint32_t big_endian) const {

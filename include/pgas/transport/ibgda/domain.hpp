@@ -291,6 +291,7 @@ private:
                 qp->send_queue = static_cast<std::uint32_t*>(q.dv_qp.sq.buf);
                 qp->doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_qp.dbrec);
                 qp->doorbell = static_cast<std::uint64_t*>(q.dv_qp.bf.reg);
+                qp->doorbell_is_mmio = 1;
                 qp->cqe = static_cast<std::uint64_t*>(q.dv_cq.buf);
                 qp->cq_entries = q.dv_cq.cqe_cnt;
                 qp->cq_doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_cq.dbrec);
@@ -368,13 +369,22 @@ private:
             if (!map(qp.send_queue, std::size_t(qp.blocks) * 64, plain) || !map(qp.cqe, std::size_t(qp.cq_entries) * 64, plain) ||
                 !map(qp.doorbell_record, 8, plain) || !map(qp.cq_doorbell_record, 8, plain))
                 detail::throw_error(errc::cuda, pe.pe, "ibgda_domain", "cudaHostRegister of the mlx5 queues failed");
-            if (!map(qp.doorbell, 8, plain | cudaHostRegisterIoMemory)) {
+            if (map(qp.doorbell, 8, plain | cudaHostRegisterIoMemory)) {
+                // Where the GPU does not share host addresses for I/O memory,
+                // the doorbell pointer becomes the GPU's (host threads then must
+                // not produce on this domain).
+                void* device = nullptr;
+                if (cudaHostGetDevicePointer(&device, qp.doorbell, 0) == cudaSuccess && device != nullptr)
+                    qp.doorbell = static_cast<std::uint64_t*>(device);
+                cudaGetLastError();
+            } else {
                 if (!cpu_doorbell_.joinable())
                     std::fprintf(stderr, "pgas ibgda: PE %d: the GPU cannot map the UAR doorbell "
                                          "(cudaHostRegisterIoMemory refused); a CPU thread rings it for the GPU\n", pe.pe);
                 auto* shadow = allocate<std::uint64_t>(8);
                 doorbell_relays_.push_back({shadow, qp.doorbell, 0});
                 qp.doorbell = shadow;
+                qp.doorbell_is_mmio = 0;
             }
         }
         if (!doorbell_relays_.empty() && !cpu_doorbell_.joinable())

@@ -98,7 +98,7 @@ PGAS_HD void ibgda_publish(const Access& access, const ibgda_waiter& w, ibgda_qp
         access.fence_before_doorbell_record();
         access.write_doorbell_record(qp.doorbell_record + 1, mlx5::be32(std::uint32_t(end & 0xffffu)));
         access.fence_before_doorbell();
-        access.ring_doorbell(qp.doorbell, doorbell_value);
+        access.ring_doorbell(qp.doorbell, doorbell_value, qp.doorbell_is_mmio != 0);
         ibgda_store(qp.rung, end);
     }
     ibgda_store(qp.ready, end);

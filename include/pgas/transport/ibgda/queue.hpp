@@ -36,6 +36,7 @@ struct ibgda_qp {
     std::uint32_t qpn = 0;                   // 24 bits
     std::uint32_t* doorbell_record = nullptr;  // [0] receive, [1] send counter: big-endian, mod 2^16
     std::uint64_t* doorbell = nullptr;       // the UAR (BlueFlame) register: one 8-byte store rings
+    std::uint32_t doorbell_is_mmio = 0;      // 1: a real UAR mapping (st.mmio); 0: ordinary memory
     std::uint64_t* cqe = nullptr;            // the CQ: cq_entries 64-byte CQEs
     std::uint32_t cq_entries = 1;            // 1: a collapsed CQ (one CQE, rewritten by every completion);
                                              // else a ring (power of two) read in order by owner bit
