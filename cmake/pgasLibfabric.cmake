@@ -1,6 +1,7 @@
 # pgas::libfabric: the CPU-proxy transport over libfabric (found with pkg-config); defines nothing when absent.
 # Include it after pgas::pgas exists; the top-level CMakeLists.txt (and pgasConfig.cmake) may include it.
 if(TARGET pgas_libfabric)
+  set(PGAS_HAVE_LIBFABRIC TRUE)  # variables are per directory; the target is global
   return()
 endif()
 find_package(PkgConfig QUIET)
