@@ -45,7 +45,7 @@ struct load_store_policy {
 struct rma_policy {
     static constexpr std::size_t ll_max_bytes = 0;
     static constexpr bool peer_pointers = false;
-    // placeholder: to be measured on a network transport.
+    // placeholder: to be measured on 2xH200 and on a network transport.
     static constexpr unsigned stream_threads = 256;
 };
 

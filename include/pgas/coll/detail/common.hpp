@@ -91,6 +91,10 @@ PGAS_HD void check_overlap(const coll_call<Tr>& c, std::uint64_t dst, std::uint6
 }
 
 // The PGAS_CHECKS signature of a call: every PE of the team must pass the same.
+// It is exchanged over LL packets, so it is checked where LL can run (every
+// member mapped, at most coll_scratch::max_ll_pes members). Without
+// PGAS_CHECKS, members passing different arguments is undefined behaviour
+// (in practice a wait that times out naming the collective, or wrong data).
 struct coll_signature {
     std::uint64_t count;
     unsigned kind, op, type, root;
