@@ -50,7 +50,8 @@ struct ring_view {
     command* slots = nullptr;
     const control_block* control = nullptr;
     std::uint64_t* tail = nullptr;
-    std::uint32_t capacity = 0;  // a power of two
+    std::uint64_t* credit = nullptr;  // producers' cached lower bound of control->released (next to tail)
+    std::uint32_t capacity = 0;       // a power of two
     int pe = -1;
     device::runtime_state runtime;
 
@@ -76,10 +77,22 @@ struct ring_view {
 
     // The slot of ticket t, once the ring has a credit for it: a full ring
     // makes the producer wait here (never overwrite, never drop).
+    // The cached credit is checked first: from a GPU, `released` is a read
+    // across PCIe, needed only when the cache says the ring may be full.
+    // Any value stored in the cache was `released` at some point, so racing
+    // producers can only make it stale (lower), never wrong.
     PGAS_HD command& acquire_slot(std::uint64_t ticket, const char* call) const {
-        spin(call, "a free ring slot (ring full)", ticket, [&] {
-            return ticket < detail::load_acquire(&control->released) + capacity;
-        });
+        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> cached(*credit);
+        if (ticket >= cached.load(cuda::memory_order_relaxed) + capacity) {
+            spin(call, "a free ring slot (ring full)", ticket, [&] {
+                const std::uint64_t released = detail::load_acquire(&control->released);
+                cached.store(released, cuda::memory_order_release);  // passes the proxy's release on
+                return ticket < released + capacity;
+            });
+        }
+        // Acquire even on the cached path: the proxy's reads of this slot's
+        // previous command happen before our writes (its release of `released`).
+        cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
         return slots[ticket & (capacity - 1)];
     }
 

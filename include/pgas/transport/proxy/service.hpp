@@ -42,13 +42,13 @@ public:
         const std::size_t bytes = sizeof(control_block) + std::size_t(capacity) * sizeof(command);
         if (who == producers::host_threads) {
             host_ = static_cast<std::byte*>(std::aligned_alloc(128, (bytes + 127) / 128 * 128));
-            tail_ = new std::uint64_t(0);
+            tail_ = new std::uint64_t[2]{0, 0};  // tail, credit cache
             if (host_ == nullptr) pgas::detail::throw_error(errc::system, pe, "proxy ring", "out of host memory");
         } else {
             cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocMapped | cudaHostAllocPortable),
                        "cudaHostAlloc of the ring");
-            cuda_check(cudaMalloc(reinterpret_cast<void**>(&tail_), sizeof(std::uint64_t)), "cudaMalloc of the ring tail");
-            cuda_check(cudaMemset(tail_, 0, sizeof(std::uint64_t)), "cudaMemset of the ring tail");
+            cuda_check(cudaMalloc(reinterpret_cast<void**>(&tail_), 2 * sizeof(std::uint64_t)), "cudaMalloc of the ring tail");
+            cuda_check(cudaMemset(tail_, 0, 2 * sizeof(std::uint64_t)), "cudaMemset of the ring tail");
             cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), host_, 0),
                        "cudaHostGetDevicePointer of the ring");
         }
@@ -59,7 +59,7 @@ public:
     ~ring_memory() {
         if (who_ == producers::host_threads) {
             std::free(host_);
-            delete tail_;
+            delete[] tail_;
         } else {
             cudaFreeHost(host_);
             cudaFree(tail_);
@@ -81,6 +81,7 @@ public:
         v.control = reinterpret_cast<const control_block*>(base);
         v.slots = reinterpret_cast<command*>(base + sizeof(control_block));
         v.tail = tail_;
+        v.credit = tail_ + 1;
         v.capacity = capacity_;
         v.pe = pe_;
         v.runtime = runtime;
