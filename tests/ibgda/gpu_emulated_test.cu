@@ -45,6 +45,8 @@ struct targets {
     pgas::symmetric_ptr<std::uint32_t> bits;
     pgas::symmetric_ptr<std::uint64_t> fetched;  // per thread: what its fetch-add returned
     pgas::symmetric_ptr<std::uint64_t> signal;
+    pgas::symmetric_ptr<std::uint64_t> rows;     // per warp: 32 words put by the warp (RDMA WRITE from the heap)
+    pgas::symmetric_ptr<std::uint64_t> echoed;   // per thread: what g() read back
     int pe;
     int rounds;
 };
@@ -59,6 +61,13 @@ PGAS_KERNEL void produce(__grid_constant__ const test::ib_ctx ctx, const targets
     }
     ctx.local(t.fetched)[id] = pgas::atomic_fetch_add(ctx, t.counter, std::uint64_t(0), t.pe);
     (void)pgas::atomic_fetch_or(ctx, t.bits, 1u << (id % 32), t.pe);
+    // A warp-wide put from registered memory (the local heap): RDMA WRITE with the heap's lkey.
+    const unsigned warp_id = id / 32;
+    ctx.local(t.rows)[id] = 0xabc0000000000000ull + id;
+    __syncwarp();
+    pgas::put<pgas::warp>(ctx, t.rows + warp_id * 32, ctx.local(t.rows) + warp_id * 32, 32, t.pe);
+    // g into a register: an RDMA READ through the slot's scratch.
+    ctx.local(t.echoed)[id] = pgas::g(ctx, t.rows + id, t.pe);
     pgas::quiet<pgas::block>(ctx);
     if (threadIdx.x == 0) pgas::signal(ctx, t.signal, 1, pgas::signal_op::add, t.pe);
 }
@@ -101,7 +110,8 @@ TEST_CASE("GPU threads produce into host-mapped queues and the emulated NIC exec
     constexpr int blocks = 8, threads = 128, rounds = 40;
     constexpr unsigned n_threads = blocks * threads;
     targets t{w.alloc<std::uint64_t>(n_threads), w.alloc<std::uint64_t>(1), w.alloc<std::uint32_t>(1),
-              w.alloc<std::uint64_t>(n_threads), w.alloc<std::uint64_t>(1), 1, rounds};
+              w.alloc<std::uint64_t>(n_threads), w.alloc<std::uint64_t>(1),   w.alloc<std::uint64_t>(n_threads),
+              w.alloc<std::uint64_t>(n_threads), 1, rounds};
 
     int* abort_flag = nullptr;  // a peer-failure flag the kernel can read
     CUDA_OK(cudaHostAlloc(&abort_flag, sizeof(int), cudaHostAllocMapped));
@@ -136,6 +146,8 @@ TEST_CASE("GPU threads produce into host-mapped queues and the emulated NIC exec
     for (unsigned id = 0; id < n_threads; ++id) {
         REQUIRE(w.local(t.slots, 1)[id] == std::uint64_t(rounds - 1) * 100000 + id);
         REQUIRE(w.local(t.fetched, 0)[id] <= total);
+        REQUIRE(w.local(t.rows, 1)[id] == 0xabc0000000000000ull + id);
+        REQUIRE(w.local(t.echoed, 0)[id] == 0xabc0000000000000ull + id);
     }
     for (int pe = 0; pe < 2; ++pe) CUDA_OK(cudaHostUnregister(w.heap_memory().local_base(pe)));
     CUDA_OK(cudaFreeHost(abort_flag));
