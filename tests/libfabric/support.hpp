@@ -14,10 +14,31 @@ namespace test {
 
 using ctx = pgas::device::context<pgas::libfabric>;
 
-// The loopback providers CI checks: shared memory and TCP (127.0.0.1 on lo).
+// Whether this machine's libfabric has `provider` and it passes pgas's checks.
+inline bool available(const std::string& provider) {
+    pgas::libfabric_options o;
+    o.provider = provider;
+    o.iface = "lo";
+    try {
+        (void)pgas::ofi::select_provider(o, true, false, 0);
+        return true;
+    } catch (const pgas::error&) {
+        return false;
+    }
+}
+
+// The loopback providers CI checks: shared memory and TCP (127.0.0.1 on lo),
+// those of them this libfabric has (a missing one is reported, not failed).
 inline const std::vector<std::string>& providers() {
-    static const std::vector<std::string> all = {"shm", "tcp;ofi_rxm"};
-    return all;
+    static const std::vector<std::string> present = [] {
+        std::vector<std::string> found;
+        for (const char* p : {"shm", "tcp;ofi_rxm"}) {
+            if (available(p)) found.emplace_back(p);
+            else MESSAGE("libfabric provider " << p << " is not available here: its tests are skipped");
+        }
+        return found;
+    }();
+    return present;
 }
 
 inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
