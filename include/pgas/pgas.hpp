@@ -25,3 +25,4 @@
 #include <pgas/host/world.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/host/host.hpp>
+#include <pgas/transport/nvlink/nvlink.hpp>
