@@ -108,3 +108,36 @@ TEST_CASE("the context is a trivially copyable value with the world's PE numberi
         CHECK(fabric.provider() == "shm");
     });
 }
+
+TEST_CASE("staged path: local buffers through few small bounce buffers (as FI_MR_LOCAL and GPU memory need)") {
+    test::for_each_provider([](const std::string& provider) {
+        auto o = test::fabric(provider);
+        o.stage_local_buffers = true;
+        o.bounce_chunk_bytes = 4096;
+        o.bounce_chunks = 3;  // a 1 MiB transfer waits for bounce buffers hundreds of times
+        test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+            auto ctx = fabric.context();
+            const int me = ctx.my_pe(), other = 1 - me;
+            for (std::size_t bytes : {std::size_t{8}, std::size_t{60}, std::size_t{4096}, std::size_t{5000},
+                                      (std::size_t{1} << 20) + 1}) {
+                CAPTURE(bytes);
+                auto box = w.alloc<std::uint8_t>(bytes);
+                auto out = w.alloc<std::uint8_t>(bytes);
+                std::vector<std::uint8_t> source(bytes), fetched(bytes);
+                for (std::size_t i = 0; i < bytes; ++i) source[i] = pattern(me, i, 9);
+                for (std::size_t i = 0; i < bytes; ++i) ctx.local(out)[i] = pattern(me, i, 10);
+                pgas::put(ctx, box, source.data(), bytes, other);
+                pgas::barrier_all(ctx);
+                for (std::size_t i = 0; i < bytes; ++i) REQUIRE(ctx.local(box)[i] == pattern(other, i, 9));
+                pgas::get(ctx, fetched.data(), out, bytes, other);
+                for (std::size_t i = 0; i < bytes; ++i) REQUIRE(fetched[i] == pattern(other, i, 10));
+                pgas::get_nbi(ctx, fetched.data(), box, bytes, other);  // nbi: copied out at completion
+                pgas::quiet(ctx);
+                for (std::size_t i = 0; i < bytes; ++i) REQUIRE(fetched[i] == pattern(me, i, 9));
+                pgas::barrier_all(ctx);
+                w.free(out);
+                w.free(box);
+            }
+        }, o);
+    });
+}

@@ -53,6 +53,7 @@ public:
         bool heap_is_gpu = false;
         bool gpu_producers = false;
         int cuda_device = -1;  // the PE's GPU: made current on the proxy thread before staging copies
+        bool force_staging = false;  // stage host buffers too (libfabric_options::stage_local_buffers)
         std::uint32_t max_in_flight = 2048;
         std::size_t bounce_chunk_bytes = std::size_t{256} << 10;
         std::uint32_t bounce_chunks = 16;
@@ -339,7 +340,7 @@ private:
 
     bool needs_staging(const void* local, std::size_t bytes, bool device) const {
         if (in_heap(local, bytes)) return false;
-        return device || (mr_mode_ & FI_MR_LOCAL);
+        return device || (mr_mode_ & FI_MR_LOCAL) || s_.force_staging;
     }
 
     void copy(void* dst, const void* src, std::size_t bytes, bool device, cudaMemcpyKind direction) {

@@ -69,6 +69,7 @@ public:
             s.heap_is_gpu = gpu_heap;
             s.gpu_producers = gpu_heap;
             s.cuda_device = cuda_device;
+            s.force_staging = options_.stage_local_buffers;
             s.max_in_flight = options_.ring_capacity * 2;
             s.bounce_chunk_bytes = options_.bounce_chunk_bytes;
             s.bounce_chunks = options_.bounce_chunks;

@@ -27,6 +27,9 @@ struct libfabric_options {
     int proxy_cpu = -1;              // pin each proxy thread here (-1: no pinning; CI shares 2 cores)
     std::size_t bounce_chunk_bytes = std::size_t{256} << 10;  // staging buffers (GPU memory, FI_MR_LOCAL)
     std::uint32_t bounce_chunks = 16;
+    // Stage every local buffer outside the heap through the bounce buffers,
+    // as FI_MR_LOCAL providers and GPU memory need (lets CI exercise that path).
+    bool stage_local_buffers = false;
 };
 
 namespace ofi {
