@@ -400,17 +400,24 @@ private:
             }
             const ssize_t rc = post(w, r, buffer, desc, scratch);
             if (rc == -FI_EAGAIN) break;  // the provider's queue is full: completions first
-            if (rc != 0)
-                fail(errc::system, s_.pe, "libfabric proxy",
-                     std::string(op_name(w.what)) + " to PE " + std::to_string(w.pe) + " (" + std::to_string(w.bytes) +
-                         " bytes at heap offset " + std::to_string(w.remote) + ") with provider " + provider() + ": " +
-                         describe(op_name(w.what), long(rc)));
+            if (rc != 0) {
+                const work failed = w;
+                queue_.clear();  // the proxy is failing: nothing queued will be posted (no retry storm)
+                fail_post(failed, rc);
+            }
             free_records_.pop_back();
             if (r.bounce >= 0) free_bounce_.pop_back();
             queue_.pop_front();
             any = true;
         }
         return any;
+    }
+
+    [[noreturn]] void fail_post(const work& w, ssize_t rc) {
+        fail(errc::system, s_.pe, "libfabric proxy",
+             std::string(op_name(w.what)) + " to PE " + std::to_string(w.pe) + " (" + std::to_string(w.bytes) +
+                 " bytes at heap offset " + std::to_string(w.remote) + ") with provider " + provider() + ": " +
+                 describe(op_name(w.what), long(rc)));
     }
 
     static const char* op_name(kind k) {
