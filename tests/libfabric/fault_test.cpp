@@ -2,6 +2,7 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -181,4 +182,27 @@ TEST_CASE("a dead proxy thread makes waits time out naming the PE and the comman
             }
         }
     }, {}, test::options(1000));
+}
+
+TEST_CASE("one PE failing its setup fails every PE at once - not at a bootstrap timeout") {
+    const auto start = std::chrono::steady_clock::now();
+    std::atomic<int> own{0}, peer{0};
+    try {
+        pgas::world::run_threads(2, [&](pgas::world& w) {
+            auto o = test::fabric("shm");
+            if (w.my_pe() == 1) o.ring_capacity = 3;  // not a power of two: this PE's setup fails
+            try {
+                pgas::libfabric_domain fabric(w, o);
+            } catch (const pgas::error& e) {
+                if (e.code() == pgas::errc::invalid_argument) ++own;
+                if (e.code() == pgas::errc::peer_failed &&
+                    test::contains(e.what(), "participant 1 could not open its libfabric endpoint"))
+                    ++peer;
+            }
+        }, test::options());
+    } catch (...) {
+    }
+    CHECK(own.load() == 1);
+    CHECK(peer.load() == 1);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }

@@ -56,33 +56,24 @@ public:
         if (failure) std::rethrow_exception(failure);
 
         std::vector<ofi::address_card> mine;
-        for (int local = 0; local < n_local; ++local) {
-            // A GPU heap: the ring and staging memory belong to that PE's GPU.
-            const int cuda_device = gpu_heap ? device_of(w.heap_memory().local_base(local), w.local_pe(local)) : -1;
-            const device_guard on_device(cuda_device);
-            auto pe = std::make_unique<local_pe>();
-            ofi::fabric_backend::setup s;
-            s.pe = w.local_pe(local);
-            s.n_pes = w.n_pes();
-            s.heap_base = w.heap_memory().local_base(local);
-            s.heap_bytes = w.heap_bytes();
-            s.heap_is_gpu = gpu_heap;
-            s.gpu_producers = gpu_heap;
-            s.cuda_device = cuda_device;
-            s.force_staging = options_.stage_local_buffers;
-            s.max_in_flight = options_.ring_capacity * 2;
-            s.bounce_chunk_bytes = options_.bounce_chunk_bytes;
-            s.bounce_chunks = options_.bounce_chunks;
-            pe->backend = std::make_unique<ofi::fabric_backend>(info.get(), s);
-            pe->ring = std::make_unique<proxy::ring_memory>(
-                options_.ring_capacity, gpu_heap ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);
-            mine.push_back(pe->backend->card());
-            pes_.push_back(std::move(pe));
+        try {
+            open_endpoints(w, gpu_heap, info.get(), mine);
+        } catch (const error&) {
+            // Still join the exchange (a card with pe = -1), so the others fail now, not at a timeout.
+            failure = std::current_exception();
+            mine.assign(std::size_t(n_local), ofi::address_card{});
+            for (auto& card : mine) card.pe = -1;
         }
         // Every participant drives the same number of PEs (as world's collectives assume).
         std::vector<ofi::address_card> gathered(mine.size() * std::size_t(w.channel().size()));
         w.channel().allgather(mine.data(), gathered.data(), mine.size() * sizeof(ofi::address_card));
         std::vector<ofi::address_card> by_pe(std::size_t(w.n_pes()));
+        if (failure) std::rethrow_exception(failure);
+        for (std::size_t i = 0; i < gathered.size(); ++i)
+            if (gathered[i].pe < 0)
+                detail::throw_error(errc::peer_failed, n_local == 1 ? w.my_pe() : -1, "libfabric_domain",
+                                    "participant " + std::to_string(i / mine.size()) +
+                                        " could not open its libfabric endpoint");
         for (const auto& card : gathered) by_pe.at(std::size_t(card.pe)) = card;
         for (auto& pe : pes_) pe->backend->connect(by_pe);
         for (auto& pe : pes_) {
@@ -131,6 +122,33 @@ public:
     void simulate_proxy_death(int local = 0) { pes_.at(std::size_t(local))->proxy->simulate_death(); }
 
 private:
+    void open_endpoints(world& w, bool gpu_heap, const fi_info* info, std::vector<ofi::address_card>& mine) {
+        const int n_local = w.n_local_pes();
+        for (int local = 0; local < n_local; ++local) {
+            // A GPU heap: the ring and staging memory belong to that PE's GPU.
+            const int cuda_device = gpu_heap ? device_of(w.heap_memory().local_base(local), w.local_pe(local)) : -1;
+            const device_guard on_device(cuda_device);
+            auto pe = std::make_unique<local_pe>();
+            ofi::fabric_backend::setup s;
+            s.pe = w.local_pe(local);
+            s.n_pes = w.n_pes();
+            s.heap_base = w.heap_memory().local_base(local);
+            s.heap_bytes = w.heap_bytes();
+            s.heap_is_gpu = gpu_heap;
+            s.gpu_producers = gpu_heap;
+            s.cuda_device = cuda_device;
+            s.force_staging = options_.stage_local_buffers;
+            s.max_in_flight = options_.ring_capacity * 2;
+            s.bounce_chunk_bytes = options_.bounce_chunk_bytes;
+            s.bounce_chunks = options_.bounce_chunks;
+            pe->backend = std::make_unique<ofi::fabric_backend>(info, s);
+            pe->ring = std::make_unique<proxy::ring_memory>(
+                options_.ring_capacity, gpu_heap ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);
+            mine.push_back(pe->backend->card());
+            pes_.push_back(std::move(pe));
+        }
+    }
+
     struct local_pe {
         std::unique_ptr<ofi::fabric_backend> backend;
         std::unique_ptr<proxy::ring_memory> ring;
