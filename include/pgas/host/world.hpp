@@ -315,10 +315,13 @@ public:
     // The heap backend (bases of every PE as seen from a local PE).
     detail::heap_memory& heap_memory() const { return *state_->memory; }
     // Timeout and peer-failure flag every context of this world carries.
+    // On GPU heaps the flag is the mapped pinned one, so kernels of any
+    // transport (nvlink, libfabric proxy, ibgda) can poll it.
     device::runtime_state runtime() const {
         device::runtime_state r;
         r.timeout_ns = state_->timeout_ns;
         r.abort_flag = reinterpret_cast<const volatile int*>(&state_->abort_flag);
+        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) r.abort_flag = gpu->abort_flag();
         return r;
     }
     // Raises the peer-failure flag: every wait of this process's PEs stops
@@ -464,7 +467,6 @@ inline device::context<nvlink> world::context<nvlink>(int local) const {
     device::context<nvlink> ctx;
     ctx.transport = nvlink(gpu->base(), gpu->stride(), pe, state_->n_pes, state_->heap_bytes);
     ctx.runtime = runtime();
-    ctx.runtime.abort_flag = gpu->abort_flag();  // the host-side flag is not visible to kernels
     return ctx;
 }
 
