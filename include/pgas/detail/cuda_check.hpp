@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
+#include <pgas/detail/cuda_driver.hpp>
 
 #include <string>
 
@@ -21,8 +22,8 @@ inline void check_cu(CUresult status, int pe, const char* call, const char* what
     if (status != CUDA_SUCCESS) {
         const char* name = "?";
         const char* text = "?";
-        cuGetErrorName(status, &name);
-        cuGetErrorString(status, &text);
+        driver().cuGetErrorName(status, &name);
+        driver().cuGetErrorString(status, &text);
         throw_error(errc::cuda, pe, call, std::string(what) + " failed: " + name + " (" + text + ")");
     }
 }

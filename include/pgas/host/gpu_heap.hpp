@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/detail/cuda_check.hpp>
+#include <pgas/detail/cuda_driver.hpp>
 #include <pgas/detail/fd_exchange.hpp>
 #include <pgas/host/heap_memory.hpp>
 
@@ -40,7 +41,7 @@ public:
 
     gpu_heap_memory(const heap_request& request, std::vector<int> devices)
         : devices_(std::move(devices)), local_pes_(request.local_pes), n_pes_(request.n_pes) {
-        check_cu(cuInit(0), -1, "world init", "cuInit");
+        check_cu(driver().cuInit(0), -1, "world init", "cuInit");
         if (request.channel->size() > 1) {
             join_processes(request);
             return;
@@ -57,7 +58,7 @@ public:
         }
         check_reachability();
         stride_ = round_up(request.heap_bytes, granularity());
-        check_cu(cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), granularity(), 0, 0), -1,
+        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), granularity(), 0, 0), -1,
                  "world::init_local", "cuMemAddressReserve");
         for (int pe = 0; pe < n_pes_; ++pe) map_chunk(pe);
         grant_access();
@@ -80,9 +81,9 @@ public:
             cudaSetDevice(devices_[i]);
             cudaDeviceSynchronize();
         }
-        if (base_ != 0) cuMemUnmap(base_, stride_ * std::uint64_t(n_pes_));
-        for (auto handle : handles_) cuMemRelease(handle);
-        if (base_ != 0) cuMemAddressFree(base_, stride_ * std::uint64_t(n_pes_));
+        if (base_ != 0) driver().cuMemUnmap(base_, stride_ * std::uint64_t(n_pes_));
+        for (auto handle : handles_) driver().cuMemRelease(handle);
+        if (base_ != 0) driver().cuMemAddressFree(base_, stride_ * std::uint64_t(n_pes_));
         if (abort_flag_ != nullptr) cudaFreeHost(abort_flag_);
     }
 
@@ -121,7 +122,7 @@ private:
         for (std::size_t i = 0; i < devices_.size(); ++i) {
             auto prop = chunk_properties(devices_[i], false);
             std::size_t g = 0;
-            check_cu(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED), int(i),
+            check_cu(driver().cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED), int(i),
                      "world::init_local", "cuMemGetAllocationGranularity");
             largest = g > largest ? g : largest;
         }
@@ -175,15 +176,15 @@ private:
         std::uint64_t largest = 0;
         for (auto g : granularities) largest = g > largest ? g : largest;
         stride_ = round_up(request.heap_bytes, largest);
-        check_cu(cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), largest, 0, 0), me, "world::init_gpu",
+        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), largest, 0, 0), me, "world::init_gpu",
                  "cuMemAddressReserve");
         CUmemGenericAllocationHandle own{};
         auto prop = chunk_properties(device, true);
-        check_cu(cuMemCreate(&own, stride_, &prop, 0), me, "world::init_gpu",
+        check_cu(driver().cuMemCreate(&own, stride_, &prop, 0), me, "world::init_gpu",
                  ("cuMemCreate of an exportable " + std::to_string(stride_) + "-byte heap").c_str());
         handles_.push_back(own);
         int exported = -1;
-        check_cu(cuMemExportToShareableHandle(&exported, own, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), me,
+        check_cu(driver().cuMemExportToShareableHandle(&exported, own, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), me,
                  "world::init_gpu", "cuMemExportToShareableHandle");
         const std::vector<int> fds = allgather_fds(channel, exported, node);
         ::close(exported);
@@ -191,20 +192,20 @@ private:
             const int pe = node.ranks[std::size_t(i)];
             CUmemGenericAllocationHandle handle = own;
             if (pe != me) {
-                check_cu(cuMemImportFromShareableHandle(&handle, reinterpret_cast<void*>(std::intptr_t(fds[std::size_t(i)])),
+                check_cu(driver().cuMemImportFromShareableHandle(&handle, reinterpret_cast<void*>(std::intptr_t(fds[std::size_t(i)])),
                                                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                          me, "world::init_gpu", ("importing PE " + std::to_string(pe) + "'s heap").c_str());
                 handles_.push_back(handle);
             }
             ::close(fds[std::size_t(i)]);
-            check_cu(cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), me, "world::init_gpu",
+            check_cu(driver().cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), me, "world::init_gpu",
                      "cuMemMap");
         }
         CUmemAccessDesc access{};
         access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
         access.location.id = device;
         access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        check_cu(cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), &access, 1), me, "world::init_gpu",
+        check_cu(driver().cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), &access, 1), me, "world::init_gpu",
                  "cuMemSetAccess");
         zero(0, 0, stride_);
         channel.barrier();  // every chunk is clear before anyone writes into a peer's
@@ -220,14 +221,14 @@ private:
         const int device = devices_[std::size_t(pe)];
         CUmemGenericAllocationHandle handle{};
         auto prop = chunk_properties(device, true);
-        if (cuMemCreate(&handle, stride_, &prop, 0) != CUDA_SUCCESS) {
+        if (driver().cuMemCreate(&handle, stride_, &prop, 0) != CUDA_SUCCESS) {
             // Some virtualised drivers refuse exportable chunks; one process needs no export.
             prop = chunk_properties(device, false);
-            check_cu(cuMemCreate(&handle, stride_, &prop, 0), pe, "world::init_local",
+            check_cu(driver().cuMemCreate(&handle, stride_, &prop, 0), pe, "world::init_local",
                      ("cuMemCreate of a " + std::to_string(stride_) + "-byte heap").c_str());
         }
         handles_.push_back(handle);
-        check_cu(cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), pe, "world::init_local",
+        check_cu(driver().cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), pe, "world::init_local",
                  "cuMemMap");
     }
 
@@ -238,7 +239,7 @@ private:
             access[i].location.id = devices_[i];
             access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
         }
-        check_cu(cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), access.data(), access.size()), -1,
+        check_cu(driver().cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), access.data(), access.size()), -1,
                  "world::init_local", "cuMemSetAccess for every local GPU");
     }
 

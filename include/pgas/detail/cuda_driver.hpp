@@ -1,0 +1,69 @@
+// The CUDA driver calls pgas makes, resolved at run time through cudart so binaries load without libcuda.
+#pragma once
+
+#include <pgas/core/error.hpp>
+
+#include <string>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// Linking libcuda directly makes every pgas program fail to start on a
+// machine without a GPU driver (seen in CI: "libcuda.so.1: cannot open shared
+// object file"), even one that only runs the host transport. cudart finds the
+// driver's entry points on demand instead.
+struct driver_api {
+    decltype(&::cuInit) cuInit = nullptr;
+    decltype(&::cuGetErrorName) cuGetErrorName = nullptr;
+    decltype(&::cuGetErrorString) cuGetErrorString = nullptr;
+    decltype(&::cuMemAddressReserve) cuMemAddressReserve = nullptr;
+    decltype(&::cuMemAddressFree) cuMemAddressFree = nullptr;
+    decltype(&::cuMemCreate) cuMemCreate = nullptr;
+    decltype(&::cuMemRelease) cuMemRelease = nullptr;
+    decltype(&::cuMemMap) cuMemMap = nullptr;
+    decltype(&::cuMemUnmap) cuMemUnmap = nullptr;
+    decltype(&::cuMemSetAccess) cuMemSetAccess = nullptr;
+    decltype(&::cuMemGetAllocationGranularity) cuMemGetAllocationGranularity = nullptr;
+    decltype(&::cuMemExportToShareableHandle) cuMemExportToShareableHandle = nullptr;
+    decltype(&::cuMemImportFromShareableHandle) cuMemImportFromShareableHandle = nullptr;
+};
+
+template <class Fn>
+void resolve(Fn& fn, const char* symbol) {
+    void* address = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const cudaError_t status = cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &found);
+    if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || address == nullptr)
+        throw_error(errc::transport_unavailable, -1, "CUDA driver",
+                    std::string("cannot resolve ") + symbol + " (" + cudaGetErrorString(status) +
+                        "): is an NVIDIA driver installed?");
+    fn = reinterpret_cast<Fn>(address);
+}
+
+// The driver's entry points, resolved once (thread-safe static initialisation).
+inline const driver_api& driver() {
+    static const driver_api api = [] {
+        driver_api a;
+        resolve(a.cuInit, "cuInit");
+        resolve(a.cuGetErrorName, "cuGetErrorName");
+        resolve(a.cuGetErrorString, "cuGetErrorString");
+        resolve(a.cuMemAddressReserve, "cuMemAddressReserve");
+        resolve(a.cuMemAddressFree, "cuMemAddressFree");
+        resolve(a.cuMemCreate, "cuMemCreate");
+        resolve(a.cuMemRelease, "cuMemRelease");
+        resolve(a.cuMemMap, "cuMemMap");
+        resolve(a.cuMemUnmap, "cuMemUnmap");
+        resolve(a.cuMemSetAccess, "cuMemSetAccess");
+        resolve(a.cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity");
+        resolve(a.cuMemExportToShareableHandle, "cuMemExportToShareableHandle");
+        resolve(a.cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle");
+        return a;
+    }();
+    return api;
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END
