@@ -35,7 +35,7 @@ template <class Fn>
 void resolve(Fn& fn, const char* symbol) {
     void* address = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    const cudaError_t status = cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &found);
+    const cudaError_t status = cudaGetDriverEntryPointByVersion(symbol, &address, CUDA_VERSION, cudaEnableDefault, &found);
     if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || address == nullptr)
         throw_error(errc::transport_unavailable, -1, "CUDA driver",
                     std::string("cannot resolve ") + symbol + " (" + cudaGetErrorString(status) +
@@ -43,6 +43,8 @@ void resolve(Fn& fn, const char* symbol) {
     fn = reinterpret_cast<Fn>(address);
 }
 
+// Entry points are asked for at the ABI of the cuda.h this was compiled
+// against (CUDA_VERSION), so they match the prototypes decltype names.
 // The driver's entry points, resolved once (thread-safe static initialisation).
 inline const driver_api& driver() {
     static const driver_api api = [] {
