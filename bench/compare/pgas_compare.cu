@@ -7,6 +7,7 @@
 #include "p2p_kernels.cuh"
 
 #include <pgas/pgas.hpp>
+#include <pgas/coll/stream.cuh>  // barrier_all_on_stream
 #include <pgas/host/on_stream.cuh>
 
 // The collectives (issue 5) are measured when their headers exist (CMake's
@@ -310,20 +311,20 @@ struct bench {
         emit("barrier_all", 0, t, 0, true);
     }
 
-    // pgas::on_stream::put + pgas::on_stream::quiet of 8 bytes, PE 0 -> PE 1.
+    // pgas::put_on_stream + pgas::quiet_on_stream of 8 bytes, PE 0 -> PE 1.
     void put_quiet_on_stream() {
         COMPARE_CUDA(cudaSetDevice(device(1)));
         COMPARE_CUDA(cudaMemset(raw(dst, 1), 0xff, 8));
         auto t = time({0}, compare::on_stream_iters, 15, [&](int, cudaStream_t s) {
-            pgas::on_stream::put(ctx[0], dst, raw(src, 0), 8, 1, s);
-            pgas::on_stream::quiet(ctx[0], s);
+            pgas::put_on_stream(ctx[0], dst, raw(src, 0), 8, 1, s);
+            pgas::quiet_on_stream(ctx[0], s);
         });
         emit("put_quiet_on_stream", 8, t, 0, same_ends(raw(dst, 1), raw(src, 0), 8));
     }
 
     void barrier_all_on_stream() {
         auto t = time({0, 1}, compare::on_stream_iters, 15,
-                      [&](int pe, cudaStream_t s) { pgas::on_stream::barrier_all(ctx[pe], s); });
+                      [&](int pe, cudaStream_t s) { pgas::barrier_all_on_stream(ctx[pe], s); });
         emit("barrier_all_on_stream", 0, t, 0, true);
     }
 

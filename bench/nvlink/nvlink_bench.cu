@@ -247,8 +247,8 @@ void on_stream_put_quiet_latency(benchmark::State& state) {
     cudaGraphExec_t exec;
     cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
     for (int r = 0; r < reps; ++r) {
-        pgas::on_stream::put(ctx, target, ctx.local(source), 1, 1, stream);
-        pgas::on_stream::quiet(ctx, stream);
+        pgas::put_on_stream(ctx, target, ctx.local(source), 1, 1, stream);
+        pgas::quiet_on_stream(ctx, stream);
     }
     cuda_ok(cudaStreamEndCapture(stream, &graph), "end capture");
     cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate");

@@ -383,11 +383,11 @@ void check_on_stream(int n) {
         const int right = (pe + 1) % n, left = (pe + n - 1) % n;
         cudaGraph_t graph;
         CHECK_CUDA(cudaStreamBeginCapture(streams[i], cudaStreamCaptureModeThreadLocal));
-        pgas::on_stream::put_signal(ctx, inbox, ctx.local(outbox), count, sig, 1, pgas::signal_op::add, right, streams[i]);
-        pgas::on_stream::signal_wait_until(ctx, sig, pgas::cmp::ge, 1, streams[i]);  // replays raise the bar below
-        pgas::on_stream::get(ctx, fetched[i], outbox, count, left, streams[i]);
-        pgas::on_stream::quiet(ctx, streams[i]);
-        pgas::on_stream::barrier_all(ctx, streams[i]);
+        pgas::put_signal_on_stream(ctx, inbox, ctx.local(outbox), count, sig, 1, pgas::signal_op::add, right, streams[i]);
+        pgas::signal_wait_until_on_stream(ctx, sig, pgas::cmp::ge, 1, streams[i]);  // replays raise the bar below
+        pgas::get_on_stream(ctx, fetched[i], outbox, count, left, streams[i]);
+        pgas::quiet_on_stream(ctx, streams[i]);
+        pgas::barrier_all_on_stream(ctx, streams[i]);
         CHECK_CUDA(cudaStreamEndCapture(streams[i], &graph));
         CHECK_CUDA(cudaGraphInstantiate(&graphs[i], graph, 0));
         CHECK_CUDA(cudaGraphDestroy(graph));

@@ -93,6 +93,11 @@ void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stre
     detail::check_launch("barrier_on_stream", ctx.my_pe());
 }
 template <class Tr>
+void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
+    barrier_on_stream(ctx, ctx.world_team(), stream);
+}
+
+template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     detail::sync_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
     detail::check_launch("sync_on_stream", ctx.my_pe());

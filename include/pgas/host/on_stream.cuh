@@ -1,4 +1,4 @@
-// Host-side forms of put/get/signal/quiet/barrier, enqueued on a CUDA stream (capturable in CUDA graphs).
+// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and collectives: coll/stream.cuh.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -14,8 +14,7 @@
 #include <cuda_runtime.h>
 
 PGAS_NAMESPACE_BEGIN
-namespace on_stream {
-namespace detail {
+namespace detail::rma_stream {
 
 // Bytes one block moves per launch before another block is added: below it a
 // single block's latency wins, above it NVLink bandwidth needs many SMs.
@@ -68,80 +67,62 @@ PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
     ::pgas::quiet<thread>(ctx);
 }
 
-template <class Tr>
-PGAS_KERNEL void barrier_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
-    ::pgas::barrier<warp>(ctx, t);
-}
-
 inline void check_launch(int pe, const char* call) {
     ::pgas::detail::check_cuda(cudaGetLastError(), pe, call, "kernel launch");
 }
 
-}  // namespace detail
+}  // namespace detail::rma_stream
 
 // Enqueues put(dst on pe <- src, count elements) on stream; src is device
 // memory of the caller's GPU (or symmetric local memory). Completes, with
 // the data visible at pe, when the stream reaches the next work item.
 // The current device must be the context's GPU.
 template <class Tr, class T>
-void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
+void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
          cudaStream_t stream) {
     if (count == 0) return;
-    detail::put_kernel<<<detail::blocks_for(count * sizeof(T)), detail::threads, 0, stream>>>(ctx, dst, src, count, pe);
-    detail::check_launch(ctx.my_pe(), "on_stream::put");
+    detail::rma_stream::put_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
+    detail::rma_stream::check_launch(ctx.my_pe(), "put_on_stream");
 }
 
 // Enqueues get(dst <- src on pe, count elements) on stream.
 template <class Tr, class T>
-void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
+void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
          cudaStream_t stream) {
     if (count == 0) return;
-    detail::get_kernel<<<detail::blocks_for(count * sizeof(T)), detail::threads, 0, stream>>>(ctx, dst, src, count, pe);
-    detail::check_launch(ctx.my_pe(), "on_stream::get");
+    detail::rma_stream::get_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
+    detail::rma_stream::check_launch(ctx.my_pe(), "get_on_stream");
 }
 
 // Enqueues `op value` on the signal word of pe, after every put enqueued before it.
 template <class Tr>
-void signal(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
+void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
             int pe, cudaStream_t stream) {
-    detail::signal_kernel<<<1, 1, 0, stream>>>(ctx, sig, value, op, pe);
-    detail::check_launch(ctx.my_pe(), "on_stream::signal");
+    detail::rma_stream::signal_kernel<<<1, 1, 0, stream>>>(ctx, sig, value, op, pe);
+    detail::rma_stream::check_launch(ctx.my_pe(), "signal_on_stream");
 }
 
 // Enqueues put then signal: the signal becomes visible only after the data.
 template <class Tr, class T>
-void put_signal(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count,
+void put_signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count,
                 symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe, cudaStream_t stream) {
-    put(ctx, dst, src, count, pe, stream);
-    signal(ctx, sig, value, op, pe, stream);
+    put_on_stream(ctx, dst, src, count, pe, stream);
+    signal_on_stream(ctx, sig, value, op, pe, stream);
 }
 
 // Enqueues a wait until the local signal word satisfies `seen <op> value`.
 template <class Tr>
-void signal_wait_until(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op, std::uint64_t value,
+void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op, std::uint64_t value,
                        cudaStream_t stream) {
-    detail::signal_wait_kernel<<<1, 1, 0, stream>>>(ctx, sig, op, value);
-    detail::check_launch(ctx.my_pe(), "on_stream::signal_wait_until");
+    detail::rma_stream::signal_wait_kernel<<<1, 1, 0, stream>>>(ctx, sig, op, value);
+    detail::rma_stream::check_launch(ctx.my_pe(), "signal_wait_until_on_stream");
 }
 
 // Enqueues quiet: everything enqueued before it is complete and visible.
 template <class Tr>
-void quiet(const device::context<Tr>& ctx, cudaStream_t stream) {
-    detail::quiet_kernel<<<1, 1, 0, stream>>>(ctx);
-    detail::check_launch(ctx.my_pe(), "on_stream::quiet");
+void quiet_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
+    detail::rma_stream::quiet_kernel<<<1, 1, 0, stream>>>(ctx);
+    detail::rma_stream::check_launch(ctx.my_pe(), "quiet_on_stream");
 }
 
-// Enqueues a barrier over team t (every member enqueues one).
-template <class Tr>
-void barrier(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
-    detail::barrier_kernel<<<1, 32, 0, stream>>>(ctx, t);
-    detail::check_launch(ctx.my_pe(), "on_stream::barrier");
-}
-
-template <class Tr>
-void barrier_all(const device::context<Tr>& ctx, cudaStream_t stream) {
-    barrier(ctx, ctx.world_team(), stream);
-}
-
-}  // namespace on_stream
 PGAS_NAMESPACE_END
