@@ -4,8 +4,9 @@
 // operation is enqueued `iters` times into a CUDA graph (so host launch cost
 // is out), the graph is replayed once to warm up, then `reps` times between
 // CUDA events; each replay gives time / iters and the figure is the median
-// replay. Kept C++17 so that the NVSHMEM program may build with its headers'
-// preferred standard.
+// replay. Slow operations get fewer iterations and replays, so that one size
+// costs about PGAS_COMPARE_BUDGET_MS of GPU time (fit()). Kept C++17 so that
+// the NVSHMEM program may build with its headers' preferred standard.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,30 +58,75 @@ inline long env_long(const char* name, long fallback) {
     return v && *v ? std::strtol(v, nullptr, 10) : fallback;
 }
 
+// --- progress: where a run is, for scripts/bench-compare ----------------------
+//
+// The script runs each program with PGAS_COMPARE_PROGRESS=<file>; every
+// program appends "begin <benchmark>" as a benchmark starts (selected()) and
+// "size <bytes>" as a size starts (plan_for()). When a run hangs or crashes,
+// the file's last lines name the benchmark and size it was in: the script
+// records them and reruns the rest (PGAS_COMPARE_ONLY) without that size
+// (PGAS_COMPARE_SKIP). A file, not stderr, so that the logs stay readable.
+// Forked ranks both append; lines are short single writes, so they do not mix.
+
+// The benchmark running now: set by selected(), read by sweep_sizes().
+inline std::string& current_benchmark() {
+    static std::string name;
+    return name;
+}
+inline std::size_t& current_bytes() {
+    static std::size_t bytes = 0;
+    return bytes;
+}
+
+inline void note_progress(const char* what, const std::string& value) {
+    const char* path = std::getenv("PGAS_COMPARE_PROGRESS");
+    if (!path || !*path) return;
+    if (FILE* f = std::fopen(path, "a")) {
+        std::fprintf(f, "%s %s\n", what, value.c_str());
+        std::fclose(f);
+    }
+}
+
+// PGAS_COMPARE_SKIP="reduce_scatter@268435456,...": sizes a benchmark leaves
+// out (the size at which an earlier run of it hung or crashed).
+inline bool skipped(const std::string& benchmark, std::size_t bytes) {
+    const char* skip = std::getenv("PGAS_COMPARE_SKIP");
+    if (!skip || !*skip || benchmark.empty()) return false;
+    const std::string list = std::string(",") + skip + ",";
+    return list.find("," + benchmark + "@" + std::to_string(bytes) + ",") != std::string::npos;
+}
+
 // --- sizes -------------------------------------------------------------------
 
 constexpr std::size_t max_bytes_default = std::size_t{256} << 20;
 
 // 8 B, then 16 B to 256 MiB by factors of 4: holds every size the issues
 // quote (8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB) in 14 points.
-// PGAS_COMPARE_MAX_BYTES caps it (a quick run).
+// PGAS_COMPARE_MAX_BYTES caps it (a quick run). Inside a benchmark (after
+// selected()), the sizes PGAS_COMPARE_SKIP names for it are left out; outside
+// one (the programs size their buffers first) the list is never empty.
 inline std::vector<std::size_t> sweep_sizes() {
     const std::size_t cap = std::size_t(env_long("PGAS_COMPARE_MAX_BYTES", long(max_bytes_default)));
     std::vector<std::size_t> sizes{8};
     for (std::size_t s = 16; s <= max_bytes_default; s *= 4) sizes.push_back(s);
-    std::vector<std::size_t> kept{8};  // never empty
+    std::vector<std::size_t> kept;
     for (auto s : sizes)
-        if (s > 8 && s <= cap) kept.push_back(s);
+        if ((s == 8 || s <= cap) && !skipped(current_benchmark(), s)) kept.push_back(s);
     return kept;
 }
 
 // Iterations per graph and timed replays: about 200 operations for small
-// messages, fewer for large ones so that one size stays well under a second.
+// messages, fewer for large ones (about 200 MiB moved per graph). This is the
+// most a size gets; capture() shrinks it for slow operations (fit()).
+// Every program calls it as each size starts, so it also notes the size
+// (progress, above).
 struct plan {
     int iters;
     int reps;
 };
 inline plan plan_for(std::size_t bytes) {
+    current_bytes() = bytes;
+    note_progress("size", std::to_string(bytes));
     const long scale = std::max(1L, env_long("PGAS_COMPARE_ITER_DIVISOR", 1));
     int iters = bytes <= (std::size_t{1} << 20) ? 200 : int(std::max<std::size_t>(5, (std::size_t{200} << 20) / bytes));
     iters = std::max(2, int(iters / scale));
@@ -87,41 +134,212 @@ inline plan plan_for(std::size_t bytes) {
     return {iters, reps};
 }
 
+// The fewest timed replays a figure has: the median of 3 still drops one
+// outlier either way.
+constexpr int min_reps = 3;
+
+// GPU time one size may spend in its graph replays (warm-up + timed), in µs:
+// PGAS_COMPARE_BUDGET_MS, default 1 s. Why: the last full run spent ~20 s of
+// GPU time in all of nvshmem_compare, 8 s of it in one size (NVSHMEM's
+// allreduce of 256 MiB: 204 ms per call x 5 iterations x 8 replays); with the
+// budget, the whole sweep of a program stays within a minute of GPU time.
+inline double budget_us() { return 1e3 * double(std::max(1L, env_long("PGAS_COMPARE_BUDGET_MS", 1000))); }
+
+// `p` shrunk so that iters * (reps + 1) operations of op_us each fit in
+// budget: iterations go first, down to 1 (an operation this slow, tens of ms,
+// dwarfs the few µs between graph nodes), then replays, down to min_reps (the
+// budget gives way there: a figure needs a median).
+inline plan fit(plan p, double op_us, double budget = budget_us()) {
+    if (!(op_us > 0)) return p;
+    const double ops = budget / op_us;  // operations the budget holds
+    if (p.iters * (p.reps + 1.0) <= ops) return p;
+    p.iters = std::max(1, std::min(p.iters, int(ops / (p.reps + 1))));
+    p.reps = std::max(std::min(p.reps, min_reps), std::min(p.reps, int(ops / p.iters) - 1));
+    return p;
+}
+
+// --- forked ranks (NVSHMEM and NCCL baselines: one process per GPU) -------------
+
+// Memory shared by the forked ranks: a barrier, a failure flag, a blob in
+// which rank 0 publishes its unique id (NCCL's or NVSHMEM's) and one value per
+// rank for max_over_ranks.
+constexpr int max_ranks = 64;
+struct shared_area {
+    std::atomic<unsigned> arrived{0};
+    std::atomic<unsigned> generation{0};
+    std::atomic<int> failed{0};
+    std::atomic<int> blob_ready{0};
+    std::atomic<int> bad[2] = {0, 0};  // all_ok's votes, alternating slots
+    unsigned char blob[4096];
+    std::atomic<double> values[max_ranks];
+};
+
+class ranks {
+public:
+    ranks(shared_area* area, int rank, int n) : area_(area), rank_(rank), n_(n) {}
+    int rank() const { return rank_; }
+    int size() const { return n_; }
+
+    // Host barrier over the forked ranks; gives up (exit) after the timeout
+    // or when another rank failed, so a dead peer never hangs the run.
+    void barrier() const {
+        const unsigned gen = area_->generation.load();
+        if (area_->arrived.fetch_add(1) + 1 == unsigned(n_)) {
+            area_->arrived.store(0);
+            area_->generation.fetch_add(1);
+            return;
+        }
+        wait([&] { return area_->generation.load() != gen; }, "barrier");
+    }
+
+    // Collective: true when every rank passes true.
+    bool all_ok(bool mine) {
+        const int slot = votes_++ % 2;
+        if (!mine) area_->bad[slot].fetch_add(1);
+        barrier();
+        const bool ok = area_->bad[slot].load() == 0;
+        barrier();
+        if (rank_ == 0) area_->bad[slot].store(0);  // before anyone can use this slot again (next-but-one call)
+        return ok;
+    }
+
+    // Collective: the largest of the ranks' values, the same on every rank
+    // (what keeps their measurement plans, and so their graphs, identical).
+    double max_over_ranks(double mine) {
+        area_->values[rank_].store(mine);
+        barrier();
+        double most = mine;
+        for (int r = 0; r < n_; ++r) most = std::max(most, area_->values[r].load());
+        barrier();  // every rank has read before any writes its next value
+        return most;
+    }
+
+    // Rank 0 passes its bytes; every rank returns them.
+    template <class T>
+    T broadcast_blob(const T& mine) const {
+        static_assert(sizeof(T) <= sizeof(shared_area::blob), "blob too large");
+        if (rank_ == 0) {
+            std::memcpy(area_->blob, &mine, sizeof(T));
+            area_->blob_ready.store(1);
+        }
+        wait([&] { return area_->blob_ready.load() == 1; }, "unique id");
+        T out;
+        std::memcpy(&out, area_->blob, sizeof(T));
+        barrier();
+        return out;
+    }
+
+private:
+    template <class Done>
+    void wait(Done&& done, const char* what) const {
+        const auto start = std::chrono::steady_clock::now();
+        const long timeout_s = env_long("PGAS_COMPARE_BARRIER_TIMEOUT_S", 120);
+        while (!done()) {
+            if (area_->failed.load()) {
+                std::fprintf(stderr, "rank %d: another rank failed during %s\n", rank_, what);
+                std::_Exit(3);
+            }
+            if (std::chrono::steady_clock::now() - start > std::chrono::seconds(timeout_s)) {
+                std::fprintf(stderr, "rank %d: %s timed out after %ld s\n", rank_, what, timeout_s);
+                area_->failed.store(1);
+                std::_Exit(3);
+            }
+            std::this_thread::yield();
+        }
+    }
+
+    shared_area* area_;
+    int rank_, n_;
+    int votes_ = 0;
+};
+
 // --- timing ------------------------------------------------------------------
 
-// One GPU's part of a measurement: its stream and the graph of `iters`
-// enqueued operations.
+// One GPU's part of a measurement: its stream, the graph of p.iters enqueued
+// operations, and p.reps: the most timed replays the budget allows (0: no
+// limit known; replay() then asks the warm-up).
 struct lane {
     int device = 0;
     cudaStream_t stream = nullptr;
     cudaGraphExec_t exec = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
+    plan p{0, 0};
 };
+
+namespace detail {
+inline void build_graph(lane& l, const std::function<void(cudaStream_t)>& enqueue) {
+    cudaGraph_t graph = nullptr;
+    COMPARE_CUDA(cudaStreamBeginCapture(l.stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < l.p.iters; ++i) enqueue(l.stream);
+    COMPARE_CUDA(cudaStreamEndCapture(l.stream, &graph));
+    COMPARE_CUDA(cudaGraphInstantiate(&l.exec, graph, 0));
+    COMPARE_CUDA(cudaGraphDestroy(graph));
+    COMPARE_CUDA(cudaEventCreate(&l.start));
+    COMPARE_CUDA(cudaEventCreate(&l.stop));
+}
+
+// One eager call, completed; its wall time in µs (host launch included, which
+// only overstates it). With a group, the ranks start together and all get the
+// slowest rank's time.
+inline double timed_call(cudaStream_t stream, const std::function<void(cudaStream_t)>& enqueue, ranks* group) {
+    if (group) group->barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    enqueue(stream);
+    COMPARE_CUDA(cudaStreamSynchronize(stream));
+    COMPARE_CUDA(cudaGetLastError());
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    return group ? group->max_over_ranks(us) : us;
+}
+
+inline void say_shrunk(const char* why, double op_us, const plan& from, const plan& to, const ranks* group) {
+    if (group && group->rank() != 0) return;
+    std::fprintf(stderr, "note: %s at %zu B: %s %.3g ms; %d x %d replays instead of %d x %d (budget %.0f ms)\n",
+                 current_benchmark().c_str(), current_bytes(), why, op_us / 1e3, to.iters, to.reps, from.iters,
+                 from.reps, budget_us() / 1e3);
+}
+}  // namespace detail
 
 // Captures `iters` calls of enqueue(stream) into a graph on device's stream.
 // One call runs eagerly first (and completes), so that a library's lazy
 // first-call setup, which may not be capturable, happens outside the graph.
 // Every rank of a collective must capture at the same time. A process that
 // drives several GPUs primes them all itself first (prime = false here).
+// No budget: replay() bounds the replays from the warm-up (prefer the plan
+// form below, which also bounds the iterations).
 inline lane capture(int device, cudaStream_t stream, int iters, const std::function<void(cudaStream_t)>& enqueue,
                     bool prime = true) {
     lane l;
     l.device = device;
     l.stream = stream;
+    l.p = {iters, 0};
     COMPARE_CUDA(cudaSetDevice(device));
-    if (prime) {
-        enqueue(stream);
-        COMPARE_CUDA(cudaStreamSynchronize(stream));
-        COMPARE_CUDA(cudaGetLastError());
-    }
-    cudaGraph_t graph = nullptr;
-    COMPARE_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < iters; ++i) enqueue(stream);
-    COMPARE_CUDA(cudaStreamEndCapture(stream, &graph));
-    COMPARE_CUDA(cudaGraphInstantiate(&l.exec, graph, 0));
-    COMPARE_CUDA(cudaGraphDestroy(graph));
-    COMPARE_CUDA(cudaEventCreate(&l.start));
-    COMPARE_CUDA(cudaEventCreate(&l.stop));
+    if (prime) detail::timed_call(stream, enqueue, nullptr);
+    detail::build_graph(l, enqueue);
+    return l;
+}
+
+// The budgeted form: as above, with the eager call timed and the plan fit()
+// to the budget. A first call may carry one-time setup (NCCL connects, NVSHMEM
+// sets up a team's scratch), so when the first says the plan is too long, a
+// second call is timed and the faster one counts. With a group (forked ranks
+// of a collective), the ranks time together and agree on the slowest rank's
+// time, so that all capture graphs of the same length: a rank that replays
+// more operations than its peer would wait for it forever.
+inline lane capture(int device, cudaStream_t stream, plan asked, const std::function<void(cudaStream_t)>& enqueue,
+                    ranks* group = nullptr) {
+    lane l;
+    l.device = device;
+    l.stream = stream;
+    COMPARE_CUDA(cudaSetDevice(device));
+    auto shrinks = [&](double op_us) {
+        const plan p = fit(asked, op_us);
+        return p.iters != asked.iters || p.reps != asked.reps;
+    };
+    double op_us = detail::timed_call(stream, enqueue, group);
+    if (shrinks(op_us)) op_us = std::min(op_us, detail::timed_call(stream, enqueue, group));
+    l.p = fit(asked, op_us);
+    if (shrinks(op_us)) detail::say_shrunk("a call takes", op_us, asked, l.p, group);
+    detail::build_graph(l, enqueue);
     return l;
 }
 
@@ -141,32 +359,52 @@ struct timing {
     int reps = 0;
 };
 
-// Replays every lane's graph once to warm up, then reps times; the figure is
-// lane 0's (the reporting GPU). between() runs before each replay: a host
-// barrier between processes, so that every rank starts its replay together.
-inline timing replay(std::vector<lane>& lanes, int iters, int reps, const std::function<void()>& between) {
-    auto launch_all = [&](bool timed) {
+// Replays every lane's graph once to warm up, then up to reps times; the
+// figure is lane 0's (the reporting GPU), per operation of its graph (the
+// lane's p.iters: `iters` is what the caller captured, kept for the callers
+// that pass it). between() runs before each replay: a host barrier between
+// processes, so that every rank starts its replay together.
+// Fewer replays than `reps` when the lane's plan says so, or when the timed
+// warm-up shows that reps + 1 replays would overrun the budget (min_reps at
+// least). That decision must be the same on every rank: forked ranks pass
+// their group (they agree on the slowest warm-up); ranks synchronised by
+// `between` without a group skip it.
+inline timing replay(std::vector<lane>& lanes, int iters, int reps, const std::function<void()>& between,
+                     ranks* group = nullptr) {
+    const lane& head = lanes[0];
+    if (head.p.iters > 0) iters = head.p.iters;
+    if (head.p.reps > 0) reps = std::min(reps, head.p.reps);
+    auto launch_all = [&] {
         for (auto& l : lanes) {
             COMPARE_CUDA(cudaSetDevice(l.device));
-            if (timed) COMPARE_CUDA(cudaEventRecord(l.start, l.stream));
+            COMPARE_CUDA(cudaEventRecord(l.start, l.stream));
             COMPARE_CUDA(cudaGraphLaunch(l.exec, l.stream));
-            if (timed) COMPARE_CUDA(cudaEventRecord(l.stop, l.stream));
+            COMPARE_CUDA(cudaEventRecord(l.stop, l.stream));
         }
         for (auto& l : lanes) {
             COMPARE_CUDA(cudaSetDevice(l.device));
             COMPARE_CUDA(cudaStreamSynchronize(l.stream));
             COMPARE_CUDA(cudaGetLastError());
         }
+        float ms = 0;
+        COMPARE_CUDA(cudaEventElapsedTime(&ms, head.start, head.stop));
+        return double(ms) * 1000.0;  // µs for the whole graph
     };
     if (between) between();
-    launch_all(false);
+    double warm_us = launch_all();
+    if (group || !between) {
+        if (group) warm_us = group->max_over_ranks(warm_us);
+        const double fits = warm_us > 0 ? budget_us() / warm_us - 1 : double(reps);  // timed replays after this one
+        if (fits < reps) {
+            const int fewer = std::max(std::min(reps, min_reps), int(fits));
+            detail::say_shrunk("the warm-up replay says a call takes", warm_us / iters, {iters, reps}, {iters, fewer}, group);
+            reps = fewer;
+        }
+    }
     std::vector<double> per_iter;
     for (int r = 0; r < reps; ++r) {
         if (between) between();
-        launch_all(true);
-        float ms = 0;
-        COMPARE_CUDA(cudaEventElapsedTime(&ms, lanes[0].start, lanes[0].stop));
-        per_iter.push_back(double(ms) * 1000.0 / iters);
+        per_iter.push_back(launch_all() / iters);
     }
     std::sort(per_iter.begin(), per_iter.end());
     timing t;
@@ -176,6 +414,11 @@ inline timing replay(std::vector<lane>& lanes, int iters, int reps, const std::f
     t.iters = iters;
     t.reps = reps;
     return t;
+}
+
+// The budgeted form's partner: the lanes' own plan.
+inline timing replay(std::vector<lane>& lanes, const std::function<void()>& between, ranks* group = nullptr) {
+    return replay(lanes, lanes[0].p.iters, lanes[0].p.reps, between, group);
 }
 
 // Threads per block for `kernel`: `want`, or fewer when the kernel's
@@ -339,99 +582,26 @@ inline void emit(const record& r, const std::string& machine, const std::string&
     std::fflush(stdout);
 }
 
-// Which benchmarks to run: PGAS_COMPARE_ONLY="allreduce,p_pingpong" (all when unset).
+// Which benchmarks to run: PGAS_COMPARE_ONLY="allreduce,p_pingpong" (all when
+// unset). Every program asks once per benchmark, right before running it, so
+// a yes also marks the benchmark as started (progress, above).
 inline bool selected(const char* benchmark) {
     const char* only = std::getenv("PGAS_COMPARE_ONLY");
-    if (!only || !*only) return true;
-    std::string list = std::string(",") + only + ",";
-    return list.find(std::string(",") + benchmark + ",") != std::string::npos;
+    if (only && *only) {
+        const std::string list = std::string(",") + only + ",";
+        if (list.find(std::string(",") + benchmark + ",") == std::string::npos) return false;
+    }
+    current_benchmark() = benchmark;
+    current_bytes() = 0;
+    note_progress("begin", benchmark);
+    return true;
 }
-
-// --- forked ranks (NVSHMEM and NCCL baselines: one process per GPU) -------------
-
-// Memory shared by the forked ranks: a barrier, a failure flag and a blob in
-// which rank 0 publishes its unique id (NCCL's or NVSHMEM's).
-struct shared_area {
-    std::atomic<unsigned> arrived{0};
-    std::atomic<unsigned> generation{0};
-    std::atomic<int> failed{0};
-    std::atomic<int> blob_ready{0};
-    std::atomic<int> bad[2] = {0, 0};  // all_ok's votes, alternating slots
-    unsigned char blob[4096];
-};
-
-class ranks {
-public:
-    ranks(shared_area* area, int rank, int n) : area_(area), rank_(rank), n_(n) {}
-    int rank() const { return rank_; }
-    int size() const { return n_; }
-
-    // Host barrier over the forked ranks; gives up (exit) after the timeout
-    // or when another rank failed, so a dead peer never hangs the run.
-    void barrier() const {
-        const unsigned gen = area_->generation.load();
-        if (area_->arrived.fetch_add(1) + 1 == unsigned(n_)) {
-            area_->arrived.store(0);
-            area_->generation.fetch_add(1);
-            return;
-        }
-        wait([&] { return area_->generation.load() != gen; }, "barrier");
-    }
-
-    // Collective: true when every rank passes true.
-    bool all_ok(bool mine) {
-        const int slot = votes_++ % 2;
-        if (!mine) area_->bad[slot].fetch_add(1);
-        barrier();
-        const bool ok = area_->bad[slot].load() == 0;
-        barrier();
-        if (rank_ == 0) area_->bad[slot].store(0);  // before anyone can use this slot again (next-but-one call)
-        return ok;
-    }
-
-    // Rank 0 passes its bytes; every rank returns them.
-    template <class T>
-    T broadcast_blob(const T& mine) const {
-        static_assert(sizeof(T) <= sizeof(shared_area::blob), "blob too large");
-        if (rank_ == 0) {
-            std::memcpy(area_->blob, &mine, sizeof(T));
-            area_->blob_ready.store(1);
-        }
-        wait([&] { return area_->blob_ready.load() == 1; }, "unique id");
-        T out;
-        std::memcpy(&out, area_->blob, sizeof(T));
-        barrier();
-        return out;
-    }
-
-private:
-    template <class Done>
-    void wait(Done&& done, const char* what) const {
-        const auto start = std::chrono::steady_clock::now();
-        const long timeout_s = env_long("PGAS_COMPARE_BARRIER_TIMEOUT_S", 120);
-        while (!done()) {
-            if (area_->failed.load()) {
-                std::fprintf(stderr, "rank %d: another rank failed during %s\n", rank_, what);
-                std::_Exit(3);
-            }
-            if (std::chrono::steady_clock::now() - start > std::chrono::seconds(timeout_s)) {
-                std::fprintf(stderr, "rank %d: %s timed out after %ld s\n", rank_, what, timeout_s);
-                area_->failed.store(1);
-                std::_Exit(3);
-            }
-            std::this_thread::yield();
-        }
-    }
-
-    shared_area* area_;
-    int rank_, n_;
-    int votes_ = 0;
-};
 
 // Forks n ranks (before any CUDA call in this process), runs body(ranks) in
 // each, waits for all. When one rank fails the others are stopped. Returns
 // the exit status for main.
 inline int run_forked(int n, const std::function<int(ranks&)>& body) {
+    COMPARE_REQUIRE(n >= 1 && n <= max_ranks, "run_forked: %d ranks (at most %d)", n, max_ranks);
     void* mem = mmap(nullptr, sizeof(shared_area), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     COMPARE_REQUIRE(mem != MAP_FAILED, "mmap failed: %s", std::strerror(errno));
     auto* area = new (mem) shared_area();

@@ -77,9 +77,10 @@ struct bench {
             COMPARE_CUDA(cudaMemsetAsync(b.recv, 0xff, sh.recv_elems * sizeof(float), stream));
             COMPARE_CUDA(cudaStreamSynchronize(stream));
             const auto pl = compare::plan_for(bytes);
+            // the ranks agree on the plan (capture's group): graphs of different lengths would hang
             std::vector<compare::lane> lanes{
-                compare::capture(me, stream, pl.iters, [&](cudaStream_t s) { enqueue(c, b, sh, s); })};
-            auto t = compare::replay(lanes, pl.iters, pl.reps, [&] { rk.barrier(); });
+                compare::capture(me, stream, pl, [&](cudaStream_t s) { enqueue(c, b, sh, s); }, &rk)};
+            auto t = compare::replay(lanes, [&] { rk.barrier(); }, &rk);
             compare::release(lanes[0]);
             const bool mine = (c == compare::coll::broadcast && me == 0) ||
                               compare::check_output(c, me, n, b.recv, sh);

@@ -143,9 +143,11 @@ struct bench {
     }
 
     // Every rank captures and replays its own graph; replays start together.
-    compare::timing time_all(int iters, int reps, const std::function<void(cudaStream_t)>& enqueue) {
-        std::vector<compare::lane> lanes{compare::capture(me, stream, iters, enqueue)};
-        auto t = compare::replay(lanes, iters, reps, [&] { rk.barrier(); });
+    // The ranks agree on the plan (capture's group): graphs of different
+    // lengths would leave one rank waiting in a collective for ever.
+    compare::timing time_all(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
+        std::vector<compare::lane> lanes{compare::capture(me, stream, pl, enqueue, &rk)};
+        auto t = compare::replay(lanes, [&] { rk.barrier(); }, &rk);
         compare::release(lanes[0]);
         return t;
     }
@@ -158,9 +160,9 @@ struct bench {
         rk.barrier();
     }
 
-    compare::timing time_rank0(int iters, int reps, const std::function<void(cudaStream_t)>& enqueue) {
-        std::vector<compare::lane> lanes{compare::capture(me, stream, iters, enqueue)};
-        auto t = compare::replay(lanes, iters, reps, nullptr);
+    compare::timing time_rank0(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
+        std::vector<compare::lane> lanes{compare::capture(me, stream, pl, enqueue)};
+        auto t = compare::replay(lanes, nullptr);
         compare::release(lanes[0]);
         return t;
     }
@@ -184,7 +186,7 @@ struct bench {
 
     void p_pingpong() {
         using namespace compare;
-        auto t = time_all(loop_kernels, loop_reps,
+        auto t = time_all({loop_kernels, loop_reps},
                           [&](cudaStream_t s) { pingpong<<<1, 1, 0, s>>>(flag, base, loop_rounds); });
         const double per = 2.0 * loop_rounds;
         t.us /= per, t.min_us /= per, t.max_us /= per;
@@ -202,7 +204,7 @@ struct bench {
                 const unsigned blocks = grid ? unsigned(compare::grid_blocks(bytes)) : 1u;
                 auto* kernel = is_put ? (grid ? put_nbi_grid : put_block) : (grid ? get_nbi_grid : get_block);
                 const int threads = compare::threads_for(kernel, block_threads, benchmark);
-                auto t = time_rank0(pl.iters, pl.reps, [&](cudaStream_t s) {
+                auto t = time_rank0(pl, [&](cudaStream_t s) {
                     kernel<<<blocks, threads, 0, s>>>(dst, src, bytes, 1);
                 });
                 const bool ok = is_put ? same_ends(dst, 1, src, 0, bytes) : same_ends(dst, 0, src, 1, bytes);
@@ -214,7 +216,7 @@ struct bench {
     void put_rate_8B() {
         using namespace compare;
         rank0_only([&] {
-            auto t = time_rank0(20, 15, [&](cudaStream_t s) {
+            auto t = time_rank0({20, 15}, [&](cudaStream_t s) {
                 put_rate<<<rate_blocks, rate_threads, 0, s>>>(words, words, 1);
             });
             const double per = double(rate_messages);
@@ -227,7 +229,7 @@ struct bench {
     void atomic_fetch_add() {
         using namespace compare;
         rank0_only([&] {
-            auto t = time_rank0(loop_kernels, loop_reps, [&](cudaStream_t s) {
+            auto t = time_rank0({loop_kernels, loop_reps}, [&](cudaStream_t s) {
                 fetch_add_loop<<<1, 1, 0, s>>>(flag + 1, base + 1, loop_rounds, 1);
             });
             t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
@@ -237,7 +239,7 @@ struct bench {
 
     void barrier_all() {
         using namespace compare;
-        auto t = time_all(loop_kernels, loop_reps, [&](cudaStream_t s) { barrier_loop<<<1, 1, 0, s>>>(loop_rounds); });
+        auto t = time_all({loop_kernels, loop_reps}, [&](cudaStream_t s) { barrier_loop<<<1, 1, 0, s>>>(loop_rounds); });
         t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
         emit("barrier_all", 0, t, 0, true);
     }
@@ -246,7 +248,7 @@ struct bench {
         if (me == 1) COMPARE_CUDA(cudaMemset(dst, 0xff, 8));
         COMPARE_CUDA(cudaDeviceSynchronize());
         rank0_only([&] {
-            auto t = time_rank0(compare::on_stream_iters, 15, [&](cudaStream_t s) {
+            auto t = time_rank0({compare::on_stream_iters, 15}, [&](cudaStream_t s) {
                 nvshmemx_putmem_on_stream(dst, src, 8, 1, s);
                 nvshmemx_quiet_on_stream(s);
             });
@@ -255,7 +257,7 @@ struct bench {
     }
 
     void barrier_all_on_stream() {
-        auto t = time_all(compare::on_stream_iters, 15, [&](cudaStream_t s) { nvshmemx_barrier_all_on_stream(s); });
+        auto t = time_all({compare::on_stream_iters, 15}, [&](cudaStream_t s) { nvshmemx_barrier_all_on_stream(s); });
         emit("barrier_all_on_stream", 0, t, 0, true);
     }
 
@@ -264,7 +266,7 @@ struct bench {
         auto* f_src = reinterpret_cast<float*>(src);
         auto* f_dst = reinterpret_cast<float*>(dst);
         const int threads = compare::threads_for(allreduce_loop, coll_threads, "allreduce_8B_in_kernel");
-        auto t = time_all(loop_kernels, loop_reps, [&](cudaStream_t s) {
+        auto t = time_all({loop_kernels, loop_reps}, [&](cudaStream_t s) {
             allreduce_loop<<<1, threads, 0, s>>>(f_dst, f_src, loop_rounds);
         });
         t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
@@ -283,22 +285,25 @@ struct bench {
             COMPARE_CUDA(cudaMemsetAsync(recv, 0xff, sh.recv_elems * sizeof(float), stream));
             COMPARE_CUDA(cudaStreamSynchronize(stream));
             const auto pl = compare::plan_for(bytes);
-            auto t = time_all(pl.iters, pl.reps, [&](cudaStream_t s) {
+            // The typed on-stream forms (team world, float, sum): the same
+            // arguments as NCCL's in compare::shape's counts.
+            auto t = time_all(pl, [&](cudaStream_t s) {
                 switch (c) {
                     case compare::coll::allreduce:
-                        nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s);
+                        COMPARE_NVSHMEM(nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s));
                         break;
                     case compare::coll::allgather:
-                        nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s);
+                        COMPARE_NVSHMEM(nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s));
                         break;
-                    case compare::coll::reduce_scatter:
-                        nvshmemx_float_sum_reducescatter_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s);
+                    case compare::coll::reduce_scatter:  // count: elements each PE ends with
+                        COMPARE_NVSHMEM(
+                            nvshmemx_float_sum_reducescatter_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s));
                         break;
-                    case compare::coll::broadcast:
-                        nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, 0, s);
+                    case compare::coll::broadcast:  // root PE 0
+                        COMPARE_NVSHMEM(nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, 0, s));
                         break;
-                    case compare::coll::alltoall:
-                        nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s);
+                    case compare::coll::alltoall:  // count: elements to each PE
+                        COMPARE_NVSHMEM(nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, recv, send, sh.count, s));
                         break;
                 }
             });

@@ -1,8 +1,10 @@
-// Host-only checks of the harness's shared parts (no GPU needed): sizes, shapes, busbw factors, expected values, forked ranks.
+// Host-only checks of the harness's shared parts (no GPU needed): sizes, budgets, progress notes, shapes, busbw factors, expected values, forked ranks.
 #include "common.hpp"
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace {
 
@@ -28,6 +30,57 @@ void sizes_and_plans() {
     setenv("PGAS_COMPARE_MAX_BYTES", "1024", 1);
     EXPECT(compare::sweep_sizes().back() == 1024);
     unsetenv("PGAS_COMPARE_MAX_BYTES");
+}
+
+// fit(): slow operations get fewer iterations, then fewer replays, never
+// below min_reps; what it returns fits the budget unless nothing smaller may.
+void budgets() {
+    using compare::fit;
+    using compare::plan;
+    const double budget = 1e6;  // 1 s in µs
+    auto p = fit({200, 15}, 10.0, budget);
+    EXPECT(p.iters == 200 && p.reps == 15);  // fast: untouched
+    p = fit({5, 7}, 204e3, budget);          // NVSHMEM allreduce 256 MiB on 2xH200
+    EXPECT(p.iters == 1 && p.reps == compare::min_reps);
+    p = fit({5, 7}, 51e3, budget);  // iterations give way first
+    EXPECT(p.iters == 2 && p.reps == 7);
+    p = fit({2, 2}, 1e7, budget);  // never more replays than asked
+    EXPECT(p.iters == 1 && p.reps == 2);
+    EXPECT(fit({5, 7}, 0.0, budget).iters == 5);  // no time known: the plan as asked
+    for (double op : {1.0, 50.0, 400.0, 3e3, 2e4, 1e5, 1e6, 5e6})
+        for (plan asked : {plan{200, 15}, plan{50, 15}, plan{5, 7}, plan{10, 9}}) {
+            p = fit(asked, op, budget);
+            EXPECT(p.iters >= 1 && p.iters <= asked.iters);
+            EXPECT(p.reps >= compare::min_reps && p.reps <= asked.reps);
+            EXPECT(p.iters * (p.reps + 1) * op <= budget || (p.iters == 1 && p.reps == compare::min_reps));
+        }
+}
+
+// selected() and plan_for() leave "begin"/"size" lines in PGAS_COMPARE_PROGRESS;
+// PGAS_COMPARE_SKIP drops sizes from the running benchmark's sweep only.
+void progress_and_skips() {
+    char path[] = "/tmp/pgas_compare_selftest_XXXXXX";
+    const int fd = mkstemp(path);
+    EXPECT(fd >= 0);
+    close(fd);
+    setenv("PGAS_COMPARE_PROGRESS", path, 1);
+    setenv("PGAS_COMPARE_SKIP", "allgather@268435456,allgather@8,broadcast@1024", 1);
+    setenv("PGAS_COMPARE_ONLY", "allgather,alltoall", 1);
+    EXPECT(compare::sweep_sizes().size() == 14);  // before any benchmark: the full sweep
+    EXPECT(!compare::selected("broadcast"));
+    EXPECT(compare::selected("allgather"));
+    const auto sizes = compare::sweep_sizes();
+    EXPECT(sizes.size() == 12 && sizes.front() == 16 && sizes.back() == (std::size_t{64} << 20));
+    compare::plan_for(16);
+    EXPECT(compare::selected("alltoall"));
+    EXPECT(compare::sweep_sizes().size() == 14);
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT(text.str() == "begin allgather\nsize 16\nbegin alltoall\n");
+    std::remove(path);
+    for (const char* name : {"PGAS_COMPARE_PROGRESS", "PGAS_COMPARE_SKIP", "PGAS_COMPARE_ONLY"}) unsetenv(name);
+    compare::current_benchmark().clear();
 }
 
 void shapes_and_factors() {
@@ -69,6 +122,8 @@ void forked_ranks() {
         if (rk.all_ok(rk.rank() != 2)) return 12;  // one rank says no: all see it
         if (!rk.all_ok(true)) return 13;           // and the vote after is clean again
         if (!rk.all_ok(true)) return 14;
+        for (int i = 0; i < 3; ++i)  // the same largest value on every rank, every time
+            if (rk.max_over_ranks(1.5 * ((rk.rank() + i) % rk.size())) != 1.5 * (rk.size() - 1)) return 15;
         return 0;
     });
     EXPECT(rc == 0);
@@ -85,6 +140,8 @@ void forked_ranks() {
 
 int main() {
     sizes_and_plans();
+    budgets();
+    progress_and_skips();
     shapes_and_factors();
     forked_ranks();
     std::printf("%d failed\n", failures);
