@@ -4,6 +4,7 @@
 #include <pgas/coll/detail/common.hpp>
 #include <pgas/coll/detail/direct.hpp>
 #include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/detail/part.hpp>
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/tuning.hpp>
 #include <pgas/device/sync.hpp>
@@ -14,23 +15,12 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Concatenates every member's count elements of src, in team order, into dst
-// (n * count elements) on every member: dst[i * count + k] = src[k] of team
-// member i. Called by every thread of G on every member with the same count.
-// In place when the caller's src is dst + my_pe * count (then src differs
-// between members, which is allowed: src is only read locally); other
-// overlaps are errors. dst must be the same symmetric_ptr on every member.
-// On return dst is complete and src may be reused. Any trivially copyable
-// element type. count == 0 only synchronizes the team.
-//
-// Small blocks: every member sends its block to every other in LL packets.
-// Large blocks: between two team syncs every member stores its block into
-// every member's dst.
-template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
-PGAS_HD void allgather(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
-                       std::size_t count) {
-    detail::require_collective_buffers<T, U>();
-    using E = std::remove_cv_t<T>;
+namespace detail {
+// allgather, as part `part` of a multi-block call (part.hpp).
+template <group G, class Policy, class Tr, class T>
+PGAS_HD void allgather_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<const T> src,
+                            std::size_t count, coll_part part) {
+    using E = T;
     auto c = detail::begin_call(ctx, t, "allgather");
     const std::size_t bytes = count * sizeof(E);
     detail::check_buffer(c, dst.offset(), bytes * std::size_t(c.n));
@@ -38,7 +28,8 @@ PGAS_HD void allgather(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     detail::check_overlap(c, dst.offset(), bytes * std::size_t(c.n), src.offset(), bytes,
                           dst.offset() + bytes * std::uint64_t(c.me));
     const auto path = detail::choose_path<G, Policy>(
-        c, {bytes, unsigned(detail::coll_kind::allgather), 0, detail::type_code<E>(), 0}, bytes);
+        c, {bytes, unsigned(detail::coll_kind::allgather), 0, detail::type_code<E>(), 0}, bytes, part);
+    if (!detail::settle_part(part, path, c.n, count)) return;
     if (count == 0) return sync<G>(ctx, c.t);
     auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
@@ -65,16 +56,39 @@ PGAS_HD void allgather(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
         detail::local_copy<G>(d + bytes * std::size_t(c.me), s, bytes);
         return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
     }
-    sync<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, false);
+    const auto piece = detail::part_of<E>(count, part);
+    const E* mine = reinterpret_cast<const E*>(s) + piece.begin;
     for (int j = 0; j < c.n; ++j) {
         const int to = (c.me + j) % c.n;
         if (to == c.me)
-            detail::local_copy<G>(d + bytes * std::size_t(c.me), s, bytes);
+            detail::local_copy<G>(reinterpret_cast<E*>(d) + count * std::size_t(c.me) + piece.begin, mine,
+                                  piece.size * sizeof(E));
         else
-            detail::push<G>(c, path, dst + std::ptrdiff_t(count * std::size_t(c.me)), reinterpret_cast<const E*>(s),
-                            count, to);
+            detail::push<G>(c, path, dst + std::ptrdiff_t(count * std::size_t(c.me) + piece.begin), mine, piece.size,
+                            to);
     }
-    barrier<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, true);
+}
+}  // namespace detail
+
+// Concatenates every member's count elements of src, in team order, into dst
+// (n * count elements) on every member: dst[i * count + k] = src[k] of team
+// member i. Called by every thread of G on every member with the same count.
+// In place when the caller's src is dst + my_pe * count (then src differs
+// between members, which is allowed: src is only read locally); other
+// overlaps are errors. dst must be the same symmetric_ptr on every member.
+// On return dst is complete and src may be reused. Any trivially copyable
+// element type. count == 0 only synchronizes the team.
+//
+// Small blocks: every member sends its block to every other in LL packets.
+// Large blocks: between two team syncs every member stores its block into
+// every member's dst.
+template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
+PGAS_HD void allgather(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                       std::size_t count) {
+    detail::require_collective_buffers<T, U>();
+    detail::allgather_part<G, Policy>(ctx, t, dst, symmetric_ptr<const T>(src), count, {});
 }
 
 // OpenSHMEM's name for allgather.

@@ -4,6 +4,7 @@
 #include <pgas/coll/detail/common.hpp>
 #include <pgas/coll/detail/direct.hpp>
 #include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/detail/part.hpp>
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/tuning.hpp>
 #include <pgas/device/sync.hpp>
@@ -14,20 +15,12 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// src and dst hold n blocks of count elements; block j of member i's src
-// lands in block i of member j's dst. Called by every thread of G on every
-// member with the same count; dst must be the same symmetric_ptr on every
-// member and must not overlap src (no in-place form, as in NCCL). On return
-// dst is complete and src may be reused. Any trivially copyable element type.
-// count == 0 only synchronizes the team.
-//
-// Small blocks: LL packets straight into each peer's scratch. Large blocks:
-// between two team syncs every member stores block j into member j's dst.
-template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
-PGAS_HD void alltoall(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
-                      std::size_t count) {
-    detail::require_collective_buffers<T, U>();
-    using E = std::remove_cv_t<T>;
+namespace detail {
+// alltoall, as part `part` of a multi-block call (part.hpp).
+template <group G, class Policy, class Tr, class T>
+PGAS_HD void alltoall_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<const T> src,
+                           std::size_t count, coll_part part) {
+    using E = T;
     auto c = detail::begin_call(ctx, t, "alltoall");
     const std::size_t bytes = count * sizeof(E);
     const std::size_t total = bytes * std::size_t(c.n);
@@ -35,7 +28,8 @@ PGAS_HD void alltoall(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
     detail::check_buffer(c, src.offset(), total);
     detail::check_overlap(c, dst.offset(), total, src.offset(), total, ~std::uint64_t{0});
     const auto path = detail::choose_path<G, Policy>(
-        c, {bytes, unsigned(detail::coll_kind::alltoall), 0, detail::type_code<E>(), 0}, bytes);
+        c, {bytes, unsigned(detail::coll_kind::alltoall), 0, detail::type_code<E>(), 0}, bytes, part);
+    if (!detail::settle_part(part, path, c.n, count)) return;
     if (count == 0) return sync<G>(ctx, c.t);
     auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
@@ -62,16 +56,36 @@ PGAS_HD void alltoall(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
         detail::local_copy<G>(d + bytes * std::size_t(c.me), s + bytes * std::size_t(c.me), bytes);
         return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
     }
-    sync<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, false);
+    const auto piece = detail::part_of<E>(count, part);
     for (int j = 0; j < c.n; ++j) {
         const int to = (c.me + j) % c.n;
-        const E* block = reinterpret_cast<const E*>(s) + count * std::size_t(to);
+        const E* block = reinterpret_cast<const E*>(s) + count * std::size_t(to) + piece.begin;
         if (to == c.me)
-            detail::local_copy<G>(d + bytes * std::size_t(c.me), block, bytes);
+            detail::local_copy<G>(reinterpret_cast<E*>(d) + count * std::size_t(c.me) + piece.begin, block,
+                                  piece.size * sizeof(E));
         else
-            detail::push<G>(c, path, dst + std::ptrdiff_t(count * std::size_t(c.me)), block, count, to);
+            detail::push<G>(c, path, dst + std::ptrdiff_t(count * std::size_t(c.me) + piece.begin), block,
+                            piece.size, to);
     }
-    barrier<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, true);
+}
+}  // namespace detail
+
+// src and dst hold n blocks of count elements; block j of member i's src
+// lands in block i of member j's dst. Called by every thread of G on every
+// member with the same count; dst must be the same symmetric_ptr on every
+// member and must not overlap src (no in-place form, as in NCCL). On return
+// dst is complete and src may be reused. Any trivially copyable element type.
+// count == 0 only synchronizes the team.
+//
+// Small blocks: LL packets straight into each peer's scratch. Large blocks:
+// between two team syncs every member stores block j into member j's dst.
+template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
+PGAS_HD void alltoall(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                      std::size_t count) {
+    detail::require_collective_buffers<T, U>();
+    detail::alltoall_part<G, Policy>(ctx, t, dst, symmetric_ptr<const T>(src), count, {});
 }
 
 PGAS_NAMESPACE_END

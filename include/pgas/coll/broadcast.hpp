@@ -4,6 +4,7 @@
 #include <pgas/coll/detail/common.hpp>
 #include <pgas/coll/detail/direct.hpp>
 #include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/detail/part.hpp>
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/tuning.hpp>
 #include <pgas/device/sync.hpp>
@@ -14,21 +15,12 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Copies count elements of src on member `root` (a team index) into dst on
-// every member, the root included. Called by every thread of G on every
-// member with the same count and root; in place when dst == src (the root's
-// copy is then skipped); other overlaps are errors. On return the caller's
-// dst holds the data and, on the root, src may be reused. Any trivially
-// copyable element type. count == 0 only synchronizes the team.
-//
-// Small blocks: the root writes LL packets into every member's scratch, and
-// members return as soon as they have the data. Large blocks: after a team
-// sync every member pulls from the root, then a second sync frees the root's src.
-template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
-PGAS_HD void broadcast(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
-                       std::size_t count, int root) {
-    detail::require_collective_buffers<T, U>();
-    using E = std::remove_cv_t<T>;
+namespace detail {
+// broadcast, as part `part` of a multi-block call (part.hpp).
+template <group G, class Policy, class Tr, class T>
+PGAS_HD void broadcast_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<const T> src,
+                            std::size_t count, int root, coll_part part) {
+    using E = T;
     auto c = detail::begin_call(ctx, t, "broadcast");
     detail::check_root(c, root);
     const std::size_t bytes = count * sizeof(E);
@@ -36,7 +28,8 @@ PGAS_HD void broadcast(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     detail::check_buffer(c, src.offset(), bytes);
     detail::check_overlap(c, dst.offset(), bytes, src.offset(), bytes, dst.offset());
     const auto path = detail::choose_path<G, Policy>(
-        c, {bytes, unsigned(detail::coll_kind::broadcast), 0, detail::type_code<E>(), unsigned(root + 1)}, bytes);
+        c, {bytes, unsigned(detail::coll_kind::broadcast), 0, detail::type_code<E>(), unsigned(root + 1)}, bytes, part);
+    if (!detail::settle_part(part, path, c.n, count)) return;
     if (count == 0) return sync<G>(ctx, c.t);
     auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
@@ -65,12 +58,33 @@ PGAS_HD void broadcast(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
         }
         return detail::ll_commit<G>(c, 0, detail::no_one, chunks, is_root);
     }
-    sync<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, false);
+    const auto piece = detail::part_of<E>(count, part);
     if (c.me == root)
-        detail::local_copy<G>(d, s, bytes);
+        detail::local_copy<G>(reinterpret_cast<E*>(d) + piece.begin, reinterpret_cast<const E*>(s) + piece.begin,
+                              piece.size * sizeof(E));
     else
-        detail::pull<G>(c, path, reinterpret_cast<E*>(d), symmetric_ptr<const E>(src), count, root);
-    sync<G>(ctx, c.t);
+        detail::pull<G>(c, path, reinterpret_cast<E*>(d) + piece.begin, src + std::ptrdiff_t(piece.begin),
+                        piece.size, root);
+    detail::part_sync<G>(c, part, false);
+}
+}  // namespace detail
+
+// Copies count elements of src on member `root` (a team index) into dst on
+// every member, the root included. Called by every thread of G on every
+// member with the same count and root; in place when dst == src (the root's
+// copy is then skipped); other overlaps are errors. On return the caller's
+// dst holds the data and, on the root, src may be reused. Any trivially
+// copyable element type. count == 0 only synchronizes the team.
+//
+// Small blocks: the root writes LL packets into every member's scratch, and
+// members return as soon as they have the data. Large blocks: after a team
+// sync every member pulls from the root, then a second sync frees the root's src.
+template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
+PGAS_HD void broadcast(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                       std::size_t count, int root) {
+    detail::require_collective_buffers<T, U>();
+    detail::broadcast_part<G, Policy>(ctx, t, dst, symmetric_ptr<const T>(src), count, root, {});
 }
 
 PGAS_NAMESPACE_END

@@ -4,6 +4,7 @@
 #include <pgas/coll/detail/common.hpp>
 #include <pgas/coll/detail/direct.hpp>
 #include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/detail/part.hpp>
 #include <pgas/coll/ops.hpp>
 #include <pgas/coll/tuning.hpp>
 #include <pgas/device/sync.hpp>
@@ -41,19 +42,12 @@ PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, unsigned char* d, const uns
 
 }  // namespace detail
 
-// Reduces count elements of src over every member of team t with op and
-// writes the result to dst on member `root` (a team index); dst elsewhere is
-// not touched. Called by every thread of G on every member with the same
-// count, op and root. In place when dst == src; other overlaps are errors.
-// On return the root's dst holds the result and the caller's src may be
-// reused. Elements are combined in team order, so results are reproducible.
-// count == 0 is valid: it only synchronizes the team (as pgas::sync).
-template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
-PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
-                    std::size_t count, Op op, int root) {
-    detail::require_collective_buffers<T, U>();
-    detail::require_reduction<Op, T>();
-    using E = std::remove_cv_t<T>;
+namespace detail {
+// reduce, as part `part` of a multi-block call (part.hpp).
+template <group G, class Policy, class Tr, class T, class Op>
+PGAS_HD void reduce_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<const T> src,
+                         std::size_t count, Op op, int root, coll_part part) {
+    using E = T;
     auto c = detail::begin_call(ctx, t, "reduce");
     detail::check_root(c, root);
     const std::size_t bytes = count * sizeof(E);
@@ -61,7 +55,9 @@ PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst
     detail::check_buffer(c, src.offset(), bytes);
     detail::check_overlap(c, dst.offset(), bytes, src.offset(), bytes, dst.offset());
     const auto path = detail::choose_path<G, Policy>(
-        c, {count, unsigned(detail::coll_kind::reduce), Op::code, detail::type_code<E>(), unsigned(root + 1)}, bytes);
+        c, {count, unsigned(detail::coll_kind::reduce), Op::code, detail::type_code<E>(), unsigned(root + 1)}, bytes,
+        part);
+    if (!detail::settle_part(part, path, c.n, count)) return;
     if (count == 0) return sync<G>(ctx, c.t);
     auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
@@ -84,36 +80,44 @@ PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst
     }
     // Direct: each member reduces its slice from every member's src and
     // stores it into the root's dst; the syncs bracket the reads and writes.
-    sync<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, false);
     const auto slice = detail::slice_of<E>(count, c.n, c.me);
-    detail::reduce_slice<G>(c, path, symmetric_ptr<const E>(src) + std::ptrdiff_t(slice.begin),
-                            dst + std::ptrdiff_t(slice.begin), slice.size, op, root);
-    barrier<G>(ctx, c.t);
+    const auto piece = detail::part_of<E>(slice.size, part);
+    const auto at = std::ptrdiff_t(slice.begin + piece.begin);
+    detail::reduce_slice<G>(c, path, src + at, dst + at, piece.size, op, root);
+    detail::part_sync<G>(c, part, true);
 }
+}  // namespace detail
 
-// Reduces count elements of src over every member of team t with op into dst
-// on every member. Called by every thread of G on every member with the same
-// count and op; in place when dst == src. On return dst holds the result
-// (bit-identical on every member: elements are combined in team order) and
-// src may be reused. count == 0 only synchronizes the team.
-//
-// Small blocks: one-shot LL, every member sends its src to every other in
-// flag-in-data packets and reduces what it receives, no barrier at all.
-// Large blocks: two-shot direct, member i reduces slice i from every member's
-// src and stores it into every member's dst, between two team syncs.
+// Reduces count elements of src over every member of team t with op and
+// writes the result to dst on member `root` (a team index); dst elsewhere is
+// not touched. Called by every thread of G on every member with the same
+// count, op and root. In place when dst == src; other overlaps are errors.
+// On return the root's dst holds the result and the caller's src may be
+// reused. Elements are combined in team order, so results are reproducible.
+// count == 0 is valid: it only synchronizes the team (as pgas::sync).
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
-PGAS_HD void allreduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
-                       std::size_t count, Op op) {
+PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                    std::size_t count, Op op, int root) {
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    using E = std::remove_cv_t<T>;
+    detail::reduce_part<G, Policy>(ctx, t, dst, symmetric_ptr<const T>(src), count, op, root, {});
+}
+
+namespace detail {
+// allreduce, as part `part` of a multi-block call (part.hpp).
+template <group G, class Policy, class Tr, class T, class Op>
+PGAS_HD void allreduce_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<const T> src,
+                            std::size_t count, Op op, coll_part part) {
+    using E = T;
     auto c = detail::begin_call(ctx, t, "allreduce");
     const std::size_t bytes = count * sizeof(E);
     detail::check_buffer(c, dst.offset(), bytes);
     detail::check_buffer(c, src.offset(), bytes);
     detail::check_overlap(c, dst.offset(), bytes, src.offset(), bytes, dst.offset());
     const auto path = detail::choose_path<G, Policy>(
-        c, {count, unsigned(detail::coll_kind::allreduce), Op::code, detail::type_code<E>(), 0}, bytes);
+        c, {count, unsigned(detail::coll_kind::allreduce), Op::code, detail::type_code<E>(), 0}, bytes, part);
+    if (!detail::settle_part(part, path, c.n, count)) return;
     if (count == 0) return sync<G>(ctx, c.t);
     auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
@@ -132,11 +136,31 @@ PGAS_HD void allreduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
         }
         return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
     }
-    sync<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, false);
     const auto slice = detail::slice_of<E>(count, c.n, c.me);
-    detail::reduce_slice<G>(c, path, symmetric_ptr<const E>(src) + std::ptrdiff_t(slice.begin),
-                            dst + std::ptrdiff_t(slice.begin), slice.size, op, detail::all_members);
-    barrier<G>(ctx, c.t);
+    const auto piece = detail::part_of<E>(slice.size, part);
+    const auto at = std::ptrdiff_t(slice.begin + piece.begin);
+    detail::reduce_slice<G>(c, path, src + at, dst + at, piece.size, op, detail::all_members);
+    detail::part_sync<G>(c, part, true);
+}
+}  // namespace detail
+
+// Reduces count elements of src over every member of team t with op into dst
+// on every member. Called by every thread of G on every member with the same
+// count and op; in place when dst == src. On return dst holds the result
+// (bit-identical on every member: elements are combined in team order) and
+// src may be reused. count == 0 only synchronizes the team.
+//
+// Small blocks: one-shot LL, every member sends its src to every other in
+// flag-in-data packets and reduces what it receives, no barrier at all.
+// Large blocks: two-shot direct, member i reduces slice i from every member's
+// src and stores it into every member's dst, between two team syncs.
+template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
+PGAS_HD void allreduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                       std::size_t count, Op op) {
+    detail::require_collective_buffers<T, U>();
+    detail::require_reduction<Op, T>();
+    detail::allreduce_part<G, Policy>(ctx, t, dst, symmetric_ptr<const T>(src), count, op, {});
 }
 
 PGAS_NAMESPACE_END

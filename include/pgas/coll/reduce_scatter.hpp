@@ -4,6 +4,7 @@
 #include <pgas/coll/detail/common.hpp>
 #include <pgas/coll/detail/direct.hpp>
 #include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/detail/part.hpp>
 #include <pgas/coll/ops.hpp>
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/tuning.hpp>
@@ -15,24 +16,12 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// src holds n blocks of count elements; member i receives in dst (count
-// elements) the reduction with op, over every member in team order, of block
-// i of their src. Called by every thread of G on every member with the same
-// count and op. src must be the same symmetric_ptr on every member. In place
-// when the caller's dst is src + my_pe * count (dst then differs between
-// members, which is allowed: dst is only written locally); other overlaps are
-// errors. On return dst holds the result and src may be reused. count == 0
-// only synchronizes the team.
-//
-// Small blocks: member i sends block j of its src to member j in LL packets.
-// Large blocks: between two team syncs, member i reduces block i straight
-// from every member's src.
-template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
-PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
-                            std::size_t count, Op op) {
-    detail::require_collective_buffers<T, U>();
-    detail::require_reduction<Op, T>();
-    using E = std::remove_cv_t<T>;
+namespace detail {
+// reduce_scatter, as part `part` of a multi-block call (part.hpp).
+template <group G, class Policy, class Tr, class T, class Op>
+PGAS_HD void reduce_scatter_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst,
+                                 symmetric_ptr<const T> src, std::size_t count, Op op, coll_part part) {
+    using E = T;
     auto c = detail::begin_call(ctx, t, "reduce_scatter");
     const std::size_t bytes = count * sizeof(E);
     detail::check_buffer(c, dst.offset(), bytes);
@@ -40,7 +29,8 @@ PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_pt
     if (dst.offset() != src.offset() + bytes * std::uint64_t(c.me))
         detail::check_overlap(c, dst.offset(), bytes, src.offset(), bytes * std::size_t(c.n), ~std::uint64_t{0});
     const auto path = detail::choose_path<G, Policy>(
-        c, {count, unsigned(detail::coll_kind::reduce_scatter), Op::code, detail::type_code<E>(), 0}, bytes);
+        c, {count, unsigned(detail::coll_kind::reduce_scatter), Op::code, detail::type_code<E>(), 0}, bytes, part);
+    if (!detail::settle_part(part, path, c.n, count)) return;
     if (count == 0) return sync<G>(ctx, c.t);
     auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
@@ -60,10 +50,32 @@ PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_pt
         }
         return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
     }
-    sync<G>(ctx, c.t);
-    detail::reduce_slice<G>(c, path, symmetric_ptr<const E>(src) + std::ptrdiff_t(count * std::size_t(c.me)), dst,
-                            count, op, c.me);
-    barrier<G>(ctx, c.t);
+    detail::part_sync<G>(c, part, false);
+    const auto piece = detail::part_of<E>(count, part);
+    detail::reduce_slice<G>(c, path, src + std::ptrdiff_t(count * std::size_t(c.me) + piece.begin),
+                            dst + std::ptrdiff_t(piece.begin), piece.size, op, c.me);
+    detail::part_sync<G>(c, part, true);
+}
+}  // namespace detail
+
+// src holds n blocks of count elements; member i receives in dst (count
+// elements) the reduction with op, over every member in team order, of block
+// i of their src. Called by every thread of G on every member with the same
+// count and op. src must be the same symmetric_ptr on every member. In place
+// when the caller's dst is src + my_pe * count (dst then differs between
+// members, which is allowed: dst is only written locally); other overlaps are
+// errors. On return dst holds the result and src may be reused. count == 0
+// only synchronizes the team.
+//
+// Small blocks: member i sends block j of its src to member j in LL packets.
+// Large blocks: between two team syncs, member i reduces block i straight
+// from every member's src.
+template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
+PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                            std::size_t count, Op op) {
+    detail::require_collective_buffers<T, U>();
+    detail::require_reduction<Op, T>();
+    detail::reduce_scatter_part<G, Policy>(ctx, t, dst, symmetric_ptr<const T>(src), count, op, {});
 }
 
 PGAS_NAMESPACE_END

@@ -11,6 +11,7 @@
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/reduce_scatter.hpp>
 #include <pgas/coll/tuning.hpp>
+#include <pgas/coll/detail/part.hpp>
 #include <pgas/core/error.hpp>
 #include <pgas/device/sync.hpp>
 
@@ -21,46 +22,53 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Each *_on_stream call launches one block of Policy::stream_threads threads
-// on `stream` that runs the device collective as pgas::block, so it orders
-// with the stream's other work and can be captured into a CUDA graph. Call it
-// with the device of ctx's PE current, once per PE (a process driving several
-// GPUs calls it for each PE's context on that GPU's stream). Semantics,
-// arguments and in-place forms are those of the device collective; argument
-// errors trap in the kernel (the next CUDA call reports it), a launch failure
-// throws pgas::error with errc::cuda here. Every PE must enqueue the same
-// collectives in the same order on each team.
+// Each *_on_stream call launches one kernel on `stream` that runs the device
+// collective, so it orders with the stream's other work and can be captured
+// into a CUDA graph. On the direct peer-pointer path (large buffers on a
+// load/store transport) the kernel spreads over up to
+// Policy::stream_max_blocks blocks, each moving its own part between barriers
+// of its own (coll/detail/part.hpp); otherwise it is one block of
+// Policy::stream_threads threads running the collective as pgas::block. Call
+// it with the device of ctx's PE current, once per PE (a process driving
+// several GPUs calls it for each PE's context on that GPU's stream).
+// Semantics, arguments and in-place forms are those of the device collective;
+// argument errors trap in the kernel (the next CUDA call reports it), a launch
+// failure throws pgas::error with errc::cuda here. Every PE must enqueue the
+// same collectives in the same order on each team.
 namespace detail {
+
+// This block's part of the launch.
+__device__ inline coll_part launch_part() { return coll_part{blockIdx.x, gridDim.x}; }
 
 template <class Policy, class Tr, class T>
 PGAS_KERNEL void broadcast_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                   symmetric_ptr<const T> src, std::size_t count, int root) {
-    broadcast<block, Policy>(ctx, t, dst, src, count, root);
+    broadcast_part<block, Policy>(ctx, t, dst, src, count, root, launch_part());
 }
 template <class Policy, class Tr, class T, class Op>
 PGAS_KERNEL void reduce_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                symmetric_ptr<const T> src, std::size_t count, Op op, int root) {
-    reduce<block, Policy>(ctx, t, dst, src, count, op, root);
+    reduce_part<block, Policy>(ctx, t, dst, src, count, op, root, launch_part());
 }
 template <class Policy, class Tr, class T, class Op>
 PGAS_KERNEL void allreduce_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                   symmetric_ptr<const T> src, std::size_t count, Op op) {
-    allreduce<block, Policy>(ctx, t, dst, src, count, op);
+    allreduce_part<block, Policy>(ctx, t, dst, src, count, op, launch_part());
 }
 template <class Policy, class Tr, class T, class Op>
 PGAS_KERNEL void reduce_scatter_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                        symmetric_ptr<const T> src, std::size_t count, Op op) {
-    reduce_scatter<block, Policy>(ctx, t, dst, src, count, op);
+    reduce_scatter_part<block, Policy>(ctx, t, dst, src, count, op, launch_part());
 }
 template <class Policy, class Tr, class T>
 PGAS_KERNEL void allgather_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                   symmetric_ptr<const T> src, std::size_t count) {
-    allgather<block, Policy>(ctx, t, dst, src, count);
+    allgather_part<block, Policy>(ctx, t, dst, src, count, launch_part());
 }
 template <class Policy, class Tr, class T>
 PGAS_KERNEL void alltoall_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                  symmetric_ptr<const T> src, std::size_t count) {
-    alltoall<block, Policy>(ctx, t, dst, src, count);
+    alltoall_part<block, Policy>(ctx, t, dst, src, count, launch_part());
 }
 
 template <class Tr>
@@ -72,11 +80,25 @@ PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, te
     sync<block>(ctx, t);
 }
 
-// Threads of the one block an on-stream call launches.
+// The launch of an on-stream collective: Policy::stream_threads threads per
+// block; one block where the device side runs LL (block_bytes, what one PE
+// sends one peer, within ll_max_bytes) or put/get (no peer pointers), else
+// one block per stream_bytes_per_block of the buffer (buffer_bytes), at most
+// stream_max_blocks. The same on every PE (it depends only on the policy and
+// the sizes), as the per-part barriers need.
 template <class Policy, class Tr>
-constexpr unsigned stream_threads() {
-    return unsigned(coll::resolve_policy<Policy, Tr>::stream_threads);
-}
+struct stream_launch {
+    using P = coll::resolve_policy<Policy, Tr>;
+    static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
+    static_assert(P::stream_max_blocks <= unsigned(coll_scratch::max_parts));
+    static constexpr unsigned threads = P::stream_threads;
+
+    static unsigned blocks(std::size_t block_bytes, std::size_t buffer_bytes) {
+        if (block_bytes <= std::size_t(P::ll_max_bytes) || !P::peer_pointers) return 1;
+        const std::size_t wanted = (buffer_bytes + P::stream_bytes_per_block - 1) / P::stream_bytes_per_block;
+        return unsigned(wanted < P::stream_max_blocks ? (wanted < 1 ? 1 : wanted) : P::stream_max_blocks);
+    }
+};
 
 inline void check_launch(const char* call, int pe) {
     const cudaError_t status = cudaGetLastError();
@@ -107,7 +129,9 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
     detail::require_collective_buffers<T, U>();
-    detail::broadcast_kernel<Policy, Tr, T><<<1, detail::stream_threads<Policy, Tr>(), 0, stream>>>(
+    using launch = detail::stream_launch<Policy, Tr>;
+    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
+    detail::broadcast_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, root);
     detail::check_launch("broadcast_on_stream", ctx.my_pe());
 }
@@ -117,7 +141,9 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
                       std::size_t count, Op op, int root, cudaStream_t stream) {
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    detail::reduce_kernel<Policy, Tr, T, Op><<<1, detail::stream_threads<Policy, Tr>(), 0, stream>>>(
+    using launch = detail::stream_launch<Policy, Tr>;
+    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
+    detail::reduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op, root);
     detail::check_launch("reduce_on_stream", ctx.my_pe());
 }
@@ -127,7 +153,9 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
                          std::size_t count, Op op, cudaStream_t stream) {
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    detail::allreduce_kernel<Policy, Tr, T, Op><<<1, detail::stream_threads<Policy, Tr>(), 0, stream>>>(
+    using launch = detail::stream_launch<Policy, Tr>;
+    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
+    detail::allreduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op);
     detail::check_launch("allreduce_on_stream", ctx.my_pe());
 }
@@ -137,7 +165,9 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
                               std::size_t count, Op op, cudaStream_t stream) {
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    detail::reduce_scatter_kernel<Policy, Tr, T, Op><<<1, detail::stream_threads<Policy, Tr>(), 0, stream>>>(
+    using launch = detail::stream_launch<Policy, Tr>;
+    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
+    detail::reduce_scatter_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op);
     detail::check_launch("reduce_scatter_on_stream", ctx.my_pe());
 }
@@ -146,7 +176,9 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
     detail::require_collective_buffers<T, U>();
-    detail::allgather_kernel<Policy, Tr, T><<<1, detail::stream_threads<Policy, Tr>(), 0, stream>>>(
+    using launch = detail::stream_launch<Policy, Tr>;
+    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
+    detail::allgather_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count);
     detail::check_launch("allgather_on_stream", ctx.my_pe());
 }
@@ -155,7 +187,9 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {
     detail::require_collective_buffers<T, U>();
-    detail::alltoall_kernel<Policy, Tr, T><<<1, detail::stream_threads<Policy, Tr>(), 0, stream>>>(
+    using launch = detail::stream_launch<Policy, Tr>;
+    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
+    detail::alltoall_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count);
     detail::check_launch("alltoall_on_stream", ctx.my_pe());
 }

@@ -21,24 +21,36 @@ namespace coll {
 //   peer_pointers  the direct path loads/stores peers' buffers through
 //                  ctx.peer() when every member is mapped; false: it moves data
 //                  with put/get only (what a network transport does).
-//   stream_threads threads of the one block an *_on_stream call launches.
+//   stream_threads threads per block of an *_on_stream kernel.
+//   stream_max_blocks, stream_bytes_per_block
+//                  an *_on_stream call on the direct peer-pointer path spreads
+//                  over ceil(buffer bytes / stream_bytes_per_block) blocks, at
+//                  most stream_max_blocks (<= 64), each block moving its share
+//                  between barriers of its own; LL and put/get run one block.
 template <class P>
 concept tuning_policy = requires {
     { P::ll_max_bytes } -> std::convertible_to<std::size_t>;
     { P::peer_pointers } -> std::convertible_to<bool>;
     { P::stream_threads } -> std::convertible_to<unsigned>;
-};
+    { P::stream_max_blocks } -> std::convertible_to<unsigned>;
+    { P::stream_bytes_per_block } -> std::convertible_to<std::size_t>;
+} && P::stream_max_blocks >= 1 && P::stream_max_blocks <= 64 && P::stream_bytes_per_block >= 1;
 
 // Transports that map peers' heaps (nvlink, host).
 struct load_store_policy {
     // placeholder: to be measured on 2xH200. LL moves 4 data bytes per 8
     // written, so it pays only while latency dominates; NCCL's own LL on NVLink
     // hands over near 64 KiB per peer.
-    static constexpr std::size_t ll_max_bytes = std::size_t{64} << 10;
+    static constexpr std::size_t ll_max_bytes = std::size_t{8} << 10;
     static constexpr bool peer_pointers = true;
     // placeholder: to be measured on 2xH200 (one block of 512 threads keeps
     // 16 B loads from every peer in flight).
     static constexpr unsigned stream_threads = 512;
+    // placeholder: to be measured on 2xH200. A block of 512 threads keeps
+    // about 16 KiB of 16-byte loads in flight; NVLink needs ~0.5 MB in flight
+    // to stay busy, so large calls take 32 blocks.
+    static constexpr unsigned stream_max_blocks = 32;
+    static constexpr std::size_t stream_bytes_per_block = std::size_t{32} << 10;
 };
 
 // Transports that move data only through put/get (proxy, ibgda, libfabric).
@@ -47,6 +59,9 @@ struct rma_policy {
     static constexpr bool peer_pointers = false;
     // placeholder: to be measured on 2xH200 and on a network transport.
     static constexpr unsigned stream_threads = 256;
+    // one block: the put/get path stages through one scratch buffer per team
+    static constexpr unsigned stream_max_blocks = 1;
+    static constexpr std::size_t stream_bytes_per_block = ~std::size_t{0};
 };
 
 // Forces the direct path through ctx.peer() at every size (tests, benchmarks).

@@ -188,18 +188,22 @@ namespace detail {
 // read a peer's heap after that peer may have left (and freed it): not used.
 // On other transports the caller completes its operations first and the
 // transport's signal carries the ordering.
-template <class Tr>
-PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* call) {
+//
+// The words are parameters so that the collectives can run one independent
+// barrier per block of a multi-block kernel (coll/detail/part.hpp): the local
+// epoch at epoch_offset, round r's arrival counter at arrival_offset(r).
+template <class Tr, class ArrivalOffset>
+PGAS_HD void disseminate_over(const device::context<Tr>& ctx, team t, const char* call, std::uint64_t epoch_offset,
+                              ArrivalOffset arrival_offset) {
     t = t.bound_to(ctx.my_pe());
     const int me = t.my_pe();
     const int n = t.n_pes();
     if (me < 0) report(errc::pe_out_of_range, call, ctx.my_pe(), "caller is not a member of team slot", t.slot());
     if (n <= 1) return;
-    using layout = heap_layout;
-    auto* epoch = static_cast<std::uint64_t*>(ctx.transport.local_address(layout::epoch_offset(t.slot())));
+    auto* epoch = static_cast<std::uint64_t*>(ctx.transport.local_address(epoch_offset));
     const std::uint64_t target = ++*epoch;
     for (int round = 0, distance = 1; distance < n; ++round, distance <<= 1) {
-        const std::uint64_t word = layout::arrival_offset(t.slot(), round);
+        const std::uint64_t word = arrival_offset(round);
         const int to = t.world_pe((me + distance) % n);
         if constexpr (load_store_transport<Tr>) {
             cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> arrival(
@@ -210,6 +214,14 @@ PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* cal
         }
         wait_local(ctx, call, static_cast<const std::uint64_t*>(ctx.transport.local_address(word)), cmp::ge, target);
     }
+}
+
+// The team's own barrier words (heap_layout's team sync slot).
+template <class Tr>
+PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* call) {
+    const int slot = t.slot();
+    disseminate_over(ctx, t, call, heap_layout::epoch_offset(slot),
+                     [slot](int round) { return heap_layout::arrival_offset(slot, round); });
 }
 }  // namespace detail
 

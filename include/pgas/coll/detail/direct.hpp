@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <nv/target>
 
@@ -21,16 +22,17 @@ struct coll_path {
 };
 
 // Picks the path and, under PGAS_CHECKS, compares the call's arguments with
-// every member's (over LL packets, so only where LL can run).
-template <group G, class Policy, class Tr>
-PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, std::size_t block_bytes) {
+// every member's (over LL packets, so only where LL can run, and only in the
+// first part of a multi-block call: the LL counters have one owner).
+template <group G, class Policy, class Tr, class Part>
+PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, std::size_t block_bytes, Part part) {
     using P = coll::resolve_policy<Policy, Tr>;
     static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
     if (c.n == 1) return {false, false};
     const bool mapped = c.all_mapped();
     const bool ll_capable = mapped && c.n <= coll_scratch::max_ll_pes;
     if constexpr (PGAS_CHECKS) {
-        if (ll_capable) ll_check_signature<G>(c, signature.pack());
+        if (ll_capable && part.index == 0) ll_check_signature<G>(c, signature.pack());
     }
     return {ll_capable && block_bytes <= std::size_t(P::ll_max_bytes), mapped && bool(P::peer_pointers)};
 }
@@ -41,12 +43,27 @@ struct vec16 {
     static constexpr std::size_t lanes = 16 / sizeof(T);
     T v[lanes];
 };
+// Loads go through L2 only (ld.global.cg): L1 is not coherent with peers'
+// writes, and a collective called in a loop inside one kernel re-reads them.
 template <class T>
 PGAS_HD inline vec16<T> load16(const T* p) {
     vec16<T> r;
-    NV_IF_TARGET(NV_IS_DEVICE, (uint4 raw = *reinterpret_cast<const uint4*>(p); std::memcpy(&r, &raw, 16);),
+    NV_IF_TARGET(NV_IS_DEVICE, (uint4 raw = __ldcg(reinterpret_cast<const uint4*>(p)); std::memcpy(&r, &raw, 16);),
                  (std::memcpy(&r, p, 16);))
     return r;
+}
+template <class T>
+PGAS_HD inline T load_peer(const T* p) {
+    using word = std::conditional_t<
+        sizeof(T) == 8, unsigned long long,
+        std::conditional_t<sizeof(T) == 4, unsigned, std::conditional_t<sizeof(T) == 2, unsigned short, unsigned char>>>;
+    if constexpr (sizeof(T) == sizeof(word)) {
+        NV_IF_TARGET(NV_IS_DEVICE, (const word raw = __ldcg(reinterpret_cast<const word*>(p)); T v;
+                                    std::memcpy(&v, &raw, sizeof v); return v;),
+                     (return *p;))
+    } else {
+        return *p;
+    }
 }
 template <class T>
 PGAS_HD inline void store16(T* p, const vec16<T>& v) {
@@ -79,8 +96,8 @@ PGAS_HD void reduce_slice_peers(const coll_call<Tr>& c, symmetric_ptr<const T> s
         for (int q = first; q <= last; ++q) store16(c.ctx.peer(dst, c.world_pe(q)) + p * lanes, acc);
     }
     for (std::size_t i = packs * lanes + G::rank(); i < len; i += G::size()) {
-        T acc = c.ctx.peer(src, c.world_pe(0))[i];
-        for (int q = 1; q < c.n; ++q) acc = op(acc, c.ctx.peer(src, c.world_pe(q))[i]);
+        T acc = load_peer(c.ctx.peer(src, c.world_pe(0)) + i);
+        for (int q = 1; q < c.n; ++q) acc = op(acc, load_peer(c.ctx.peer(src, c.world_pe(q)) + i));
         for (int q = first; q <= last; ++q) c.ctx.peer(dst, c.world_pe(q))[i] = acc;
     }
     G::sync();

@@ -19,6 +19,9 @@ namespace detail {
 //   recv[i]    messages this PE has consumed from member i (local only)
 //   ack[i]     written by member i: how many of this PE's messages it consumed
 //   staging    local bounce buffer of the put/get path (never written by peers)
+//   parts      one barrier per block of a multi-block on-stream collective:
+//              the block's local epoch, and its arrival counter per
+//              dissemination round (peers add to these)
 //   cells      LL cells: member i writes its messages to this PE into region i,
 //              a ring of ll_depth cells, message m into cell m % ll_depth.
 //
@@ -41,7 +44,14 @@ struct coll_scratch {
     static constexpr std::uint64_t ack_offset = 2048;  // peers write here: its own lines
     static constexpr std::uint64_t staging_offset = 4096;
     static constexpr std::uint64_t staging_bytes = 8192;
-    static constexpr std::uint64_t cells_offset = staging_offset + staging_bytes;
+    // Blocks a multi-block collective may spread over (coll::tuning_policy's
+    // stream_max_blocks), and dissemination rounds of their barriers: parts
+    // run only in teams of at most max_ll_pes = 2^6 members.
+    static constexpr int max_parts = 64;
+    static constexpr int max_part_rounds = 6;
+    static constexpr std::uint64_t part_epoch_offset = staging_offset + staging_bytes;
+    static constexpr std::uint64_t part_arrival_offset = part_epoch_offset + 8 * max_parts;
+    static constexpr std::uint64_t cells_offset = part_arrival_offset + 8 * max_parts * max_part_rounds;
     static constexpr std::uint64_t cells_bytes = slot_bytes - cells_offset;
 
     PGAS_HD static constexpr std::uint64_t slot_base(int slot) {
@@ -66,6 +76,8 @@ struct coll_scratch {
 static_assert(coll_scratch::slot_bytes * team::max_slots <= heap_layout::coll_scratch_bytes);
 static_assert(coll_scratch::recv_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::ack_offset);
 static_assert(coll_scratch::ack_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::staging_offset);
+static_assert(std::uint64_t{1} << coll_scratch::max_part_rounds >= coll_scratch::max_ll_pes);
+static_assert(coll_scratch::cells_offset % 64 == 0);
 static_assert(coll_scratch::payload_bytes(coll_scratch::max_ll_pes) >= 64, "LL cells too small for the largest team");
 
 }  // namespace detail

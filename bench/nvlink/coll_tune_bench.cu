@@ -1,0 +1,287 @@
+// Tuning runs for the collectives' policies and the barrier's fences on two GPUs of one process (numbers behind tuning.hpp and sync.hpp).
+//
+// Collectives: graph-captured loops of allreduce_on_stream on both GPUs,
+// timed on GPU 0 with CUDA events, for policies that differ in one knob (LL
+// or direct, blocks, bytes per block). Fences and barriers: in-kernel loops,
+// per-operation time, for the memory-model forms a barrier could use.
+#include <pgas/coll/stream.cuh>
+#include <pgas/pgas.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using ctx_t = pgas::device::context<pgas::nvlink>;
+
+void cuda_ok(cudaError_t status, const char* what) {
+    if (status != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(status));
+        std::abort();
+    }
+}
+
+constexpr std::size_t max_bytes = std::size_t{256} << 20;
+
+pgas::world& two_gpus() {
+    static pgas::world w = [] {
+        pgas::world_options o;
+        o.heap_bytes = 2 * max_bytes + (std::uint64_t{64} << 20);
+        o.timeout_ms = 20000;
+        return pgas::world::init_local(std::vector<int>{0, 1}, o);
+    }();
+    return w;
+}
+
+struct buffers {
+    pgas::symmetric_ptr<float> src, dst;
+    std::vector<cudaStream_t> stream;
+};
+buffers& bufs() {
+    static buffers b = [] {
+        auto& w = two_gpus();
+        buffers r;
+        r.src = w.alloc<float>(max_bytes / 4);
+        r.dst = w.alloc<float>(max_bytes / 4);
+        for (int i = 0; i < 2; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cudaStream_t s;
+            cuda_ok(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+            r.stream.push_back(s);
+            cuda_ok(cudaMemset(w.device_address(r.src, i), 0, max_bytes), "memset");
+        }
+        return r;
+    }();
+    return b;
+}
+
+// Captures `iters` enqueues per GPU into one graph each, replays both, and
+// returns GPU 0's microseconds per enqueue (median-free: Google Benchmark repeats).
+template <class Enqueue>
+double graph_us(benchmark::State& state, int iters, Enqueue&& enqueue) {
+    auto& w = two_gpus();
+    auto& b = bufs();
+    std::vector<cudaGraphExec_t> exec(2);
+    for (int i = 0; i < 2; ++i) {
+        cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+        enqueue(i, b.stream[i]);  // eager once (module load, first-touch)
+    }
+    for (int i = 0; i < 2; ++i) {
+        cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+        cuda_ok(cudaStreamSynchronize(b.stream[i]), "eager");
+        cudaGraph_t g;
+        cuda_ok(cudaStreamBeginCapture(b.stream[i], cudaStreamCaptureModeThreadLocal), "capture");
+        for (int k = 0; k < iters; ++k) enqueue(i, b.stream[i]);
+        cuda_ok(cudaStreamEndCapture(b.stream[i], &g), "end capture");
+        cuda_ok(cudaGraphInstantiate(&exec[i], g, 0), "instantiate");
+        cudaGraphDestroy(g);
+    }
+    cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    double total_ms = 0;
+    for (auto _ : state) {
+        cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+        cudaEventRecord(start, b.stream[0]);
+        cuda_ok(cudaGraphLaunch(exec[0], b.stream[0]), "launch");
+        cudaEventRecord(stop, b.stream[0]);
+        cuda_ok(cudaSetDevice(w.device_of(1)), "set device");
+        cuda_ok(cudaGraphLaunch(exec[1], b.stream[1]), "launch");
+        for (int i = 0; i < 2; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cuda_ok(cudaStreamSynchronize(b.stream[i]), "replay");
+        }
+        float ms = 0;
+        cudaEventElapsedTime(&ms, start, stop);
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+    }
+    for (auto e : exec) cudaGraphExecDestroy(e);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return total_ms * 1e3 / (double(iters) * double(state.iterations()));
+}
+
+// A policy that differs from load_store_policy in the knobs under test.
+template <std::size_t LlMax, unsigned Blocks, std::size_t BytesPerBlock, unsigned Threads = 512>
+struct tune : pgas::coll::load_store_policy {
+    static constexpr std::size_t ll_max_bytes = LlMax;
+    static constexpr unsigned stream_max_blocks = Blocks;
+    static constexpr std::size_t stream_bytes_per_block = BytesPerBlock;
+    static constexpr unsigned stream_threads = Threads;
+};
+
+template <class Policy>
+void allreduce(benchmark::State& state) {
+    const std::size_t bytes = std::size_t(state.range(0));
+    auto& w = two_gpus();
+    auto& b = bufs();
+    const int iters = bytes >= (std::size_t{64} << 20) ? 5 : bytes >= (std::size_t{4} << 20) ? 20 : 100;
+    const double us = graph_us(state, iters, [&](int i, cudaStream_t s) {
+        pgas::allreduce_on_stream<Policy>(w.context<pgas::nvlink>(i), w.team_world(), b.dst, b.src, bytes / 4,
+                                          pgas::op::sum, s);
+    });
+    state.counters["us"] = us;
+    state.counters["algbw_GBps"] = double(bytes) / us / 1e3;
+}
+
+template <class Policy>
+void allgather(benchmark::State& state) {
+    const std::size_t bytes = std::size_t(state.range(0));  // gathered output
+    auto& w = two_gpus();
+    auto& b = bufs();
+    const int iters = bytes >= (std::size_t{64} << 20) ? 5 : bytes >= (std::size_t{4} << 20) ? 20 : 100;
+    const double us = graph_us(state, iters, [&](int i, cudaStream_t s) {
+        pgas::allgather_on_stream<Policy>(w.context<pgas::nvlink>(i), w.team_world(), b.dst, b.src, bytes / 8, s);
+    });
+    state.counters["us"] = us;
+    state.counters["algbw_GBps"] = double(bytes) / us / 1e3;
+}
+
+void small_sizes(benchmark::internal::Benchmark* b) {
+    for (long s : {8L, 1L << 10, 4L << 10, 8L << 10, 16L << 10, 32L << 10, 64L << 10}) b->Arg(s);
+}
+void large_sizes(benchmark::internal::Benchmark* b) {
+    for (long s : {64L << 10, 256L << 10, 1L << 20, 4L << 20, 16L << 20, 64L << 20, 256L << 20}) b->Arg(s);
+}
+
+using ll_only = tune<~std::size_t{0}, 1, ~std::size_t{0}>;
+using direct_32 = tune<0, 32, std::size_t{32} << 10>;
+
+BENCHMARK(allreduce<pgas::coll::automatic>)->Name("allreduce/auto")->Apply(small_sizes)->Apply(large_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allreduce<ll_only>)->Name("allreduce/ll")->Apply(small_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allreduce<direct_32>)->Name("allreduce/direct_b32_32K")->Apply(small_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allreduce<tune<0, 32, std::size_t{8} << 10>>)->Name("allreduce/direct_b32_8K")->Apply(small_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allreduce<tune<0, 16, std::size_t{32} << 10>>)->Name("allreduce/direct_b16_32K")->Apply(large_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allreduce<tune<0, 64, std::size_t{32} << 10>>)->Name("allreduce/direct_b64_32K")->Apply(large_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allreduce<tune<0, 64, std::size_t{32} << 10, 1024>>)->Name("allreduce/direct_b64_32K_t1024")->Apply(large_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allgather<pgas::coll::automatic>)->Name("allgather/auto")->Apply(large_sizes)->UseManualTime()->Iterations(5);
+BENCHMARK(allgather<tune<0, 64, std::size_t{32} << 10>>)->Name("allgather/direct_b64_32K")->Apply(large_sizes)->UseManualTime()->Iterations(5);
+
+// --- fences and barrier forms ------------------------------------------------
+
+enum class fence_form { sc_sys, acq_rel_sys, sc_gpu, acq_rel_gpu };
+
+template <fence_form F>
+__device__ inline void fence() {
+    if constexpr (F == fence_form::sc_sys) asm volatile("fence.sc.sys;" ::: "memory");
+    if constexpr (F == fence_form::acq_rel_sys) asm volatile("fence.acq_rel.sys;" ::: "memory");
+    if constexpr (F == fence_form::sc_gpu) asm volatile("fence.sc.gpu;" ::: "memory");
+    if constexpr (F == fence_form::acq_rel_gpu) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+// One thread: `iters` fences, each after a store to the peer (what a barrier
+// orders) or with nothing outstanding.
+template <fence_form F, bool remote_store>
+__global__ void fence_loop(std::uint64_t* peer_word, int iters) {
+    for (int i = 0; i < iters; ++i) {
+        if (remote_store) *reinterpret_cast<volatile std::uint64_t*>(peer_word) = std::uint64_t(i);
+        fence<F>();
+    }
+}
+
+template <fence_form F, bool remote_store>
+void fence_cost(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto word = w.alloc<std::uint64_t>(1);
+    constexpr int iters = 20000;
+    cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+    std::uint64_t* peer = w.context<pgas::nvlink>(0).peer(word, 1);
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    double total_ms = 0;
+    for (auto _ : state) {
+        cudaEventRecord(start);
+        fence_loop<F, remote_store><<<1, 1>>>(peer, iters);
+        cudaEventRecord(stop);
+        cuda_ok(cudaEventSynchronize(stop), "fence loop");
+        float ms = 0;
+        cudaEventElapsedTime(&ms, start, stop);
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+    }
+    state.counters["ns"] = total_ms * 1e6 / (double(iters) * double(state.iterations()));
+}
+BENCHMARK(fence_cost<fence_form::sc_sys, false>)->Name("fence/sc.sys")->UseManualTime()->Iterations(3);
+BENCHMARK(fence_cost<fence_form::acq_rel_sys, false>)->Name("fence/acq_rel.sys")->UseManualTime()->Iterations(3);
+BENCHMARK(fence_cost<fence_form::sc_gpu, false>)->Name("fence/sc.gpu")->UseManualTime()->Iterations(3);
+BENCHMARK(fence_cost<fence_form::acq_rel_gpu, false>)->Name("fence/acq_rel.gpu")->UseManualTime()->Iterations(3);
+BENCHMARK(fence_cost<fence_form::sc_sys, true>)->Name("fence_after_peer_store/sc.sys")->UseManualTime()->Iterations(3);
+BENCHMARK(fence_cost<fence_form::acq_rel_sys, true>)->Name("fence_after_peer_store/acq_rel.sys")->UseManualTime()->Iterations(3);
+BENCHMARK(fence_cost<fence_form::acq_rel_gpu, true>)->Name("fence_after_peer_store/acq_rel.gpu")->UseManualTime()->Iterations(3);
+
+// Two-PE barrier forms, one thread per GPU, `iters` barriers in one kernel.
+// arrive: how a PE tells its partner it arrived (epoch i); every form polls
+// its own word with ld.acquire.sys.
+enum class arrive_form { red_release_sys, fence_then_red_relaxed, st_release_sys, fence_then_st_relaxed };
+
+template <arrive_form A>
+__global__ void barrier_form_loop(std::uint64_t* mine, std::uint64_t* peers, std::uint64_t base, int iters) {
+    for (int i = 1; i <= iters; ++i) {
+        const std::uint64_t epoch = base + std::uint64_t(i);
+        if constexpr (A == arrive_form::red_release_sys)
+            asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(peers) : "memory");
+        if constexpr (A == arrive_form::fence_then_red_relaxed)
+            asm volatile("fence.acq_rel.sys;\n\tred.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(peers) : "memory");
+        if constexpr (A == arrive_form::st_release_sys)
+            asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(peers), "l"(epoch) : "memory");
+        if constexpr (A == arrive_form::fence_then_st_relaxed)
+            asm volatile("fence.acq_rel.sys;\n\tst.relaxed.sys.global.u64 [%0], %1;" ::"l"(peers), "l"(epoch) : "memory");
+        std::uint64_t seen = 0;
+        do {
+            asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(seen) : "l"(mine) : "memory");
+        } while (seen < epoch);
+    }
+}
+
+template <arrive_form A>
+void barrier_form(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto word = w.alloc<std::uint64_t>(1);
+    constexpr int iters = 20000;
+    double total_ms = 0;
+    for (auto _ : state) {
+        std::vector<cudaEvent_t> ev(2);
+        for (int i = 0; i < 2; ++i) {  // fresh words: the add forms count from 0
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cuda_ok(cudaMemset(w.device_address(word, i), 0, 8), "memset");
+            cuda_ok(cudaDeviceSynchronize(), "memset");
+        }
+        cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+        cudaEvent_t start, stop;
+        cudaEventCreate(&start);
+        cudaEventCreate(&stop);
+        cudaEventRecord(start);
+        for (int i = 0; i < 2; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            auto ctx = w.context<pgas::nvlink>(i);
+            barrier_form_loop<A><<<1, 1>>>(ctx.local(word), ctx.peer(word, 1 - i), 0, iters);
+            if (i == 0) cudaEventRecord(stop);
+        }
+        for (int i = 0; i < 2; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cuda_ok(cudaDeviceSynchronize(), "barrier loop");
+        }
+        float ms = 0;
+        cudaEventElapsedTime(&ms, start, stop);
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    state.counters["us"] = total_ms * 1e3 / (double(iters) * double(state.iterations()));
+}
+BENCHMARK(barrier_form<arrive_form::red_release_sys>)->Name("barrier2/red.release.sys")->UseManualTime()->Iterations(3);
+BENCHMARK(barrier_form<arrive_form::fence_then_red_relaxed>)->Name("barrier2/fence.acq_rel.sys+red.relaxed")->UseManualTime()->Iterations(3);
+BENCHMARK(barrier_form<arrive_form::st_release_sys>)->Name("barrier2/st.release.sys")->UseManualTime()->Iterations(3);
+BENCHMARK(barrier_form<arrive_form::fence_then_st_relaxed>)->Name("barrier2/fence.acq_rel.sys+st.relaxed")->UseManualTime()->Iterations(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();
