@@ -8,6 +8,13 @@ nvshmem_compare and nccl_compare print them) or a results.json written by
 this script. Every ratio is a ratio of times, pgas / peer: below 1 pgas is
 faster (for bandwidth rows too: the time ratio is the inverse of the
 bandwidth ratio).
+
+Objects with a "status" are failure notes, not figures (scripts/bench-compare
+writes them to failures.jsonl): {"impl", "benchmark" (null: every one),
+"bytes" (null: every size), "status" ("timed out", "failed", "not run",
+"not built"), "program", "detail"}. They go to failures.json, and the table
+says the status where a figure is missing. After the table, the rows where
+pgas has a figure and a peer has none are listed, with the reason if known.
 """
 import argparse
 import json
@@ -20,6 +27,7 @@ REQUIRED = {"impl": str, "benchmark": str, "bytes": int, "us": (int, float), "al
             "busbw_GBps": (int, float), "machine": str, "date": str}
 # Peers in table order; nccl-best is derived here: per size, the faster of nccl and nccl-symm.
 PEERS = ["nvshmem", "nccl", "nccl-symm", "nccl-best"]
+COLLECTIVES = ["allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
 ORDER = ["p_pingpong", "barrier_all", "barrier_all_on_stream", "put_quiet_on_stream", "allreduce_8B_in_kernel",
          "atomic_fetch_add", "put_rate_8B", "put_block", "put_nbi_grid",
          "get_block", "get_nbi_grid", "allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
@@ -41,9 +49,14 @@ WHAT = {
     "broadcast": "root 0; bytes = buffer size",
     "alltoall": "bytes = one rank's send buffer",
 }
+# Which benchmarks each measured peer implements (nvshmem_compare: all of
+# them; nccl_compare: the collectives): a row where pgas has a figure and such
+# a peer has none is a gap, listed after the table.
+EXPECTED = {"nvshmem": set(ORDER), "nccl": set(COLLECTIVES), "nccl-symm": set(COLLECTIVES)}
 
 
 def load(paths):
+    """(figures, failure notes) from the inputs; a figure measured twice (a rerun) keeps the later one."""
     records = []
     for path in paths:
         with open(path) as f:
@@ -60,7 +73,12 @@ def load(paths):
                 records.append(json.loads(line))
             except json.JSONDecodeError as e:
                 raise SystemExit(f"{path}:{number}: not JSON: {e}")
-    return records
+    notes = [r for r in records if "status" in r]
+    latest = {}
+    for r in records:
+        if "status" not in r:
+            latest[(r.get("impl"), r.get("benchmark"), r.get("bytes"))] = r  # dicts keep first-insertion order
+    return list(latest.values()), notes
 
 
 def validate(records):
@@ -76,6 +94,40 @@ def validate(records):
         if r.get("ok") is False:
             problems.append(f"record {i} ({r.get('impl')}/{r.get('benchmark')}/{r.get('bytes')}): output check failed")
     return problems
+
+
+def validate_notes(notes):
+    problems = []
+    for i, n in enumerate(notes):
+        if not isinstance(n.get("impl"), str) or not isinstance(n.get("status"), str):
+            problems.append(f"failure note {i}: needs 'impl' and 'status' strings: {n}")
+        if n.get("benchmark") is not None and not isinstance(n["benchmark"], str):
+            problems.append(f"failure note {i}: 'benchmark' is neither a string nor null")
+        if n.get("bytes") is not None and (not isinstance(n["bytes"], int) or isinstance(n["bytes"], bool)):
+            problems.append(f"failure note {i}: 'bytes' is neither an integer nor null")
+    return problems
+
+
+def reason(notes, impl, bench, size):
+    """Why impl has no figure for (bench, size), from the notes: (short status, long text), or None."""
+    mine = [n for n in notes if n["impl"] == impl and n.get("benchmark") in (bench, None)]
+
+    def text(n, status, at=""):
+        detail = f": {n['detail']}" if n.get("detail") else ""
+        return status, f"{status} ({n.get('program', impl)} {n['status']}{at}{detail})"
+
+    for n in mine:
+        if n.get("bytes") == size:
+            return text(n, n["status"])
+    for n in mine:
+        if n.get("bytes") is None:
+            return text(n, n["status"])
+    # the program stopped at a smaller size of this benchmark and nothing measured the rest
+    below = [n for n in mine if n.get("benchmark") == bench and n.get("bytes") is not None and n["bytes"] < size]
+    if below:
+        n = max(below, key=lambda n: n["bytes"])
+        return text(n, "not run", f" at {human(n['bytes'])}")
+    return None
 
 
 def index(records):
@@ -104,9 +156,9 @@ def human(size):
     return f"{size} B"
 
 
-def fmt_us(r):
+def fmt_us(r, why=None):
     if r is None:
-        return "—"
+        return f"*{why[0]}*" if why else "—"
     if r.get("rate_Mops"):
         return f"{r['us'] * 1e3:.2f} ns ({r['rate_Mops']:.0f} M/s)"
     return f"{r['us']:.2f}"
@@ -116,7 +168,45 @@ def fmt_bw(r):
     return "" if r is None or r["busbw_GBps"] < 1 or r.get("rate_Mops") else f" ({r['busbw_GBps']:.1f} GB/s)"
 
 
-def markdown(table, records, command):
+def columns(bench, impls, notes):
+    """The peers with a column in bench's table: those with figures, those with a note, and those expected
+    to measure it wherever pgas did (so that a peer that produced nothing shows why, not nothing)."""
+    noted = {n["impl"] for n in notes if n.get("benchmark") in (bench, None)}
+    return [p for p in PEERS if p in impls or p in noted or (bench in EXPECTED.get(p, ()) and "pgas" in impls)]
+
+
+def gaps(table, notes):
+    """[(peer, bench, size, why)]: the rows where pgas has a figure and a peer that measures the benchmark does
+    not; why is (short, long) or None."""
+    out = []
+    for bench in ordered(table):
+        impls = table[bench]
+        mine = impls.get("pgas", {})
+        for peer in PEERS:
+            if peer == "nccl-best" or bench not in EXPECTED.get(peer, ()):
+                continue
+            theirs = impls.get(peer, {})
+            out += [(peer, bench, size, reason(notes, peer, bench, size)) for size in sorted(mine) if size not in theirs]
+    return out
+
+
+def gap_lines(found):
+    """The gaps, one line per peer, benchmark and run of sizes with the same reason."""
+    lines = []
+    i = 0
+    while i < len(found):
+        peer, bench, first, why = found[i]
+        j = i
+        while j + 1 < len(found) and found[j + 1][:2] == (peer, bench) and found[j + 1][3] == why:
+            j += 1
+        last = found[j][2]
+        sizes = human(first) if i == j else f"{human(first)} … {human(last)} ({j - i + 1} sizes)"
+        lines.append(f"{peer} {bench} {sizes}: {why[1] if why else 'no figure, reason unknown'}")
+        i = j + 1
+    return lines
+
+
+def markdown(table, records, command, notes=()):
     machines = sorted({r["machine"] for r in records})
     dates = sorted({r["date"] for r in records})
     out = ["# pgas vs NVSHMEM and NCCL", ""]
@@ -128,7 +218,8 @@ def markdown(table, records, command):
             "(docs/perf/README.md). **Ratio = pgas time / peer time: below 1 pgas is faster**, for latency "
             "and bandwidth rows alike. Bandwidth in parentheses is busbw (nccl-tests' factors; equal to algbw "
             "for point-to-point). nccl-best is the faster of nccl (plain buffers) and nccl-symm (symmetric "
-            "windows) at each size. — : not measured.", ""]
+            "windows) at each size. — : not measured; *failed*, *timed out*, *not run*, *not built*: no figure, "
+            "and the run recorded why (listed at the end).", ""]
     out += summary(table)
     failed = [r for r in records if r.get("ok") is False]
     if failed:
@@ -136,7 +227,7 @@ def markdown(table, records, command):
         out.append("")
     for bench in ordered(table):
         impls = table[bench]
-        peers = [p for p in PEERS if p in impls]
+        peers = columns(bench, impls, notes)
         out.append(f"## {bench}")
         if bench in WHAT:
             out.append(f"_{WHAT[bench]}_")
@@ -153,12 +244,18 @@ def markdown(table, records, command):
             mine = impls.get("pgas", {}).get(size)
             row = [human(size) if size > 0 else "—", fmt_us(mine) + fmt_bw(mine) + mark(mine)]
             for p in peers:
-                theirs = impls[p].get(size)
-                row.append(fmt_us(theirs) + fmt_bw(theirs) + mark(theirs))
+                theirs = impls.get(p, {}).get(size)
+                why = reason(notes, p, bench, size) if theirs is None and p != "nccl-best" else None
+                row.append(fmt_us(theirs, why) + fmt_bw(theirs) + mark(theirs))
                 row.append(f"{mine['us'] / theirs['us']:.2f}" if mine and theirs else "—")
             row += [fmt_us(impls[i].get(size)) for i in extras]
             out.append("| " + " | ".join(row) + " |")
         out.append("")
+    found = gap_lines(gaps(table, notes))
+    if found:
+        out += ["## Peer figures missing", "",
+                "Rows where pgas has a figure and a peer that measures the benchmark has none:", ""]
+        out += [f"- {line}" for line in found] + [""]
     return "\n".join(out) + "\n"
 
 
@@ -178,7 +275,8 @@ def summary(table):
             ratios = [(mine[s]["us"] / theirs[s]["us"], s) for s in common]
             mean = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
             worst, at = max(ratios)
-            cells.append(f"{mean:.2f}" + (f" (worst {worst:.2f} at {human(at)})" if len(ratios) > 1 else ""))
+            cells.append(f"{mean:.2f}" + (f" (worst {worst:.2f} at {human(at)})" if len(ratios) > 1 else "")
+                         + (f" [{len(common)} of {len(mine)} sizes]" if len(common) < len(mine) else ""))
         if any(c != "—" for c in cells):
             rows.append(f"| {bench} | " + " | ".join(cells) + " |")
     if not rows:
@@ -260,23 +358,36 @@ def main(argv):
     if len(args.inputs) < 2:
         parser.error("need at least one input and the output directory")
     *inputs, outdir = args.inputs
-    records = load(inputs)
+    records, notes = load(inputs)
     if not records:
         raise SystemExit("no records in " + ", ".join(inputs))
-    problems = validate(records)
+    problems = validate(records) + validate_notes(notes)
+    notes = [n for n in notes if isinstance(n.get("impl"), str) and isinstance(n.get("status"), str)]
     for p in problems:
         print("report.py: " + p, file=sys.stderr)
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump(records, f, indent=1)
+    written = [os.path.join(outdir, "results.json")]
+    if notes:
+        with open(os.path.join(outdir, "failures.json"), "w") as f:
+            json.dump(notes, f, indent=1)
+        written.append(os.path.join(outdir, "failures.json"))
     table = index(records)
     with open(os.path.join(outdir, "table.md"), "w") as f:
-        f.write(markdown(table, records, args.command))
-    written = [os.path.join(outdir, "results.json"), os.path.join(outdir, "table.md")]
+        f.write(markdown(table, records, args.command, notes))
+    written.append(os.path.join(outdir, "table.md"))
     if not args.no_plots:
         written += plots(table, outdir)
     for path in written:
         print("wrote " + path)
+    found = gap_lines(gaps(table, notes))
+    if found:
+        print(f"report.py: where pgas has a figure and a peer has none ({len(found)} lines):")
+        for line in found:
+            print("  " + line)
+    else:
+        print("report.py: every pgas figure has its peers' figures beside it")
     if args.check:
         missing = [p for p in written if not os.path.getsize(p)]
         if problems or missing:
