@@ -113,8 +113,9 @@ def reason(notes, impl, bench, size):
     mine = [n for n in notes if n["impl"] == impl and n.get("benchmark") in (bench, None)]
 
     def text(n, status, at=""):
+        what = "" if status == n["status"] and not at else f" {n['status']}{at}"
         detail = f": {n['detail']}" if n.get("detail") else ""
-        return status, f"{status} ({n.get('program', impl)} {n['status']}{at}{detail})"
+        return status, f"{status} ({n.get('program', impl)}{what}{detail})"
 
     for n in mine:
         if n.get("bytes") == size:
@@ -242,7 +243,8 @@ def markdown(table, records, command, notes=()):
         sizes = sorted({s for per in impls.values() for s in per})
         for size in sizes:
             mine = impls.get("pgas", {}).get(size)
-            row = [human(size) if size > 0 else "—", fmt_us(mine) + fmt_bw(mine) + mark(mine)]
+            row = [human(size) if size > 0 else "—",
+                   fmt_us(mine, reason(notes, "pgas", bench, size) if mine is None else None) + fmt_bw(mine) + mark(mine)]
             for p in peers:
                 theirs = impls.get(p, {}).get(size)
                 why = reason(notes, p, bench, size) if theirs is None and p != "nccl-best" else None
