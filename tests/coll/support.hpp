@@ -77,11 +77,18 @@ double to_double(T v) {
 
 // An element in which every bit depends on (pe, index, round): for data
 // movement, where only the bytes matter.
+// Every byte comes from the mix, whatever sizeof(T) (12-byte elements once
+// took 4 bytes from beyond an 8-byte source: stack garbage that differed
+// between the sender's and the reference's frames).
 template <class T>
 T raw_value(int pe, std::size_t i, int round) {
-    const std::uint64_t bits = mix(std::uint64_t(pe), i, std::uint64_t(round));
+    unsigned char bytes[sizeof(T)];
+    for (std::size_t at = 0; at < sizeof(T); at += 8) {
+        const std::uint64_t bits = mix(std::uint64_t(pe), i, std::uint64_t(round) + 977 * at);
+        std::memcpy(bytes + at, &bits, sizeof(T) - at < 8 ? sizeof(T) - at : 8);
+    }
     T v;
-    std::memcpy(&v, &bits, sizeof(T));
+    std::memcpy(static_cast<void*>(&v), bytes, sizeof(T));
     return v;
 }
 

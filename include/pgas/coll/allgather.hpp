@@ -37,12 +37,16 @@ PGAS_HD void allgather_part(const device::context<Tr>& ctx, team t, symmetric_pt
     if (path.ll) {
         const std::size_t payload = detail::coll_scratch::payload_bytes(c.n);
         const std::uint64_t chunks = (bytes + payload - 1) / payload;
-        for (std::uint64_t k = 0; k < chunks; ++k) {
-            const std::size_t off = k * payload, len = detail::min_size(payload, bytes - off);
+        auto len = [&](std::uint64_t k) { return detail::min_size(payload, bytes - k * payload); };
+        auto send = [&](std::uint64_t k) {
+            const std::size_t off = k * payload;
             for (int j = 1; j < c.n; ++j) {
                 const int to = (c.me + j) % c.n;
-                detail::ll_send<G>(c, to, detail::ll_sent(c, to) + 1 + k, s + off, len);
+                detail::ll_send<G>(c, to, detail::ll_sent(c, to) + 1 + k, s + off, len(k));
             }
+        };
+        auto consume = [&](std::uint64_t k) {
+            const std::size_t off = k * payload, len = detail::min_size(payload, bytes - off);
             for (int j = 1; j < c.n; ++j) {
                 const int from = (c.me + c.n - j) % c.n;  // the left neighbour's packets came first
                 unsigned char* block = d + bytes * std::size_t(from);
@@ -51,8 +55,8 @@ PGAS_HD void allgather_part(const device::context<Tr>& ctx, team t, symmetric_pt
                                        detail::ll_receive_unit(c, from, detail::ll_received(c, from) + 1 + k, u),
                                        len - 8 * u);
             }
-            detail::ll_ack_all<G>(c, k, detail::everyone);
-        }
+        };
+        detail::ll_exchange<G>(c, chunks, send, consume);
         detail::local_copy<G>(d + bytes * std::size_t(c.me), s, bytes);
         return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
     }

@@ -125,15 +125,16 @@ PGAS_HD void allreduce_part(const device::context<Tr>& ctx, team t, symmetric_pt
     if (path.ll) {
         const std::size_t payload = detail::coll_scratch::payload_bytes(c.n);
         const std::uint64_t chunks = (bytes + payload - 1) / payload;
-        for (std::uint64_t k = 0; k < chunks; ++k) {
-            const std::size_t len = detail::min_size(payload, bytes - k * payload);
-            for (int j = 1; j < c.n; ++j) {  // start at the right neighbour: spreads the first writes
-                const int to = (c.me + j) % c.n;
-                detail::ll_send<G>(c, to, detail::ll_sent(c, to) + 1 + k, s + k * payload, len);
-            }
-            detail::ll_reduce_chunk<G, E>(c, d, s, k * payload, len, k, op);
-            detail::ll_ack_all<G>(c, k, detail::everyone);
-        }
+        auto len = [&](std::uint64_t k) { return detail::min_size(payload, bytes - k * payload); };
+        detail::ll_exchange<G>(
+            c, chunks,
+            [&](std::uint64_t k) {
+                for (int j = 1; j < c.n; ++j) {  // start at the right neighbour: spreads the first writes
+                    const int to = (c.me + j) % c.n;
+                    detail::ll_send<G>(c, to, detail::ll_sent(c, to) + 1 + k, s + k * payload, len(k));
+                }
+            },
+            [&](std::uint64_t k) { detail::ll_reduce_chunk<G, E>(c, d, s, k * payload, len(k), k, op); });
         return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
     }
     detail::part_sync<G>(c, part, false);

@@ -38,19 +38,21 @@ concept tuning_policy = requires {
 
 // Transports that map peers' heaps (nvlink, host).
 struct load_store_policy {
-    // placeholder: to be measured on 2xH200. LL moves 4 data bytes per 8
-    // written, so it pays only while latency dominates; NCCL's own LL on NVLink
-    // hands over near 64 KiB per peer.
-    static constexpr std::size_t ll_max_bytes = std::size_t{8} << 10;
+    // Measured on 2xH200 (bench_coll_tune, allreduce_on_stream, graph
+    // replay): one-block LL 5.4 us at 4 KiB but 8.3 us at 8 KiB (two LL
+    // chunks: a 2-PE team's cell carries 6208 bytes), multi-block direct
+    // 8.0-8.2 us from 8 B to 16 KiB. So LL while the message fits one cell of
+    // a 2-PE team; larger teams have smaller cells and hand over earlier.
+    static constexpr std::size_t ll_max_bytes = std::size_t{6} << 10;
     static constexpr bool peer_pointers = true;
-    // placeholder: to be measured on 2xH200 (one block of 512 threads keeps
-    // 16 B loads from every peer in flight).
+    // 1024 threads with the reductions' registers cannot launch
+    // ("too many resources requested", 2xH200); 512 can.
     static constexpr unsigned stream_threads = 512;
-    // placeholder: to be measured on 2xH200. A block of 512 threads keeps
-    // about 16 KiB of 16-byte loads in flight; NVLink needs ~0.5 MB in flight
-    // to stay busy, so large calls take 32 blocks.
-    static constexpr unsigned stream_max_blocks = 32;
-    static constexpr std::size_t stream_bytes_per_block = std::size_t{32} << 10;
+    // Measured on 2xH200, allreduce: 64 blocks reach 299 GB/s at 256 MiB and
+    // 265 GB/s at 16 MiB, 32 blocks 289 and 257, 16 blocks 189 and 188; at
+    // 32-64 KiB a block per 8 KiB (8.3 us) beats a block per 32 KiB (9.4 us).
+    static constexpr unsigned stream_max_blocks = 64;
+    static constexpr std::size_t stream_bytes_per_block = std::size_t{8} << 10;
 };
 
 // Transports that move data only through put/get (proxy, ibgda, libfabric).

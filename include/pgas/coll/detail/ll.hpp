@@ -73,11 +73,18 @@ PGAS_HD std::uint64_t ll_received(const coll_call<Tr>& c, int from) {
 // Sends message number `message` (bytes at data) to member `to`. Every
 // thread of G calls it; each writes its share of the units. Waits first for
 // the credit of the cell (the ack of message - ll_depth).
+//
+// One thread polls the credit and the group syncs behind it: 512 threads each
+// polling with a system-scope acquire made an 8-byte allreduce ~1 us slower.
 template <group G, class Tr>
 PGAS_HD void ll_send(const coll_call<Tr>& c, int to, std::uint64_t message, const unsigned char* data,
                      std::size_t bytes) {
-    if (message > coll_scratch::ll_depth)
-        wait_local(c.ctx, c.name, c.counter(coll_scratch::ack_offset, to), cmp::ge, message - coll_scratch::ll_depth);
+    if (message > coll_scratch::ll_depth) {
+        if (G::rank() == 0)
+            wait_local(c.ctx, c.name, c.counter(coll_scratch::ack_offset, to), cmp::ge,
+                       message - coll_scratch::ll_depth);
+        G::sync();
+    }
     auto* cell = c.ctx.peer(coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.me, message)),
                             c.world_pe(to));
     const std::size_t units = (bytes + 7) / 8;
@@ -137,6 +144,22 @@ PGAS_HD void ll_ack_all(const coll_call<Tr>& c, std::uint64_t chunk, From from) 
     if (G::rank() == 0)
         for (int i = 0; i < c.n; ++i)
             if (i != c.me && from(i)) ll_ack<G>(c, i, ll_received(c, i) + 1 + chunk);
+}
+
+// The exchange loop of the all-to-all LL collectives: chunk k+1 goes out
+// before chunk k is consumed, so each chunk's one-way latency overlaps the
+// previous chunk's work (ll_depth = 2 cells per pair allow exactly one chunk
+// ahead). send(k) sends chunk k to every peer, consume(k) reads chunk k of
+// every peer; the acks follow each consume.
+template <group G, class Tr, class Send, class Consume>
+PGAS_HD void ll_exchange(const coll_call<Tr>& c, std::uint64_t chunks, Send send, Consume consume) {
+    static_assert(coll_scratch::ll_depth >= 2, "ll_exchange sends one chunk ahead");
+    send(std::uint64_t{0});
+    for (std::uint64_t k = 0; k < chunks; ++k) {
+        if (k + 1 < chunks) send(k + 1);
+        consume(k);
+        ll_ack_all<G>(c, k, [](int) { return true; });
+    }
 }
 
 // PGAS_CHECKS: every member sends its signature to every other and compares
