@@ -6,6 +6,7 @@
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
 #include <pgas/detail/heap_layout.hpp>
+#include <pgas/detail/release_add.hpp>
 #include <pgas/detail/wait.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/device/signal.hpp>
@@ -183,7 +184,9 @@ namespace detail {
 // acquire poll of the caller's own memory, which is all a barrier needs:
 // every member's earlier writes happen before every member's later accesses.
 // Measured on 2xH200 (bench_nvlink barrier_all/thread): quiet's SC fence +
-// release signal + acquire wait 2.6 us, this 2.0 us. Announcing locally and
+// release signal + acquire wait 2.6 us; a release fetch_add 2.0 us (the
+// atom's round trip); the release `red` of add_release is what is left.
+// Announcing locally and
 // polling the partner's word across NVLink measured 1.9 us but lets a member
 // read a peer's heap after that peer may have left (and freed it): not used.
 // On other transports the caller completes its operations first and the
@@ -201,17 +204,19 @@ PGAS_HD void disseminate_over(const device::context<Tr>& ctx, team t, const char
     if (me < 0) report(errc::pe_out_of_range, call, ctx.my_pe(), "caller is not a member of team slot", t.slot());
     if (n <= 1) return;
     auto* epoch = static_cast<std::uint64_t*>(ctx.transport.local_address(epoch_offset));
-    const std::uint64_t target = ++*epoch;
+    std::uint64_t target = 0;
     for (int round = 0, distance = 1; distance < n; ++round, distance <<= 1) {
         const std::uint64_t word = arrival_offset(round);
         const int to = t.world_pe((me + distance) % n);
         if constexpr (load_store_transport<Tr>) {
-            cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> arrival(
-                *static_cast<std::uint64_t*>(ctx.transport.peer_address(word, to)));
-            arrival.fetch_add(1, cuda::memory_order_release);
+            add_release(static_cast<std::uint64_t*>(ctx.transport.peer_address(word, to)), 1);
         } else {
             ctx.transport.signal(word, 1, signal_op::add, to);
         }
+        // The epoch is read after the first arrival is on its way: it is
+        // local and only this thread touches it, so its load latency overlaps
+        // the arrival's flight instead of preceding it.
+        if (round == 0) target = ++*epoch;
         wait_local(ctx, call, static_cast<const std::uint64_t*>(ctx.transport.local_address(word)), cmp::ge, target);
     }
 }
