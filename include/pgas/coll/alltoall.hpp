@@ -50,10 +50,9 @@ PGAS_HD void alltoall_part(const device::context<Tr>& ctx, team t, symmetric_ptr
             for (int j = 1; j < c.n; ++j) {
                 const int from = (c.me + c.n - j) % c.n;
                 unsigned char* block = d + bytes * std::size_t(from);
+                const std::uint64_t message = detail::ll_received(c, from) + 1 + k;  // one load, not one per unit
                 for (std::size_t u = G::rank(); u < (len + 7) / 8; u += G::size())
-                    detail::store_unit(block + off + 8 * u,
-                                       detail::ll_receive_unit(c, from, detail::ll_received(c, from) + 1 + k, u),
-                                       len - 8 * u);
+                    detail::store_unit(block + off + 8 * u, detail::ll_receive_unit(c, from, message, u), len - 8 * u);
             }
         };
         detail::ll_exchange<G>(c, chunks, send, consume);

@@ -50,10 +50,9 @@ PGAS_HD void broadcast_part(const device::context<Tr>& ctx, team t, symmetric_pt
         }
         for (std::uint64_t k = 0; k < chunks; ++k) {
             const std::size_t off = k * payload, len = detail::min_size(payload, bytes - off);
+            const std::uint64_t message = detail::ll_received(c, root) + 1 + k;  // one load, not one per unit
             for (std::size_t u = G::rank(); u < (len + 7) / 8; u += G::size())
-                detail::store_unit(d + off + 8 * u,
-                                   detail::ll_receive_unit(c, root, detail::ll_received(c, root) + 1 + k, u),
-                                   len - 8 * u);
+                detail::store_unit(d + off + 8 * u, detail::ll_receive_unit(c, root, message, u), len - 8 * u);
             detail::ll_ack_all<G>(c, k, is_root);
         }
         return detail::ll_commit<G>(c, 0, detail::no_one, chunks, is_root);

@@ -29,11 +29,17 @@ template <group G, class T, class Op, class Tr>
 PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, unsigned char* d, const unsigned char* s, std::size_t off,
                              std::size_t len, std::uint64_t chunk, Op op) {
     const std::size_t units = (len + 7) / 8;
+    // Each member's message number, loaded once per chunk (a global load per
+    // unit and member sat in front of every poll); the array lives in local
+    // memory, which L1 serves.
+    std::uint64_t message[coll_scratch::max_ll_pes];
+    if (G::rank() < units)
+        for (int q = 0; q < c.n; ++q) message[q] = q == c.me ? 0 : ll_received(c, q) + 1 + chunk;
     for (std::size_t u = G::rank(); u < units; u += G::size()) {
         std::uint64_t acc = 0;
         for (int q = 0; q < c.n; ++q) {
             const std::uint64_t v = q == c.me ? load_unit(s + off + 8 * u, len - 8 * u)
-                                              : ll_receive_unit(c, q, ll_received(c, q) + 1 + chunk, u);
+                                              : ll_receive_unit(c, q, message[q], u);
             acc = q == 0 ? v : reduce_units<T>(acc, v, op);
         }
         store_unit(d + off + 8 * u, acc, len - 8 * u);
