@@ -60,14 +60,32 @@ PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset,
 // 256 polls, so the fast path costs one load and one compare.
 // address may be local or (on load/store transports) a peer's; offset is its
 // symmetric heap offset, for the timeout diagnostic.
-template <class T, class Tr>
+//
+// polling::relaxed polls with relaxed system-scope loads instead, for waits
+// whose caller needs no acquire (the LL credits): an acquire load at system
+// scope also invalidates L1, which costs every later load of the caller.
+enum class polling { acquire, relaxed };
+
+template <class T>
+PGAS_HD T load_relaxed_word(const T* address) {
+    cuda::atomic_ref<T, cuda::thread_scope_system> word(*const_cast<T*>(address));
+    return word.load(cuda::memory_order_relaxed);
+}
+
+template <polling Ordering = polling::acquire, class T, class Tr>
 PGAS_HD T wait_address(const device::context<Tr>& ctx, const char* call, const T* address, std::uint64_t offset,
                        cmp op, T value) {
-    T seen = load_acquire(address);
+    auto load = [address] {
+        if constexpr (Ordering == polling::acquire)
+            return load_acquire(address);
+        else
+            return load_relaxed_word(address);
+    };
+    T seen = load();
     if (compare(seen, op, value)) return seen;
     const std::uint64_t start = now_ns();
     for (unsigned polls = 1;; ++polls) {
-        seen = load_acquire(address);
+        seen = load();
         if (compare(seen, op, value)) return seen;
         relax();
         if ((polls & 255u) == 0) {
@@ -81,11 +99,11 @@ PGAS_HD T wait_address(const device::context<Tr>& ctx, const char* call, const T
     }
 }
 
-template <class T, class Tr>
+template <polling Ordering = polling::acquire, class T, class Tr>
 PGAS_HD T wait_local(const device::context<Tr>& ctx, const char* call, const T* address, cmp op, T value) {
     const auto offset = std::uint64_t(reinterpret_cast<const char*>(address) -
                                       static_cast<const char*>(ctx.transport.local_address(0)));
-    return wait_address(ctx, call, address, offset, op, value);
+    return wait_address<Ordering>(ctx, call, address, offset, op, value);
 }
 
 }  // namespace detail
