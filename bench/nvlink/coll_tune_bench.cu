@@ -276,6 +276,67 @@ void barrier_form(benchmark::State& state) {
     }
     state.counters["us"] = total_ms * 1e3 / (double(iters) * double(state.iterations()));
 }
+// The same loop through pgas's pieces, to see what each adds to the raw form:
+// pgas::barrier_all; red + pgas's wait (detail::wait_local, epoch in a
+// register); red + an epoch kept in the heap (as disseminate) + pgas's wait.
+enum class pgas_form { barrier_all, red_wait_local, red_epoch_wait_local };
+
+template <pgas_form F>
+__global__ void pgas_barrier_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> word,
+                                  std::uint64_t* epoch, int iters) {
+    std::uint64_t* mine = ctx.local(word);
+    std::uint64_t* peers = ctx.peer(word, 1 - ctx.my_pe());
+    for (int i = 1; i <= iters; ++i) {
+        if constexpr (F == pgas_form::barrier_all) {
+            pgas::barrier_all(ctx);
+        } else {
+            pgas::detail::add_release(peers, 1);
+            const std::uint64_t target = F == pgas_form::red_wait_local ? std::uint64_t(i) : ++*epoch;
+            pgas::detail::wait_local(ctx, "probe", static_cast<const std::uint64_t*>(mine), pgas::cmp::ge, target);
+        }
+    }
+}
+
+template <pgas_form F>
+void pgas_barrier(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto word = w.alloc<std::uint64_t>(2);  // [0] arrivals, [1] the epoch of the in-heap form
+    constexpr int iters = 20000;
+    double total_ms = 0;
+    for (auto _ : state) {
+        for (int i = 0; i < 2; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cuda_ok(cudaMemset(w.device_address(word, i), 0, 16), "memset");
+            cuda_ok(cudaDeviceSynchronize(), "memset");
+        }
+        cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+        cudaEvent_t start, stop;
+        cudaEventCreate(&start);
+        cudaEventCreate(&stop);
+        cudaEventRecord(start);
+        for (int i = 0; i < 2; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            auto ctx = w.context<pgas::nvlink>(i);
+            pgas_barrier_loop<F><<<1, 1>>>(ctx, word, ctx.local(word) + 1, iters);
+            if (i == 0) cudaEventRecord(stop);
+        }
+        for (int i = 0; i < 2; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cuda_ok(cudaDeviceSynchronize(), "barrier loop");
+        }
+        float ms = 0;
+        cudaEventElapsedTime(&ms, start, stop);
+        state.SetIterationTime(ms / 1e3);
+        total_ms += ms;
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    state.counters["us"] = total_ms * 1e3 / (double(iters) * double(state.iterations()));
+}
+BENCHMARK(pgas_barrier<pgas_form::barrier_all>)->Name("barrier2/pgas::barrier_all")->UseManualTime()->Iterations(3);
+BENCHMARK(pgas_barrier<pgas_form::red_wait_local>)->Name("barrier2/red+wait_local")->UseManualTime()->Iterations(3);
+BENCHMARK(pgas_barrier<pgas_form::red_epoch_wait_local>)->Name("barrier2/red+heap_epoch+wait_local")->UseManualTime()->Iterations(3);
+
 BENCHMARK(barrier_form<arrive_form::red_release_sys>)->Name("barrier2/red.release.sys")->UseManualTime()->Iterations(3);
 BENCHMARK(barrier_form<arrive_form::fence_then_red_relaxed>)->Name("barrier2/fence.acq_rel.sys+red.relaxed")->UseManualTime()->Iterations(3);
 BENCHMARK(barrier_form<arrive_form::st_release_sys>)->Name("barrier2/st.release.sys")->UseManualTime()->Iterations(3);
