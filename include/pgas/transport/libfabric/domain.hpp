@@ -9,6 +9,7 @@
 #include <pgas/transport/libfabric/transport.hpp>
 #include <pgas/transport/proxy/service.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -79,6 +80,7 @@ public:
         for (auto& pe : pes_) {
             typename proxy::service<ofi::fabric_backend>::options o;
             o.cpu = options_.proxy_cpu;
+            o.yield_after_idle_ns = options_.proxy_yield_after_idle_ns;
             pe->proxy = std::make_unique<proxy::service<ofi::fabric_backend>>(*pe->backend, *pe->ring,
                                                                               pe->backend->card().pe, o);
         }
@@ -114,6 +116,8 @@ public:
     std::string provider() const { return pes_.front()->backend->provider(); }
     std::string domain_name() const { return pes_.front()->backend->domain_name(); }
     std::uint64_t mr_mode() const { return pes_.front()->backend->mr_mode(); }
+    // "flush" or "complete" (libfabric_options::put_delivery).
+    std::string put_delivery() const { return pes_.front()->backend->put_delivery(); }
 
     // Non-empty once local PE `local`'s proxy failed (the text its producers report).
     std::string failure(int local = 0) const { return pes_.at(std::size_t(local))->proxy->failure(); }
@@ -141,6 +145,9 @@ private:
             s.max_in_flight = options_.ring_capacity * 2;
             s.bounce_chunk_bytes = options_.bounce_chunk_bytes;
             s.bounce_chunks = options_.bounce_chunks;
+            s.flush_delivery = ofi::flush_delivery(options_, info, s.pe);
+            s.flush_every = std::max<std::uint32_t>(1, options_.ring_capacity / 4);
+            s.coalesce_bytes = options_.coalesce_bytes;
             pe->backend = std::make_unique<ofi::fabric_backend>(info, s);
             pe->ring = std::make_unique<proxy::ring_memory>(
                 options_.ring_capacity, gpu_heap ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);

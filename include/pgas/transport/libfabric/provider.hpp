@@ -25,11 +25,28 @@ struct libfabric_options {
     std::string iface;               // "" reads PGAS_FI_IFACE: pins the provider's domain (network interface)
     std::uint32_t ring_capacity = 1024;  // commands per PE's ring (a power of two)
     int proxy_cpu = -1;              // pin each proxy thread here (-1: no pinning; CI shares 2 cores)
+    std::int64_t proxy_yield_after_idle_ns = 500;  // an idle proxy thread yields its core this often (-1: never)
     std::size_t bounce_chunk_bytes = std::size_t{256} << 10;  // staging buffers (GPU memory, FI_MR_LOCAL)
     std::uint32_t bounce_chunks = 16;
     // Stage every local buffer outside the heap through the bounce buffers,
     // as FI_MR_LOCAL providers and GPU memory need (lets CI exercise that path).
     bool stage_local_buffers = false;
+    // How a put's remote visibility (what quiet waits for) is learnt; "" reads
+    // PGAS_FI_PUT_DELIVERY, still "": "flush" on shm, "complete" elsewhere.
+    //   "complete": every write asks for FI_DELIVERY_COMPLETE (on shm that is
+    //               its SAR protocol: one round trip through the target per put).
+    //   "flush":    puts up to the provider's inject_size go out with
+    //               fi_inject_write (no completion, no per-put round trip); an
+    //               ordered read posted after them (an fi_read, or a fetching
+    //               atomic where atomics are ordered with RMA too, or a
+    //               delivery-complete write to that PE) completing confirms
+    //               them. Needs FI_ORDER_RMA_RAW|FI_ORDER_RMA_WAW. Inject errors are not reported by providers, so
+    //               the proxy checks each injected put's range itself.
+    std::string put_delivery;
+    // Adjacent small puts to one PE (consecutive commands, contiguous remote
+    // ranges, e.g. a warp's lanes writing consecutive words) leave as one
+    // write of up to this many bytes (0: never merge).
+    std::size_t coalesce_bytes = 4096;
 };
 
 namespace ofi {
@@ -120,6 +137,64 @@ inline info_ptr make_hints(bool want_hmem) {
     return hints;
 }
 
+// The orderings the "flush" delivery relies on. rma_order: an RMA read
+// posted after RMA writes to a PE is processed after them (RAW) and writes
+// stay in order (WAW), so an fi_read confirms earlier injected writes.
+// full_order, FI_ORDER_RAW|FI_ORDER_WAW, spans RMA and atomics too: a
+// fetching atomic confirms them and a signal's atomic lands after the data
+// written before it. shm grants full_order when asked; tcp;ofi_rxm grants
+// only the RMA (and atomic-to-atomic) orders.
+inline constexpr std::uint64_t full_order = FI_ORDER_RAW | FI_ORDER_WAW;
+inline constexpr std::uint64_t rma_order = FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAW;
+inline bool has_order(const fi_info* info, std::uint64_t order) { return (info->tx_attr->msg_order & order) == order; }
+inline bool has_rma_order(const fi_info* info) { return has_order(info, full_order) || has_order(info, rma_order); }
+
+// `chosen` again, asked for full_order (else rma_order) in its tx/rx
+// msg_order, when the provider grants it (null otherwise). Asking matters on
+// shm: without an RMA ordering request it writes and reads through
+// process_vm_writev/readv from the initiator (a syscall per operation).
+inline info_ptr ordered_variant(const fi_info* chosen, bool want_hmem) {
+    const std::string name = chosen->fabric_attr->prov_name;
+    const std::string domain = chosen->domain_attr->name ? chosen->domain_attr->name : "";
+    for (std::uint64_t order : {full_order, rma_order}) {
+        info_ptr hints = make_hints(want_hmem);
+        hints->tx_attr->msg_order = order;
+        hints->rx_attr->msg_order = order;
+        fi_info* raw = nullptr;
+        if (fi_getinfo(api_version, nullptr, nullptr, 0, hints.get(), &raw) != 0) continue;
+        info_ptr found(raw);
+        for (fi_info* i = found.get(); i; i = i->next) {
+            if (name != i->fabric_attr->prov_name) continue;
+            if (domain != (i->domain_attr->name ? i->domain_attr->name : "")) continue;
+            if (!has_order(i, order)) continue;
+            return info_ptr(fi_dupinfo(i));
+        }
+    }
+    return nullptr;
+}
+
+// Whether puts use the "flush" delivery (libfabric_options::put_delivery) on
+// endpoint `info`; throws when it is asked for and the provider cannot.
+inline bool flush_delivery(const libfabric_options& options, const fi_info* info, int pe) {
+    const std::string asked =
+        !options.put_delivery.empty() ? options.put_delivery : pgas::detail::env("PGAS_FI_PUT_DELIVERY").value_or("");
+    const std::string name = info->fabric_attr->prov_name;
+    const bool ordered = has_rma_order(info);
+    const bool can = ordered && info->tx_attr->inject_size >= 8;
+    if (asked.empty()) return can && name == "shm";
+    if (asked == "complete") return false;
+    if (asked != "flush")
+        fail(errc::invalid_argument, pe, "libfabric_domain",
+             "put delivery '" + asked + "' (PGAS_FI_PUT_DELIVERY) is neither \"complete\" nor \"flush\"");
+    if (!can)
+        fail(errc::transport_unavailable, pe, "libfabric_domain",
+             "put delivery \"flush\" needs FI_ORDER_RMA_RAW|FI_ORDER_RMA_WAW and an inject size of at least 8 bytes; "
+             "provider " +
+                 name + (ordered ? " injects " + std::to_string(info->tx_attr->inject_size) + " bytes"
+                                 : std::string(" does not grant that ordering")));
+    return true;
+}
+
 // Preference among providers that pass (lower is better): NICs first, then
 // shared memory when every PE is on one host, then TCP.
 inline int rank(const std::string& name, bool single_host) {
@@ -193,7 +268,10 @@ inline info_ptr select_provider(const libfabric_options& options, bool single_ho
         if (r < best_rank) best = i, best_rank = r;
         if (!wanted.empty()) break;
     }
-    if (best) return info_ptr(fi_dupinfo(best));
+    if (best) {
+        if (info_ptr ordered = ordered_variant(best, want_hmem)) return ordered;
+        return info_ptr(fi_dupinfo(best));
+    }
 
     // Nothing passed: say what exists and why each one is unusable.
     info_ptr basic(fi_allocinfo());
