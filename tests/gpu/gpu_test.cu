@@ -62,7 +62,12 @@ std::vector<int> gpus(int n) {
 
 // Under pgasrun (one process per GPU) every world is world::init_gpu; else one
 // process drives n GPUs. Either way launch_all covers the local PEs.
-bool one_process_per_gpu() { return std::getenv("PGAS_RANK") != nullptr; }
+// Started by a launcher (pgasrun, torchrun, mpirun, srun): one process per GPU.
+bool one_process_per_gpu() {
+    for (const char* var : {"PGAS_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+        if (std::getenv(var) != nullptr) return true;
+    return false;
+}
 pgas::world make_world(int n) {
     if (!one_process_per_gpu()) return pgas::world::init_local(gpus(n), options());
     auto w = pgas::world::init_gpu(options());
@@ -541,8 +546,8 @@ TEST_SUITE("one_gpu") {
 }
 
 TEST_SUITE("two_processes") {
-    TEST_CASE("every op between two GPUs, one process each (run under pgasrun -n 2)") {
-        REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n 2");
+    TEST_CASE("every op between two GPUs with one process each (pgasrun or mpirun or torchrun with 2 processes)") {
+        REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n 2 (or mpirun or torchrun)");
         run_suite(2);
     }
 }
