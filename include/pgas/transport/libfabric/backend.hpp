@@ -161,6 +161,8 @@ private:
             if (s_.gpu_producers) cudaFreeHost(scratch_);
             else std::free(scratch_);
         }
+        if (stream_) cudaStreamDestroy(stream_);
+        stream_ = nullptr;
         ep_ = nullptr, scratch_mr_ = heap_mr_ = nullptr, av_ = nullptr, cq_ = nullptr, domain_ = nullptr, fabric_ = nullptr;
         scratch_ = nullptr;
     }
@@ -412,16 +414,25 @@ private:
         return device || (mr_mode_ & FI_MR_LOCAL) || s_.force_staging;
     }
 
+    // Staging copies of GPU memory run on the backend's own non-blocking
+    // stream (made on the proxy thread at the first copy): the legacy default
+    // stream would wait for every kernel on blocking streams, among them the
+    // kernel that is waiting for this very copy's command (a deadlock).
     void copy(void* dst, const void* src, std::size_t bytes, bool device, cudaMemcpyKind direction) {
         if (!device) {
             std::memcpy(dst, src, bytes);
             return;
         }
-        if (!device_current_ && s_.cuda_device >= 0) {  // first staging copy on the proxy thread
-            cudaSetDevice(s_.cuda_device);
-            device_current_ = true;
+        if (stream_ == nullptr) {
+            if (s_.cuda_device >= 0) cudaSetDevice(s_.cuda_device);
+            const cudaError_t rc = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+            if (rc != cudaSuccess) {
+                stream_ = nullptr;
+                fail(errc::cuda, s_.pe, "libfabric proxy", std::string("creating the staging stream: ") + cudaGetErrorString(rc));
+            }
         }
-        const cudaError_t rc = cudaMemcpy(dst, src, bytes, direction);
+        cudaError_t rc = cudaMemcpyAsync(dst, src, bytes, direction, stream_);
+        if (rc == cudaSuccess) rc = cudaStreamSynchronize(stream_);
         if (rc != cudaSuccess)
             fail(errc::cuda, s_.pe, "libfabric proxy",
                  std::string("staging ") + std::to_string(bytes) + " bytes through pinned memory: " + cudaGetErrorString(rc));
@@ -773,7 +784,7 @@ private:
     bool ordered_ = false;
     bool waited_on_ = false;  // inside flush(true)
     address_card card_{};
-    bool device_current_ = false;
+    cudaStream_t stream_ = nullptr;  // staging copies (created on the proxy thread)
 };
 
 }  // namespace ofi

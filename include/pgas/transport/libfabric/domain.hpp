@@ -36,6 +36,14 @@ PGAS_NAMESPACE_BEGIN
 //   auto ctx = fabric.context();                      // device::context<pgas::libfabric>
 //   kernel<<<...>>>(ctx, ...);  // or, host PEs: use ctx on the PE's thread
 //
+// Producers are GPU threads when the heap is GPU memory, or when
+// libfabric_options::gpu_producers asks for it over a host-memory heap (a
+// provider without FI_HMEM for CUDA cannot expose a GPU heap; kernels then
+// work on the host heap, which this domain registers with cudaHostRegister
+// for them): rings and staging buffers go to mapped pinned memory of the
+// PE's GPU, and the context carries device addresses and a mapped copy of
+// the world's peer-failure flag.
+//
 // Not included by pgas/pgas.hpp (it needs libfabric's headers and library):
 // include <pgas/transport/libfabric/libfabric.hpp> and link pgas::libfabric.
 class libfabric_domain {
@@ -43,6 +51,7 @@ public:
     explicit libfabric_domain(world& w, libfabric_options options = {}) : world_(&w), options_(std::move(options)) {
         const int n_local = w.n_local_pes();
         const bool gpu_heap = !w.heap_memory().host_accessible();
+        const bool gpu_producers = gpu_heap || options_.gpu_producers;
         const bool single_host = all_on_one_host();
         // A PE whose selection fails still joins the agreement, so the others
         // fail at once with its reason instead of waiting for the bootstrap's timeout.
@@ -58,7 +67,7 @@ public:
 
         std::vector<ofi::address_card> mine;
         try {
-            open_endpoints(w, gpu_heap, info.get(), mine);
+            open_endpoints(w, gpu_heap, gpu_producers, info.get(), mine);
         } catch (const error&) {
             // Still join the exchange (a card with pe = -1), so the others fail now, not at a timeout.
             failure = std::current_exception();
@@ -81,6 +90,10 @@ public:
             typename proxy::service<ofi::fabric_backend>::options o;
             o.cpu = options_.proxy_cpu;
             o.yield_after_idle_ns = options_.proxy_yield_after_idle_ns;
+            if (abort_mirror_) {
+                o.abort_source = world_->runtime().abort_flag;
+                o.abort_mirror = abort_mirror_.get();
+            }
             pe->proxy = std::make_unique<proxy::service<ofi::fabric_backend>>(*pe->backend, *pe->ring,
                                                                               pe->backend->card().pe, o);
         }
@@ -107,10 +120,15 @@ public:
         const auto& pe = *pes_.at(std::size_t(local));
         device::context<libfabric> ctx;
         ctx.runtime = world_->runtime();
-        ctx.transport = libfabric(pe.ring->view(ctx.runtime), world_->heap_memory().local_base(local),
-                                  world_->local_pe(local), world_->n_pes(), world_->heap_bytes());
+        if (abort_mirror_device_) ctx.runtime.abort_flag = abort_mirror_device_;
+        std::byte* base = pe.device_base ? pe.device_base : world_->heap_memory().local_base(local);
+        ctx.transport = libfabric(pe.ring->view(ctx.runtime), base, world_->local_pe(local), world_->n_pes(),
+                                  world_->heap_bytes());
         return ctx;
     }
+
+    // Whether kernels are this domain's producers (GPU heap, or libfabric_options::gpu_producers).
+    bool gpu_producers() const { return pes_.front()->ring->who() == proxy::producers::gpu; }
 
     // The provider every PE uses ("shm", "tcp;ofi_rxm", ...), its domain and mr_mode.
     std::string provider() const { return pes_.front()->backend->provider(); }
@@ -126,20 +144,31 @@ public:
     void simulate_proxy_death(int local = 0) { pes_.at(std::size_t(local))->proxy->simulate_death(); }
 
 private:
-    void open_endpoints(world& w, bool gpu_heap, const fi_info* info, std::vector<ofi::address_card>& mine) {
+    void open_endpoints(world& w, bool gpu_heap, bool gpu_producers, const fi_info* info,
+                        std::vector<ofi::address_card>& mine) {
         const int n_local = w.n_local_pes();
+        int current = -1;
+        if (gpu_producers && !gpu_heap) {
+            if (cudaGetDevice(&current) != cudaSuccess)
+                detail::throw_error(errc::cuda, n_local == 1 ? w.my_pe() : -1, "libfabric_domain",
+                                    "gpu_producers needs a CUDA device (none is current)");
+            open_abort_mirror(n_local == 1 ? w.my_pe() : -1);
+        }
         for (int local = 0; local < n_local; ++local) {
-            // A GPU heap: the ring and staging memory belong to that PE's GPU.
-            const int cuda_device = gpu_heap ? device_of(w.heap_memory().local_base(local), w.local_pe(local)) : -1;
+            // A GPU heap: the ring and staging memory belong to that PE's GPU;
+            // GPU producers over a host heap: to the GPU current now.
+            const int cuda_device =
+                gpu_heap ? device_of(w.heap_memory().local_base(local), w.local_pe(local)) : current;
             const device_guard on_device(cuda_device);
             auto pe = std::make_unique<local_pe>();
+            if (gpu_producers && !gpu_heap) pe->register_heap(w.heap_memory().local_base(local), w.heap_bytes(), w.local_pe(local));
             ofi::fabric_backend::setup s;
             s.pe = w.local_pe(local);
             s.n_pes = w.n_pes();
             s.heap_base = w.heap_memory().local_base(local);
             s.heap_bytes = w.heap_bytes();
             s.heap_is_gpu = gpu_heap;
-            s.gpu_producers = gpu_heap;
+            s.gpu_producers = gpu_producers;
             s.cuda_device = cuda_device;
             s.force_staging = options_.stage_local_buffers;
             s.max_in_flight = options_.ring_capacity * 2;
@@ -150,7 +179,7 @@ private:
             s.coalesce_bytes = options_.coalesce_bytes;
             pe->backend = std::make_unique<ofi::fabric_backend>(info, s);
             pe->ring = std::make_unique<proxy::ring_memory>(
-                options_.ring_capacity, gpu_heap ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);
+                options_.ring_capacity, gpu_producers ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);
             mine.push_back(pe->backend->card());
             pes_.push_back(std::move(pe));
         }
@@ -160,9 +189,51 @@ private:
         std::unique_ptr<ofi::fabric_backend> backend;
         std::unique_ptr<proxy::ring_memory> ring;
         std::unique_ptr<proxy::service<ofi::fabric_backend>> proxy;
+        std::byte* host_base = nullptr;    // a host heap this domain registered for kernels
+        std::byte* device_base = nullptr;  // its address in kernels (null: the heap's own)
         ~local_pe() {
             proxy.reset();  // the thread stops before the fabric closes
+            if (host_base) cudaHostUnregister(host_base);
         }
+        // Kernels reach a host heap once it is registered (mapped); one
+        // registered by someone else already is used as it is.
+        void register_heap(std::byte* base, std::uint64_t bytes, int pe) {
+            const cudaError_t rc = cudaHostRegister(base, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
+            if (rc == cudaSuccess) {
+                host_base = base;
+            } else if (rc == cudaErrorHostMemoryAlreadyRegistered) {
+                (void)cudaGetLastError();
+            } else {
+                detail::throw_error(errc::cuda, pe, "libfabric_domain",
+                                    std::string("cudaHostRegister of the host heap for GPU producers: ") +
+                                        cudaGetErrorString(rc));
+            }
+            void* device = nullptr;
+            const cudaError_t got = cudaHostGetDevicePointer(&device, base, 0);
+            if (got != cudaSuccess)
+                detail::throw_error(errc::cuda, pe, "libfabric_domain",
+                                    std::string("cudaHostGetDevicePointer of the host heap: ") + cudaGetErrorString(got));
+            device_base = static_cast<std::byte*>(device);
+        }
+    };
+
+    // The mapped copy of the world's peer-failure flag that kernels poll
+    // (the world's own is pageable memory when the heap is on the host).
+    void open_abort_mirror(int pe) {
+        int* host = nullptr;
+        if (cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable) !=
+            cudaSuccess)
+            detail::throw_error(errc::cuda, pe, "libfabric_domain", "cudaHostAlloc of the peer-failure flag failed");
+        *host = *world_->runtime().abort_flag;
+        abort_mirror_.reset(host);
+        void* device = nullptr;
+        if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess)
+            detail::throw_error(errc::cuda, pe, "libfabric_domain", "cudaHostGetDevicePointer of the peer-failure flag failed");
+        abort_mirror_device_ = static_cast<const volatile int*>(device);
+    }
+
+    struct pinned_deleter {
+        void operator()(int* p) const { cudaFreeHost(p); }
     };
 
     static int device_of(const void* address, int pe) {
@@ -219,6 +290,8 @@ private:
 
     world* world_;
     libfabric_options options_;
+    std::unique_ptr<int, pinned_deleter> abort_mirror_;   // outlives the proxy threads that write it
+    const volatile int* abort_mirror_device_ = nullptr;
     std::vector<std::unique_ptr<local_pe>> pes_;
 };
 

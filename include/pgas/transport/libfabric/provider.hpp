@@ -43,6 +43,10 @@ struct libfabric_options {
     //               them. Needs FI_ORDER_RMA_RAW|FI_ORDER_RMA_WAW. Inject errors are not reported by providers, so
     //               the proxy checks each injected put's range itself.
     std::string put_delivery;
+    // Kernels push into the rings although the heap is host memory (a GPU
+    // heap implies it): rings and staging in mapped pinned memory of the CUDA
+    // device current at construction, the heap registered for kernels.
+    bool gpu_producers = false;
     // Adjacent small puts to one PE (consecutive commands, contiguous remote
     // ranges, e.g. a warp's lanes writing consecutive words) leave as one
     // write of up to this many bytes (0: never merge).

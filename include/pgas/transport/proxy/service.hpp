@@ -162,6 +162,11 @@ public:
         // (measured: 64 polls per yield cost 6.8 us per put+quiet on shm and
         // 44 us on tcp; 500 ns, 2.9 and 12 us).
         std::int64_t yield_after_idle_ns = 500;
+        // While it loops the thread copies *abort_source (a peer-failure flag
+        // kernels cannot read, e.g. in pageable memory) into *abort_mirror
+        // (mapped pinned memory they poll). Both null: nothing to mirror.
+        const volatile int* abort_source = nullptr;
+        volatile int* abort_mirror = nullptr;
     };
 
     service(Backend& backend, ring_memory& ring, int pe, options opts)
@@ -229,6 +234,10 @@ private:
                 fail(e.what());
             }
             detail::store_release(&control.heartbeat, control.heartbeat + 1);
+            if (opts_.abort_mirror != nullptr) {
+                const int failed = *opts_.abort_source;
+                if (*opts_.abort_mirror != failed) *opts_.abort_mirror = failed;
+            }
             idle_.store(completed_ == cursor_ && detail::load_acquire(&ring_.slot(cursor_).seq) != cursor_ + 1,
                         std::memory_order_release);
             if (busy) {
