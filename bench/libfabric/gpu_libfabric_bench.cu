@@ -1,0 +1,219 @@
+// GPU-driven libfabric proxy: 8 B put+quiet latency from a kernel, put_signal ping-pong between two GPUs'
+// kernels, and the 8 B put rate from many warps.
+//
+// Two PEs as SPMD threads of this process (PE i on GPU i % count), each with
+// its own world (host heap, registered for the kernels), libfabric domain
+// (libfabric_options::gpu_producers) and proxy thread, on loopback shm or
+// tcp;ofi_rxm. Times come from %globaltimer inside the kernel, so launch
+// overhead is excluded. bench_libfabric's raw_fi_write / raw_inject_flush
+// (same provider, same delivery) are the provider's own figures: the
+// difference is the whole GPU path (push over PCIe into the mapped ring,
+// proxy thread, completion written back and polled over PCIe).
+#include <pgas/pgas.hpp>
+#include <pgas/transport/libfabric/libfabric.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace gpu_libfabric_bench {  // named: PGAS_KERNEL sets visibility, which anonymous namespaces refuse
+
+using ctx_t = pgas::device::context<pgas::libfabric>;
+
+const char* const providers[] = {"shm", "tcp;ofi_rxm"};
+const char* const deliveries[] = {"complete", "flush"};
+
+void cuda_check(cudaError_t rc, const char* what) {
+    if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+__device__ std::uint64_t now() {
+    std::uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Two PEs, kernels as producers; body(ctx, world, stream, times, done) runs on
+// each PE's thread; `times` is managed memory for the kernel's %globaltimer
+// readings, `done` tells a PE that only keeps its proxy polling to stop.
+template <class Body>
+void two_gpu_pes(benchmark::State& state, Body body) {
+    const char* provider = providers[state.range(0)];
+    const char* delivery = deliveries[state.range(1)];
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
+        state.SkipWithError("no CUDA GPU");
+        return;
+    }
+    std::atomic<bool> done{false};
+    try {
+        pgas::world_options wo;
+        wo.heap_bytes = std::uint64_t{64} << 20;
+        wo.timeout_ms = 60000;
+        pgas::world::run_threads(2, [&](pgas::world& w) {
+            cuda_check(cudaSetDevice(w.my_pe() % gpus), "cudaSetDevice");
+            pgas::libfabric_options o;
+            o.provider = provider;
+            o.iface = "lo";
+            o.put_delivery = delivery;
+            o.gpu_producers = true;
+            pgas::libfabric_domain fabric(w, o);
+            if (w.my_pe() == 0) state.SetLabel(std::string(provider) + " " + fabric.put_delivery());
+            cudaStream_t stream = nullptr;
+            cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+            std::uint64_t* times = nullptr;
+            cuda_check(cudaMallocManaged(&times, 2 * sizeof(std::uint64_t)), "cudaMallocManaged");
+            body(fabric.context(), w, stream, times, done);
+            cuda_check(cudaFree(times), "cudaFree");
+            cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+            w.barrier();
+        }, wo);
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+    }
+}
+
+// --- 8 B put + quiet from one GPU thread ----------------------------------------
+
+PGAS_KERNEL void put_quiet_kernel(__grid_constant__ const ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> target,
+                                  int repeats, std::uint64_t* elapsed) {
+    for (int i = 0; i < 10; ++i) {  // warm-up: first touches of the ring and the peer
+        pgas::p(ctx, target, std::uint64_t(i), 1);
+        pgas::quiet(ctx);
+    }
+    const std::uint64_t start = now();
+    for (int i = 0; i < repeats; ++i) {
+        pgas::p(ctx, target, std::uint64_t(i), 1);
+        pgas::quiet(ctx);
+    }
+    *elapsed = now() - start;
+}
+
+void gpu_put_quiet(benchmark::State& state) {
+    constexpr int repeats = 2000;
+    two_gpu_pes(state, [&](const ctx_t& ctx, pgas::world& w, cudaStream_t stream, std::uint64_t* elapsed,
+                           std::atomic<bool>& done) {
+        auto target = w.alloc<std::uint64_t>(1);
+        w.barrier();
+        if (w.my_pe() == 0) {
+            double total = 0;
+            for (auto _ : state) {
+                put_quiet_kernel<<<1, 1, 0, stream>>>(ctx, target, repeats, elapsed);
+                cuda_check(cudaStreamSynchronize(stream), "put_quiet_kernel");
+                const double s = double(*elapsed) * 1e-9;
+                state.SetIterationTime(s);
+                total += s;
+            }
+            state.counters["us_per_op"] = total * 1e6 / (repeats * double(state.iterations()));
+            done = true;
+            done.notify_all();
+        } else {
+            done.wait(false);  // PE 1's proxy keeps polling (target-side progress) meanwhile
+        }
+    });
+}
+BENCHMARK(gpu_put_quiet)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime();
+
+// --- put_signal ping-pong between the two GPUs' kernels ------------------------
+
+PGAS_KERNEL void ping_pong_kernel(__grid_constant__ const ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> data,
+                                  pgas::symmetric_ptr<std::uint64_t> sig, std::uint64_t first, int rounds,
+                                  std::uint64_t* elapsed) {
+    const int me = ctx.my_pe(), other = 1 - me;
+    const std::uint64_t start = now();
+    for (int r = 0; r < rounds; ++r) {
+        const std::uint64_t round = first + std::uint64_t(r);
+        if (me == 0) {
+            pgas::put_signal(ctx, data, &round, 1, sig, round, pgas::signal_op::set, other);
+            pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, round);
+        } else {
+            pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, round);
+            pgas::put_signal(ctx, data, &round, 1, sig, round, pgas::signal_op::set, other);
+        }
+    }
+    pgas::quiet(ctx);
+    *elapsed = now() - start;
+}
+
+void gpu_put_signal_ping_pong(benchmark::State& state) {
+    constexpr int rounds = 1000;
+    two_gpu_pes(state, [&](const ctx_t& ctx, pgas::world& w, cudaStream_t stream, std::uint64_t* elapsed,
+                           std::atomic<bool>&) {
+        auto data = w.alloc<std::uint64_t>(1);
+        auto sig = w.alloc<std::uint64_t>(1);
+        std::uint64_t first = 1;
+        double total = 0;
+        // Both PEs run the same number of iterations: PE 0 decides and tells PE 1 through the bootstrap.
+        for (;;) {
+            int go = 0;
+            if (w.my_pe() == 0) go = state.KeepRunning() ? 1 : 0;
+            go = w.channel().allgather_value(go)[0];
+            if (!go) break;
+            ping_pong_kernel<<<1, 1, 0, stream>>>(ctx, data, sig, first, rounds, elapsed);
+            cuda_check(cudaStreamSynchronize(stream), "ping_pong_kernel");
+            first += rounds;
+            if (w.my_pe() == 0) {
+                const double s = double(*elapsed) * 1e-9;
+                state.SetIterationTime(s);
+                total += s;
+            }
+            w.barrier();
+        }
+        if (w.my_pe() == 0) state.counters["one_way_us"] = total * 1e6 / (2.0 * rounds * double(state.iterations()));
+    });
+}
+BENCHMARK(gpu_put_signal_ping_pong)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime();
+
+// --- 8 B put_nbi from many warps -------------------------------------------------
+
+// range(2): 0 consecutive words (a warp's puts merge), 1 every other word (no merging).
+// times[0]: the earliest block's start, times[1]: the latest block's end.
+PGAS_KERNEL void rate_kernel(__grid_constant__ const ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> target,
+                             int per_thread, int stride, std::uint64_t* times) {
+    const unsigned id = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    if (threadIdx.x == 0) atomicMin(reinterpret_cast<unsigned long long*>(times), (unsigned long long)now());
+    __syncthreads();
+    for (int i = 0; i < per_thread; ++i) {
+        const std::uint64_t v = id;
+        pgas::put_nbi(ctx, target + std::ptrdiff_t((std::size_t(i) * n + id) * std::size_t(stride)), &v, 1, 1);
+    }
+    pgas::quiet<pgas::block>(ctx);
+    if (threadIdx.x == 0) atomicMax(reinterpret_cast<unsigned long long*>(times + 1), (unsigned long long)now());
+}
+
+void gpu_message_rate(benchmark::State& state) {
+    constexpr int blocks = 8, threads = 256, per_thread = 16;
+    const int stride = state.range(2) == 0 ? 1 : 2;
+    two_gpu_pes(state, [&](const ctx_t& ctx, pgas::world& w, cudaStream_t stream, std::uint64_t* times,
+                           std::atomic<bool>& done) {
+        auto target = w.alloc<std::uint64_t>(std::size_t(blocks) * threads * per_thread * 2);
+        w.barrier();
+        if (w.my_pe() == 0) {
+            double total = 0;
+            for (auto _ : state) {
+                times[0] = ~std::uint64_t{0};
+                times[1] = 0;
+                rate_kernel<<<blocks, threads, 0, stream>>>(ctx, target, per_thread, stride, times);
+                cuda_check(cudaStreamSynchronize(stream), "rate_kernel");
+                const double s = double(times[1] - times[0]) * 1e-9;
+                state.SetIterationTime(s);
+                total += s;
+            }
+            state.counters["Mputs_per_s"] = double(blocks) * threads * per_thread * double(state.iterations()) / total / 1e6;
+            done = true;
+            done.notify_all();
+        } else {
+            done.wait(false);
+        }
+    });
+}
+BENCHMARK(gpu_message_rate)->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})->UseManualTime();
+
+}  // namespace gpu_libfabric_bench
+
+BENCHMARK_MAIN();
