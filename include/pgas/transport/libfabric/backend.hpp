@@ -250,7 +250,10 @@ public:
     // posted operation confirms yet. The proxy calls it when it waits for
     // completions: `waited_on` when a quiet, fence or signal stands behind
     // the queued work (a producer waits: fewest round trips), else for an
-    // idle ring with work outstanding (credits, blocking puts).
+    // idle ring with work outstanding (credits, blocking puts); then a PE
+    // with a flush in flight waits for it first, so that puts trickling in
+    // (one GPU thread's, each a PCIe round trip apart) cost one flush per
+    // round trip, not one each.
     bool flush(bool waited_on) {
         waited_on_ = waited_on;
         bool any = pump();
@@ -260,8 +263,8 @@ public:
         for (std::size_t i = 0; i < dirty_.size(); ++i) {
             const int pe = dirty_[i];
             peer& p = peers_[std::size_t(pe)];
-            if (p.injected > p.covered && !post_flush(pe)) {
-                dirty_[keep++] = pe;  // no record or provider queue full: next time
+            if (p.injected > p.covered && ((!waited_on && p.flushes > 0) || !post_flush(pe))) {
+                dirty_[keep++] = pe;  // a flush to wait for, no record, or the provider's queue full: next time
                 continue;
             }
             any |= p.injected == p.covered;
@@ -327,6 +330,7 @@ private:
         // flush delivery: injected writes posted (a sequence), the highest of
         // them a posted operation confirms, those confirmed, and the waiting ones
         std::uint64_t injected = 0, covered = 0, confirmed = 0;
+        std::uint32_t flushes = 0;  // flushes in flight
         std::deque<injected_put> waiting;
         bool dirty = false;  // in dirty_
     };
@@ -656,6 +660,7 @@ private:
         }
         r.confirms = p.injected;
         p.covered = p.injected;
+        ++p.flushes;
         free_records_.pop_back();
         return true;
     }
@@ -729,6 +734,7 @@ private:
         if (r.copy_to) copy(r.copy_to, r.copy_from, r.bytes, r.device_copy, cudaMemcpyHostToDevice);
         if (r.bounce >= 0) free_bounce_.push_back(r.bounce);
         free_records_.push_back(r.index);
+        if (r.what == kind::flush) --peers_[std::size_t(r.pe)].flushes;
         if (s_.flush_delivery) confirm(r.pe, r.confirms, on_complete);
         for (std::uint32_t i = 0; i < r.tokens; ++i) on_complete(r.token + i);
     }
