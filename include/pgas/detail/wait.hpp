@@ -52,12 +52,40 @@ PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset,
         } __trap();))
 }
 
+// The one polling loop of every pgas wait: calls attempt() until it returns
+// true; every 256 polls checks the peer-failure flag and the clock, and
+// calls on_timeout(waited_ms) once the context's timeout has passed. The
+// clock is first read at that first check, not on the first miss: a
+// %globaltimer read sat between a barrier's first poll and its second and
+// cost every 2-PE barrier ~0.55 us on 2xH200 (bench_coll_tune barrier2:
+// red.release + inline polls 1.31 us, through this loop 1.86 us). Timeouts
+// therefore count from the 256th poll.
+template <class Tr, class Attempt, class OnTimeout>
+PGAS_HD void poll_until(const device::context<Tr>& ctx, const char* call, Attempt&& attempt, OnTimeout&& on_timeout) {
+    if (attempt()) return;
+    std::uint64_t start = 0;
+    bool started = false;
+    for (unsigned polls = 1;; ++polls) {
+        if (attempt()) return;
+        relax();
+        if ((polls & 255u) != 0) continue;
+        if (ctx.runtime.abort_flag && *ctx.runtime.abort_flag != 0)
+            report(errc::peer_failed, call, ctx.my_pe(), "stopped waiting: failed PE", *ctx.runtime.abort_flag - 1);
+        const std::uint64_t now = now_ns();
+        if (!started) {
+            start = now;
+            started = true;
+        } else if (ctx.runtime.timeout_ns != 0 && now - start > ctx.runtime.timeout_ns) {
+            on_timeout((now - start) / 1000000);
+        }
+    }
+}
+
 // Spins until `*address <op> value` holds and returns the value that made it
 // hold (acquire: later reads see what the writer wrote before its release).
 // Polls with ld.acquire: on 2xH200 relaxed polls plus one acquire fence on
 // success made the p ping-pong 0.62 us slower (1.33 vs 0.71 us one-way), so
-// system-scope fences are kept off every wait path. Checks the clock and the peer-failure flag every
-// 256 polls, so the fast path costs one load and one compare.
+// system-scope fences are kept off every wait path.
 // address may be local or (on load/store transports) a peer's; offset is its
 // symmetric heap offset, for the timeout diagnostic.
 //
@@ -75,28 +103,20 @@ PGAS_HD T load_relaxed_word(const T* address) {
 template <polling Ordering = polling::acquire, class T, class Tr>
 PGAS_HD T wait_address(const device::context<Tr>& ctx, const char* call, const T* address, std::uint64_t offset,
                        cmp op, T value) {
-    auto load = [address] {
-        if constexpr (Ordering == polling::acquire)
-            return load_acquire(address);
-        else
-            return load_relaxed_word(address);
-    };
-    T seen = load();
-    if (compare(seen, op, value)) return seen;
-    const std::uint64_t start = now_ns();
-    for (unsigned polls = 1;; ++polls) {
-        seen = load();
-        if (compare(seen, op, value)) return seen;
-        relax();
-        if ((polls & 255u) == 0) {
-            if (ctx.runtime.abort_flag && *ctx.runtime.abort_flag != 0)
-                report(errc::peer_failed, call, ctx.my_pe(), "stopped waiting: failed PE",
-                       *ctx.runtime.abort_flag - 1);
-            const std::uint64_t waited = now_ns() - start;
-            if (ctx.runtime.timeout_ns != 0 && waited > ctx.runtime.timeout_ns)
-                report_wait_timeout(call, ctx.my_pe(), offset, op, value, seen, waited / 1000000);
-        }
-    }
+    T seen{};
+    poll_until(
+        ctx, call,
+        [&] {
+            if constexpr (Ordering == polling::acquire)
+                seen = load_acquire(address);
+            else
+                seen = load_relaxed_word(address);
+            return compare(seen, op, value);
+        },
+        [&](std::uint64_t waited_ms) {
+            report_wait_timeout(call, ctx.my_pe(), offset, op, value, seen, waited_ms);
+        });
+    return seen;
 }
 
 template <polling Ordering = polling::acquire, class T, class Tr>

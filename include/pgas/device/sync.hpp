@@ -118,26 +118,14 @@ PGAS_HD std::size_t test_some(const device::context<Tr>& ctx, symmetric_ptr<T> i
 }
 
 namespace detail {
-// Polls `attempt` until it reports progress, with the same timeout and
-// peer-failure checks as wait_local; on timeout reports the first selected ivar.
+// Polls `attempt` until it reports progress, with every wait's timeout and
+// peer-failure checks; on timeout reports the first selected ivar.
 template <class Tr, class T, class Attempt>
 PGAS_HD void spin(const device::context<Tr>& ctx, const char* call, symmetric_ptr<T> first, cmp op, T value,
                   Attempt&& attempt) {
-    if (attempt()) return;
-    const std::uint64_t start = now_ns();
-    for (unsigned polls = 1;; ++polls) {
-        if (attempt()) return;
-        relax();
-        if ((polls & 255u) == 0) {
-            if (ctx.runtime.abort_flag && *ctx.runtime.abort_flag != 0)
-                report(errc::peer_failed, call, ctx.my_pe(), "stopped waiting: failed PE",
-                       *ctx.runtime.abort_flag - 1);
-            const std::uint64_t waited = now_ns() - start;
-            if (ctx.runtime.timeout_ns != 0 && waited > ctx.runtime.timeout_ns)
-                report_wait_timeout(call, ctx.my_pe(), first.offset(), op, value,
-                                    load_acquire(ctx.local(first)), waited / 1000000);
-        }
-    }
+    poll_until(ctx, call, attempt, [&](std::uint64_t waited_ms) {
+        report_wait_timeout(call, ctx.my_pe(), first.offset(), op, value, load_acquire(ctx.local(first)), waited_ms);
+    });
 }
 }  // namespace detail
 

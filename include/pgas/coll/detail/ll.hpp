@@ -62,25 +62,12 @@ PGAS_HD std::uint64_t ll_wait_unit(const coll_call<Tr>& c, const std::uint64_t* 
         ll_load_unit(pair, lo, hi);
         return std::uint32_t(lo >> 32) == flag && std::uint32_t(hi >> 32) == flag;
     };
-    if (!arrived()) {
-        const std::uint64_t start = now_ns();
-        for (unsigned polls = 1; !arrived(); ++polls) {
-            relax();
-            if ((polls & 255u) != 0) continue;
-            if (c.ctx.runtime.abort_flag && *c.ctx.runtime.abort_flag != 0)
-                report(errc::peer_failed, c.name, c.ctx.my_pe(), "stopped waiting: failed PE",
-                       *c.ctx.runtime.abort_flag - 1);
-            const std::uint64_t waited = now_ns() - start;
-            if (c.ctx.runtime.timeout_ns != 0 && waited > c.ctx.runtime.timeout_ns) {
-                const auto offset = std::uint64_t(reinterpret_cast<const char*>(pair) -
-                                                  static_cast<const char*>(c.ctx.transport.local_address(0)));
-                const std::uint32_t seen = std::uint32_t(lo >> 32) != flag ? std::uint32_t(lo >> 32)
-                                                                           : std::uint32_t(hi >> 32);
-                report_wait_timeout(c.name, c.ctx.my_pe(), offset, cmp::eq, std::uint64_t(flag), std::uint64_t(seen),
-                                    waited / 1000000);
-            }
-        }
-    }
+    poll_until(c.ctx, c.name, arrived, [&](std::uint64_t waited_ms) {
+        const auto offset = std::uint64_t(reinterpret_cast<const char*>(pair) -
+                                          static_cast<const char*>(c.ctx.transport.local_address(0)));
+        const std::uint32_t seen = std::uint32_t(lo >> 32) != flag ? std::uint32_t(lo >> 32) : std::uint32_t(hi >> 32);
+        report_wait_timeout(c.name, c.ctx.my_pe(), offset, cmp::eq, std::uint64_t(flag), std::uint64_t(seen), waited_ms);
+    });
     return (hi << 32) | std::uint32_t(lo);
 }
 
