@@ -239,17 +239,17 @@ __global__ void barrier_form_loop(std::uint64_t* mine, std::uint64_t* peers, std
     }
 }
 
-template <arrive_form A>
-void barrier_form(benchmark::State& state) {
+// Zeroes `bytes` of `word` on both GPUs, launches launch(pe) on each (GPU 0
+// first, timed by events around its kernel), and reports us per iteration.
+template <class Launch>
+void time_loop_pair(benchmark::State& state, pgas::symmetric_ptr<std::uint64_t> word, std::size_t bytes, int iters,
+                    Launch&& launch) {
     auto& w = two_gpus();
-    static auto word = w.alloc<std::uint64_t>(1);
-    constexpr int iters = 20000;
     double total_ms = 0;
     for (auto _ : state) {
-        std::vector<cudaEvent_t> ev(2);
         for (int i = 0; i < 2; ++i) {  // fresh words: the add forms count from 0
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
-            cuda_ok(cudaMemset(w.device_address(word, i), 0, 8), "memset");
+            cuda_ok(cudaMemset(w.device_address(word, i), 0, bytes), "memset");
             cuda_ok(cudaDeviceSynchronize(), "memset");
         }
         cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
@@ -259,13 +259,12 @@ void barrier_form(benchmark::State& state) {
         cudaEventRecord(start);
         for (int i = 0; i < 2; ++i) {
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
-            auto ctx = w.context<pgas::nvlink>(i);
-            barrier_form_loop<A><<<1, 1>>>(ctx.local(word), ctx.peer(word, 1 - i), 0, iters);
+            launch(i);
             if (i == 0) cudaEventRecord(stop);
         }
         for (int i = 0; i < 2; ++i) {
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
-            cuda_ok(cudaDeviceSynchronize(), "barrier loop");
+            cuda_ok(cudaDeviceSynchronize(), "loop");
         }
         float ms = 0;
         cudaEventElapsedTime(&ms, start, stop);
@@ -275,6 +274,17 @@ void barrier_form(benchmark::State& state) {
         cudaEventDestroy(stop);
     }
     state.counters["us"] = total_ms * 1e3 / (double(iters) * double(state.iterations()));
+}
+
+template <arrive_form A>
+void barrier_form(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto word = w.alloc<std::uint64_t>(1);
+    constexpr int iters = 20000;
+    time_loop_pair(state, word, 8, iters, [&](int i) {
+        auto ctx = w.context<pgas::nvlink>(i);
+        barrier_form_loop<A><<<1, 1>>>(ctx.local(word), ctx.peer(word, 1 - i), 0, iters);
+    });
 }
 // The same loop through pgas's pieces, to see what each adds to the raw form:
 // pgas::barrier_all; red + pgas's wait (detail::wait_local, epoch in a
@@ -302,36 +312,10 @@ void pgas_barrier(benchmark::State& state) {
     auto& w = two_gpus();
     static auto word = w.alloc<std::uint64_t>(2);  // [0] arrivals, [1] the epoch of the in-heap form
     constexpr int iters = 20000;
-    double total_ms = 0;
-    for (auto _ : state) {
-        for (int i = 0; i < 2; ++i) {
-            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
-            cuda_ok(cudaMemset(w.device_address(word, i), 0, 16), "memset");
-            cuda_ok(cudaDeviceSynchronize(), "memset");
-        }
-        cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
-        cudaEvent_t start, stop;
-        cudaEventCreate(&start);
-        cudaEventCreate(&stop);
-        cudaEventRecord(start);
-        for (int i = 0; i < 2; ++i) {
-            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
-            auto ctx = w.context<pgas::nvlink>(i);
-            pgas_barrier_loop<F><<<1, 1>>>(ctx, word, ctx.local(word) + 1, iters);
-            if (i == 0) cudaEventRecord(stop);
-        }
-        for (int i = 0; i < 2; ++i) {
-            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
-            cuda_ok(cudaDeviceSynchronize(), "barrier loop");
-        }
-        float ms = 0;
-        cudaEventElapsedTime(&ms, start, stop);
-        state.SetIterationTime(ms / 1e3);
-        total_ms += ms;
-        cudaEventDestroy(start);
-        cudaEventDestroy(stop);
-    }
-    state.counters["us"] = total_ms * 1e3 / (double(iters) * double(state.iterations()));
+    time_loop_pair(state, word, 16, iters, [&](int i) {
+        auto ctx = w.context<pgas::nvlink>(i);
+        pgas_barrier_loop<F><<<1, 1>>>(ctx, word, ctx.local(word) + 1, iters);
+    });
 }
 BENCHMARK(pgas_barrier<pgas_form::barrier_all>)->Name("barrier2/pgas::barrier_all")->UseManualTime()->Iterations(3);
 BENCHMARK(pgas_barrier<pgas_form::red_wait_local>)->Name("barrier2/red+wait_local")->UseManualTime()->Iterations(3);
