@@ -96,9 +96,17 @@ PGAS_HD void ll_send(const coll_call<Tr>& c, int to, std::uint64_t message, cons
     const std::size_t first = G::rank();
     const std::uint64_t first_value = first < units ? load_unit(data + 8 * first, bytes - 8 * first) : 0;
     if (message > coll_scratch::ll_depth) {
-        if (G::rank() == 0)
-            wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::ack_offset, to), cmp::ge,
-                                         message - coll_scratch::ll_depth);
+        // The ack is a peer's write, so reading it is a trip to L2; the last
+        // value seen (often a message ahead of what this send needs) is local.
+        // Only rank 0 reads and writes the credit: the group's decision to
+        // sync must not depend on which threads saw the update.
+        if (G::rank() == 0) {
+            const std::uint64_t needed = message - coll_scratch::ll_depth;
+            std::uint64_t* credit = c.counter(coll_scratch::credit_offset, to);
+            if (*credit < needed)
+                *credit = wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::ack_offset, to),
+                                                       cmp::ge, needed);
+        }
         G::sync();
     }
     auto* cell = c.ctx.peer(coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.me, message)),

@@ -17,6 +17,8 @@ namespace detail {
 //
 //   sent[i]    messages this PE has sent to team member i (local only)
 //   recv[i]    messages this PE has consumed from member i (local only)
+//   credit[i]  the highest ack[i] this PE has seen (local only): a send whose
+//              cell is already known free skips reading ack[i]
 //   ack[i]     written by member i: how many of this PE's messages it consumed
 //   staging    local bounce buffer of the put/get path (never written by peers)
 //   parts      one barrier per block of a multi-block on-stream collective:
@@ -41,6 +43,7 @@ struct coll_scratch {
 
     static constexpr std::uint64_t sent_offset = 0;
     static constexpr std::uint64_t recv_offset = sent_offset + 8 * max_ll_pes;
+    static constexpr std::uint64_t credit_offset = recv_offset + 8 * max_ll_pes;
     static constexpr std::uint64_t ack_offset = 2048;  // peers write here: its own lines
     static constexpr std::uint64_t staging_offset = 4096;
     static constexpr std::uint64_t staging_bytes = 8192;
@@ -74,7 +77,7 @@ struct coll_scratch {
 };
 
 static_assert(coll_scratch::slot_bytes * team::max_slots <= heap_layout::coll_scratch_bytes);
-static_assert(coll_scratch::recv_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::ack_offset);
+static_assert(coll_scratch::credit_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::ack_offset);
 static_assert(coll_scratch::ack_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::staging_offset);
 static_assert(std::uint64_t{1} << coll_scratch::max_part_rounds >= coll_scratch::max_ll_pes);
 static_assert(coll_scratch::cells_offset % 64 == 0);
