@@ -1,6 +1,7 @@
 // Provider choice and faults: bad names, unusable atomics, interface pinning, error completions, a dead proxy.
 #include "support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -126,6 +127,50 @@ TEST_CASE("many producer threads share one PE's ring - and it wraps around (tiny
             CHECK(fetched_sum.load() == adds * (adds - 1) / 2);  // every old value 0..adds-1 seen once
             pgas::barrier_all(ctx);
         }, test::fabric(provider, 8));  // 8 slots: wraps hundreds of times
+    });
+}
+
+// The pattern of the GPU atomics suite on host threads: more producers than
+// ring slots, every command a fetching atomic (each holds its slot until its
+// producer has read the reply and acked it), and compare_swap retry loops, so
+// producers that need a slot wait behind others that still have a reply to
+// read. Every fetch_add's old value must come back exactly once and every
+// compare_swap increment land once: no slot reused before its reply was read.
+TEST_CASE("more producer threads than ring slots, all fetching atomics - every old value seen once") {
+    test::for_each_provider([](const std::string& provider) {
+        test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+            constexpr int threads = 12, each = 150;  // 12 producers on a 4-slot ring
+            auto counter = w.alloc<std::uint64_t>(1);
+            auto cas = w.alloc<std::int32_t>(1);
+            auto ctx = fabric.context();
+            const int other = 1 - ctx.my_pe();
+            std::vector<std::vector<std::uint64_t>> olds(threads);
+            std::vector<std::thread> producers;
+            for (int t = 0; t < threads; ++t)
+                producers.emplace_back([&, t] {
+                    for (int i = 0; i < each; ++i) {
+                        olds[std::size_t(t)].push_back(pgas::atomic_fetch_add(ctx, counter, std::uint64_t(1), other));
+                        if (i % 15 != 0) continue;
+                        std::int32_t seen = pgas::atomic_fetch(ctx, cas, other);
+                        for (;;) {
+                            const std::int32_t old = pgas::atomic_compare_swap(ctx, cas, seen, seen + 1, other);
+                            if (old == seen) break;
+                            seen = old;
+                        }
+                    }
+                    pgas::quiet(ctx);
+                });
+            for (auto& p : producers) p.join();
+            pgas::barrier_all(ctx);
+            std::vector<std::uint64_t> all;
+            for (const auto& o : olds) all.insert(all.end(), o.begin(), o.end());
+            std::sort(all.begin(), all.end());
+            REQUIRE(all.size() == std::size_t(threads) * each);
+            for (std::size_t i = 0; i < all.size(); ++i) REQUIRE(all[i] == i);
+            CHECK(*ctx.local(counter) == std::uint64_t(threads) * each);
+            CHECK(*ctx.local(cas) == threads * ((each + 14) / 15));
+            pgas::barrier_all(ctx);
+        }, test::fabric(provider, 4));
     });
 }
 

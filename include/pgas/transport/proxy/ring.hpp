@@ -140,7 +140,7 @@ struct ring_view {
         const std::uint64_t start = pgas::detail::now_ns();
         for (unsigned polls = 1;; ++polls) {
             if (ready()) return;
-            pgas::detail::relax();
+            back_off(polls);
             if ((polls & 255u) != 0) continue;
             if (runtime.abort_flag && *runtime.abort_flag != 0)
                 pgas::detail::report(errc::peer_failed, call, pe, "stopped waiting: failed PE", *runtime.abort_flag - 1);
@@ -152,6 +152,25 @@ struct ring_view {
     }
 
 private:
+    // One step of back-off in spin. On the GPU this must be a yield point:
+    // with independent thread scheduling the lanes of one warp that took
+    // different paths (a compare_swap retry loop, a reservation split by the
+    // credit check) run as separate groups, and a group in a tight polling
+    // loop with no sleep is not guaranteed to give the warp to the others.
+    // A lane that has published a fetching command and only has to read its
+    // reply and ack it (the ack is what frees its slot, and `released`
+    // advances in ticket order) would then never run while its warp-mates
+    // poll `released` for a slot only that ack can free: the ring stays full
+    // for good (completed - released == capacity). __nanosleep suspends the
+    // polling group and lets the scheduler run the warp's other groups. A
+    // poll already costs a PCIe round trip (~1 us), so a sleep of at most
+    // 256 ns adds little to the wake-up.
+    PGAS_HD static void back_off(unsigned polls) {
+        NV_IF_TARGET(NV_IS_DEVICE,
+                     (const unsigned shift = polls < 4u ? polls : 4u; __nanosleep(16u << shift);),
+                     ((void)polls; pgas::detail::relax();))
+    }
+
     // Everything from `ack` on (the proxy no longer reads a slot it released).
     PGAS_HD static void write_body(command& slot, const command& local) {
         constexpr std::size_t first = offsetof(command, ack);
