@@ -172,8 +172,11 @@ namespace detail {
 // acquire poll of the caller's own memory, which is all a barrier needs:
 // every member's earlier writes happen before every member's later accesses.
 // Measured on 2xH200 (bench_nvlink barrier_all/thread): quiet's SC fence +
-// release signal + acquire wait 2.6 us; a release fetch_add 2.0 us (the
-// atom's round trip); the release `red` of add_release is what is left.
+// release signal + acquire wait 2.6 us; a release fetch_add 2.0 us; the
+// release `red` of add_release with poll_until 1.9-1.95 us. The bare form
+// (red.release.sys + an inline ld.acquire loop, bench_coll_tune barrier2)
+// takes 1.24-1.33 us, red + poll_until 1.70 us: about 0.45 us is in the wait
+// loop and 0.25 us in this function's bookkeeping, not yet found.
 // Announcing locally and
 // polling the partner's word across NVLink measured 1.9 us but lets a member
 // read a peer's heap after that peer may have left (and freed it): not used.
