@@ -1,0 +1,95 @@
+// pgas::route_context: builds a device::context<route<Near, Far>> from a Near and a Far context (or a world).
+#pragma once
+
+#include <pgas/core/error.hpp>
+#include <pgas/device/context.hpp>
+#include <pgas/host/world.hpp>
+#include <pgas/transport/concepts.hpp>
+#include <pgas/transport/route/route.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+PGAS_NAMESPACE_BEGIN
+
+// The context of one PE whose operations to the PEs in near_pes go through
+// `near` and all others through `far`. Both contexts must belong to the same
+// PE of the same world (checked). The wait timeout and peer-failure flag are
+// far's: a proxy transport may hand kernels a mapped copy of the flag that
+// the world's own (pageable on host heaps) is not.
+//
+//   pgas::libfabric_domain fabric(w);
+//   auto ctx = pgas::route_context<pgas::host>(w, fabric.context(), pgas::route_node_pes(w));
+//   // ctx: device::context<pgas::route<pgas::host, pgas::libfabric>>
+template <class Near, class Far>
+device::context<route<Near, Far>> route_context(const device::context<Near>& near, const device::context<Far>& far,
+                                                pe_range near_pes) {
+    const int pe = near.my_pe(), n = near.n_pes();
+    const char* call = "route_context";
+    if (far.my_pe() != pe || far.n_pes() != n || far.transport.heap_bytes() != near.transport.heap_bytes())
+        detail::throw_error(errc::invalid_argument, pe, call,
+                            std::string("the ") + Near::name + " context is PE " + std::to_string(pe) + " of " +
+                                std::to_string(n) + " but the " + Far::name + " context is PE " +
+                                std::to_string(far.my_pe()) + " of " + std::to_string(far.n_pes()) +
+                                " (or their heaps differ): both must come from the same PE of one world");
+    if (near_pes.first < 0 || near_pes.count < 0 || near_pes.first + near_pes.count > n)
+        detail::throw_error(errc::pe_out_of_range, pe, call,
+                            "near PEs [" + std::to_string(near_pes.first) + ", " +
+                                std::to_string(near_pes.first + near_pes.count) + ") do not fit a world of " +
+                                std::to_string(n) + " PEs");
+    for (int q = near_pes.first; q < near_pes.first + near_pes.count; ++q) {
+        bool reached = near.transport.reachable(q);
+        if constexpr (load_store_transport<Near>) reached = reached && near.transport.peer_address(0, q) != nullptr;
+        if (!reached)
+            detail::throw_error(errc::transport_unavailable, pe, call,
+                                std::string("PE ") + std::to_string(q) + " is in the near range but the " +
+                                    Near::name + " transport does not reach it from here");
+    }
+    device::context<route<Near, Far>> ctx;
+    ctx.transport = route<Near, Far>(near.transport, far.transport, near_pes);
+    ctx.runtime = far.runtime;
+    return ctx;
+}
+
+// The same with Near's context taken from the world (world::context<Near>).
+template <class Near, class Far>
+device::context<route<Near, Far>> route_context(const world& w, const device::context<Far>& far, pe_range near_pes,
+                                                int local = 0) {
+    return route_context(w.template context<Near>(local), far, near_pes);
+}
+
+// Collective: the PEs on this process's host (by gethostname), the usual
+// near range. They must be consecutive world PEs (one node's launch ranks
+// are); otherwise this throws and the caller passes its own pe_range.
+inline pe_range route_node_pes(world& w) {
+    struct card {
+        char host[256];
+        int first;
+        int count;
+    } mine{};
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    mine.first = w.local_pe(0);
+    mine.count = w.n_local_pes();
+    for (int i = 1; i < w.n_local_pes(); ++i)
+        if (w.local_pe(i) != mine.first + i)
+            detail::throw_error(errc::invalid_argument, -1, "route_node_pes",
+                                "this process's PEs are not consecutive: pass a pe_range to route_context");
+    const auto all = w.channel().allgather_value(mine);
+    int low = w.n_pes(), high = -1, on_host = 0;
+    for (const auto& other : all) {
+        if (std::strncmp(other.host, mine.host, sizeof(mine.host)) != 0) continue;
+        low = other.first < low ? other.first : low;
+        high = other.first + other.count - 1 > high ? other.first + other.count - 1 : high;
+        on_host += other.count;
+    }
+    if (on_host != high - low + 1)
+        detail::throw_error(errc::invalid_argument, mine.count == 1 ? mine.first : -1, "route_node_pes",
+                            std::string("the PEs on host ") + mine.host +
+                                " are not consecutive world PEs: pass a pe_range to route_context");
+    return pe_range{low, on_host};
+}
+
+PGAS_NAMESPACE_END

@@ -1,0 +1,172 @@
+// pgas::route<Near, Far>: per-peer composition of two transports (NVLink inside the node, a network outside).
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/ordering.hpp>
+#include <pgas/transport/concepts.hpp>
+#include <pgas/transport/host/host.hpp>
+#include <pgas/transport/libfabric/transport.hpp>
+#include <pgas/transport/nvlink/nvlink.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+
+// The world PEs first, first + 1, ..., first + count - 1 (empty when count is
+// 0): the PEs a route sends through its Near transport, typically the
+// caller's node (route_node_pes in transport/route/context.hpp finds it).
+struct pe_range {
+    int first = 0;
+    int count = 0;
+
+    PGAS_HD constexpr bool contains(int pe) const { return pe >= first && pe - first < count; }
+};
+
+// The device-side state of a route: both transports by value and the range of
+// PEs that Near serves. Every operation naming a PE takes one branch on that
+// range and calls Near's or Far's own code, both inlined; a context of a
+// single transport has no branch at all. Made by pgas::route_context
+// (transport/route/context.hpp).
+//
+// Semantics are the two transports', per target PE (each PE is always served
+// by the same one):
+//  - put/get/p/g/_nbi, atomics, signal, put_signal(_nbi): those of the
+//    transport serving `pe`.
+//  - fence: Near's fence, then Far's: later operations to each PE are
+//    ordered after earlier ones to that PE, on both paths.
+//  - quiet: Near's quiet, then Far's: every earlier operation of the caller,
+//    on either path, is complete (remote visibility) on return.
+//  - signal and put_signal are ordered after earlier puts to the same PE
+//    only (the concepts' per-PE contract, as ibgda's per-QP order): a Near
+//    signal does not wait for Far puts still in flight to another PE. Call
+//    quiet first when another PE must see them (pgas::barrier does).
+//
+// Not a load_store_transport, even when Near is: Far's peers are not mapped,
+// so ctx.peer() is nullptr and the collectives take their put/get path
+// (coll::rma_policy). near_address() gives Near's pointer where there is one.
+template <class Near, class Far>
+class route {
+    static_assert(transport<Near> && transport<Far>,
+                  "pgas: route<Near, Far> needs both Near and Far to model pgas::transport "
+                  "(see transport/concepts.hpp)");
+    static_assert(rma_transport<Near>,
+                  "pgas: route<Near, Far>: Near cannot put/get (it does not model pgas::rma_transport), "
+                  "so the PEs it serves would have no path");
+    static_assert(rma_transport<Far>,
+                  "pgas: route<Near, Far>: Far cannot put/get (it does not model pgas::rma_transport), "
+                  "so the PEs outside Near's range would have no path");
+
+public:
+    static constexpr const char* name = "route";
+    static constexpr bool provides_rma = true;
+    static constexpr bool provides_atomics = atomic_transport<Near> && atomic_transport<Far>;
+    static constexpr bool provides_signals = signal_transport<Near> && signal_transport<Far>;
+    static constexpr bool provides_load_store = false;
+
+    using near_type = Near;
+    using far_type = Far;
+
+    route() = default;
+    route(Near near, Far far, pe_range near_pes) : near_(near), far_(far), near_pes_(near_pes) {}
+
+    PGAS_HD int my_pe() const { return near_.my_pe(); }
+    PGAS_HD int n_pes() const { return near_.n_pes(); }
+    PGAS_HD bool reachable(int pe) const { return is_near(pe) ? near_.reachable(pe) : far_.reachable(pe); }
+    PGAS_HD void* local_address(std::uint64_t offset) const { return near_.local_address(offset); }
+    PGAS_HD std::uint64_t heap_bytes() const { return near_.heap_bytes(); }
+
+    // Whether operations to pe go through Near (else through Far).
+    PGAS_HD bool is_near(int pe) const { return near_pes_.contains(pe); }
+    PGAS_HD pe_range near_pes() const { return near_pes_; }
+    PGAS_HD const Near& near() const { return near_; }
+    PGAS_HD const Far& far() const { return far_; }
+
+    // A pointer the caller may load from and store to for a PE Near serves
+    // and maps; nullptr for every other PE (and when Near maps nothing).
+    PGAS_HD void* near_address(std::uint64_t offset, int pe) const {
+        if constexpr (load_store_transport<Near>) {
+            if (is_near(pe)) return near_.peer_address(offset, pe);
+        }
+        return nullptr;
+    }
+
+    // --- rma -------------------------------------------------------------------
+    template <class G>
+    PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        if (is_near(pe)) near_.template put<G>(dst, src, bytes, pe);
+        else far_.template put<G>(dst, src, bytes, pe);
+    }
+    template <class G>
+    PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        if (is_near(pe)) near_.template put_nbi<G>(dst, src, bytes, pe);
+        else far_.template put_nbi<G>(dst, src, bytes, pe);
+    }
+    template <class G>
+    PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        if (is_near(pe)) near_.template get<G>(dst, src, bytes, pe);
+        else far_.template get<G>(dst, src, bytes, pe);
+    }
+    template <class G>
+    PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
+        if (is_near(pe)) near_.template get_nbi<G>(dst, src, bytes, pe);
+        else far_.template get_nbi<G>(dst, src, bytes, pe);
+    }
+    template <class G>
+    PGAS_HD void fence() const {
+        near_.template fence<G>();
+        far_.template fence<G>();
+    }
+    template <class G>
+    PGAS_HD void quiet() const {
+        near_.template quiet<G>();
+        far_.template quiet<G>();
+    }
+
+    // --- atomics (one thread) ----------------------------------------------------
+    template <class V>
+    PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
+        if (is_near(pe)) return near_.template atomic<V>(op, offset, operand, expected, pe);
+        return far_.template atomic<V>(op, offset, operand, expected, pe);
+    }
+    template <class V>
+    PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
+        if (is_near(pe)) return near_.template atomic_add<V>(offset, operand, pe);
+        return far_.template atomic_add<V>(offset, operand, pe);
+    }
+
+    // --- signals -------------------------------------------------------------------
+    PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
+        if (is_near(pe)) near_.signal(offset, value, op, pe);
+        else far_.signal(offset, value, op, pe);
+    }
+    template <class G>
+    PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                            std::uint64_t value, signal_op op, int pe) const {
+        if (is_near(pe)) near_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
+        else far_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
+    }
+    template <class G>
+    PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                                std::uint64_t value, signal_op op, int pe) const {
+        if (is_near(pe)) near_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
+        else far_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
+    }
+
+private:
+    Near near_;
+    Far far_;
+    pe_range near_pes_;
+};
+
+// The compositions pgas is built for: NVLink (or the host transport's shared
+// memory) inside the node, the libfabric proxy outside.
+static_assert(rma_transport<route<nvlink, libfabric>>);
+static_assert(atomic_transport<route<nvlink, libfabric>>);
+static_assert(signal_transport<route<nvlink, libfabric>>);
+static_assert(!load_store_transport<route<nvlink, libfabric>>);
+static_assert(rma_transport<route<host, libfabric>> && atomic_transport<route<host, libfabric>> &&
+              signal_transport<route<host, libfabric>> && !load_store_transport<route<host, libfabric>>);
+
+PGAS_NAMESPACE_END
