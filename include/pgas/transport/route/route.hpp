@@ -33,7 +33,9 @@ struct pe_range {
 // Semantics are the two transports', per target PE (each PE is always served
 // by the same one):
 //  - put/get/p/g/_nbi, atomics, signal, put_signal(_nbi): those of the
-//    transport serving `pe`.
+//    transport serving `pe` (p and g go through its put/get: a 4/8-byte p
+//    to a near peer is not the single atomic store it is on nvlink/host, so
+//    a word another PE polls is written with atomic_set or a signal).
 //  - fence: Near's fence, then Far's: later operations to each PE are
 //    ordered after earlier ones to that PE, on both paths.
 //  - quiet: Near's quiet, then Far's: every earlier operation of the caller,
