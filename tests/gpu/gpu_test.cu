@@ -453,7 +453,7 @@ void on_each_stream(pgas::world& w, Call call) {
 void check_collectives(int n) {
     auto w = make_world(n);
     const pgas::team all = pgas::team::world_team(0, n);
-    // 1 and 1027 run LL; 50001 (7 blocks) and 2^20 + 3 (32 blocks) the multi-block direct path
+    // 1 and 1027 run LL; 50001 (25 blocks) and 2^20 + 3 (64 blocks) the multi-block direct path
     for (std::size_t count : {std::size_t(1), std::size_t(1027), std::size_t(50001), (std::size_t(1) << 20) + 3}) {
         CAPTURE(count);
         auto src = w.alloc<float>(count * n);
