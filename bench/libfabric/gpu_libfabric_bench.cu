@@ -1,5 +1,5 @@
 // GPU-driven libfabric proxy: 8 B put+quiet latency from a kernel, put_signal ping-pong between two GPUs'
-// kernels, and the 8 B put rate from many warps.
+// kernels, the 8 B put rate from many warps, and the floors under them (PCIe read, host echo, ring alone).
 //
 // Two PEs as SPMD threads of this process (PE i on GPU i % count), each with
 // its own world (host heap, registered for the kernels), libfabric domain
@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace gpu_libfabric_bench {  // named: PGAS_KERNEL sets visibility, which anonymous namespaces refuse
 
@@ -213,6 +215,152 @@ void gpu_message_rate(benchmark::State& state) {
     });
 }
 BENCHMARK(gpu_message_rate)->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})->UseManualTime();
+
+// --- where the GPU path's time goes -------------------------------------------------
+// The floors under gpu_put_quiet, one GPU thread each, no libfabric:
+//  gpu_host_read: one read of a word in mapped pinned host memory (a PCIe round trip);
+//  gpu_host_echo: the GPU stores a number into host memory, a host thread that polls it
+//    stores it back, the GPU polls for it: the least any command + completion can cost;
+//  gpu_ring_only_put_quiet: put + quiet through the real ring and proxy thread with a
+//    backend that completes everything at once (no provider).
+
+PGAS_KERNEL void host_read_kernel(const volatile std::uint64_t* word, int repeats, std::uint64_t* out) {
+    std::uint64_t sum = 0;
+    const std::uint64_t start = now();
+    for (int i = 0; i < repeats; ++i) sum += word[sum & 1];  // each read depends on the last
+    out[0] = now() - start;
+    out[1] = sum;
+}
+
+void gpu_host_read(benchmark::State& state) {
+    constexpr int repeats = 2000;
+    std::uint64_t *host = nullptr, *device = nullptr, *out = nullptr;
+    cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host), 64, cudaHostAllocMapped), "cudaHostAlloc");
+    host[0] = host[1] = 2;  // even: every read goes to word[0]
+    cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0), "cudaHostGetDevicePointer");
+    cuda_check(cudaMallocManaged(&out, 2 * sizeof(std::uint64_t)), "cudaMallocManaged");
+    double total = 0;
+    for (auto _ : state) {
+        host_read_kernel<<<1, 1>>>(device, repeats, out);
+        cuda_check(cudaDeviceSynchronize(), "host_read_kernel");
+        state.SetIterationTime(double(out[0]) * 1e-9);
+        total += double(out[0]) * 1e-9;
+    }
+    state.counters["us_per_read"] = total * 1e6 / (repeats * double(state.iterations()));
+    cudaFree(out);
+    cudaFreeHost(host);
+}
+BENCHMARK(gpu_host_read)->UseManualTime();
+
+PGAS_KERNEL void host_echo_kernel(volatile std::uint64_t* to_host, const volatile std::uint64_t* from_host,
+                                  std::uint64_t first, int repeats, std::uint64_t* elapsed) {
+    const std::uint64_t start = now();
+    for (int i = 0; i < repeats; ++i) {
+        const std::uint64_t n = first + std::uint64_t(i);
+        *to_host = n;
+        while (*from_host != n) {
+        }
+    }
+    *elapsed = now() - start;
+}
+
+void gpu_host_echo(benchmark::State& state) {
+    constexpr int repeats = 2000;
+    std::uint64_t *host = nullptr, *device = nullptr, *elapsed = nullptr;
+    cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host), 256, cudaHostAllocMapped), "cudaHostAlloc");
+    host[0] = host[8] = 0;  // separate cache lines: [0] GPU -> host, [8] host -> GPU
+    cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0), "cudaHostGetDevicePointer");
+    cuda_check(cudaMallocManaged(&elapsed, sizeof(std::uint64_t)), "cudaMallocManaged");
+    std::atomic<bool> stop{false};
+    std::thread echo([&] {
+        std::atomic_ref<std::uint64_t> in(host[0]), back(host[8]);
+        std::uint64_t last = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+            const std::uint64_t v = in.load(std::memory_order_acquire);
+            if (v != last) back.store(last = v, std::memory_order_release);
+        }
+    });
+    std::uint64_t first = 1;
+    double total = 0;
+    for (auto _ : state) {
+        host_echo_kernel<<<1, 1>>>(device, device + 8, first, repeats, elapsed);
+        cuda_check(cudaDeviceSynchronize(), "host_echo_kernel");
+        first += repeats;
+        state.SetIterationTime(double(*elapsed) * 1e-9);
+        total += double(*elapsed) * 1e-9;
+    }
+    stop = true;
+    echo.join();
+    state.counters["us_round_trip"] = total * 1e6 / (repeats * double(state.iterations()));
+    cudaFree(elapsed);
+    cudaFreeHost(host);
+}
+BENCHMARK(gpu_host_echo)->UseManualTime();
+
+// Completes every command at once: the proxy's and the ring's own cost.
+struct null_backend {
+    std::vector<std::uint64_t> pending;
+    std::uint32_t put(std::uint64_t t, int, std::uint64_t, const void*, std::size_t, bool) { return done(t); }
+    std::uint32_t get(std::uint64_t t, int, void*, std::uint64_t, std::size_t, bool) { return done(t); }
+    std::uint32_t atomic(std::uint64_t t, int, std::uint64_t, pgas::amo, pgas::proxy::value_kind, std::uint64_t,
+                         std::uint64_t, void*) {
+        return done(t);
+    }
+    std::uint32_t signal(std::uint64_t t, int, std::uint64_t, pgas::signal_op, std::uint64_t) { return done(t); }
+    template <class F>
+    bool progress(F&& on_complete) {
+        if (pending.empty()) return false;
+        for (auto t : pending) on_complete(t);
+        pending.clear();
+        return true;
+    }
+    std::uint32_t done(std::uint64_t t) {
+        pending.push_back(t);
+        return 1;
+    }
+};
+
+struct ring_only : pgas::proxy::proxy_ops<ring_only> {
+    pgas::proxy::ring_view view;
+    PGAS_HD const pgas::proxy::ring_view& ring() const { return view; }
+};
+
+PGAS_KERNEL void ring_only_put_quiet_kernel(ring_only t, int repeats, std::uint64_t* elapsed) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 10; ++i) {
+        t.put<pgas::thread>(64, &v, 8, 1);
+        t.quiet<pgas::thread>();
+    }
+    const std::uint64_t start = now();
+    for (int i = 0; i < repeats; ++i) {
+        t.put<pgas::thread>(64, &v, 8, 1);
+        t.quiet<pgas::thread>();
+    }
+    *elapsed = now() - start;
+}
+
+void gpu_ring_only_put_quiet(benchmark::State& state) {
+    constexpr int repeats = 2000;
+    null_backend backend;
+    pgas::proxy::ring_memory memory(1024, pgas::proxy::producers::gpu, 0);
+    pgas::proxy::service<null_backend> proxy(backend, memory, 0, {});
+    ring_only t;
+    pgas::device::runtime_state runtime;
+    runtime.timeout_ns = 60'000'000'000ull;
+    t.view = memory.view(runtime);
+    std::uint64_t* elapsed = nullptr;
+    cuda_check(cudaMallocManaged(&elapsed, sizeof(std::uint64_t)), "cudaMallocManaged");
+    double total = 0;
+    for (auto _ : state) {
+        ring_only_put_quiet_kernel<<<1, 1>>>(t, repeats, elapsed);
+        cuda_check(cudaDeviceSynchronize(), "ring_only_put_quiet_kernel");
+        state.SetIterationTime(double(*elapsed) * 1e-9);
+        total += double(*elapsed) * 1e-9;
+    }
+    state.counters["us_per_op"] = total * 1e6 / (repeats * double(state.iterations()));
+    cudaFree(elapsed);
+}
+BENCHMARK(gpu_ring_only_put_quiet)->UseManualTime();
 
 }  // namespace gpu_libfabric_bench
 

@@ -272,7 +272,8 @@ PGAS_KERNEL void atomic_tail_kernel(__grid_constant__ const ctx_t ctx, const ato
     pgas::quiet(ctx);
 }
 
-void check_atomics(const std::string& provider, const std::string& delivery) {
+void check_atomics(const std::string& provider, const std::string& delivery, std::uint32_t ring) {
+    CAPTURE(ring);
     run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
         atomic_args a{w.alloc<std::uint64_t>(1), w.alloc<std::uint32_t>(1), w.alloc<std::int64_t>(1),
                       w.alloc<std::uint32_t>(1), w.alloc<std::uint32_t>(1), w.alloc<std::int32_t>(1),
@@ -315,7 +316,7 @@ void check_atomics(const std::string& provider, const std::string& delivery) {
         w.free(a.signed_sum);
         w.free(a.incs);
         w.free(a.counter);
-    });
+    }, ring);
 }
 
 // --- put_signal + signal_wait_until: data visible before its signal ----------
@@ -474,8 +475,13 @@ TEST_CASE("GPU kernels through the proxy: put/get/p/g and _nbi, inline, staged a
     for_each_setup(check_rma);
 }
 
-TEST_CASE("GPU kernels through the proxy: every atomic, fetched values each seen once") {
-    for_each_setup(check_atomics);
+// 512 threads of fetching atomics (and a compare_swap retry loop) against a
+// 64-slot ring too: a full ring must never wait on a producer reading its reply.
+TEST_CASE("GPU kernels through the proxy: every atomic, fetched values each seen once, 64- and 1024-slot rings") {
+    for_each_setup([](const std::string& provider, const std::string& delivery) {
+        check_atomics(provider, delivery, 64);
+        check_atomics(provider, delivery, 1024);
+    });
 }
 
 TEST_CASE("GPU kernels through the proxy: put_signal ping-pong - every byte visible once its signal is") {

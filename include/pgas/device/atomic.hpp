@@ -35,6 +35,19 @@ PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, sy
     check_aligned(ctx, call, dst.offset(), sizeof(T));
     return ctx.transport.template atomic<T>(op, dst.offset(), operand, expected, pe);
 }
+
+// One thread, no old value wanted: the same checks, then the transport's
+// atomic_update where it has one (complete at quiet; order it before a later
+// op on the same word with fence, as OpenSHMEM's non-fetching atomics).
+template <class Tr, class T>
+PGAS_HD void atomic_update_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst,
+                              T operand, int pe) {
+    require_atomic<Tr, T>();
+    check_pe(ctx, call, pe);
+    check_range(ctx, call, dst.offset(), sizeof(T));
+    check_aligned(ctx, call, dst.offset(), sizeof(T));
+    start_atomic_update(ctx.transport, op, dst.offset(), operand, pe);
+}
 }  // namespace detail
 
 template <class Tr, class T>
@@ -44,7 +57,7 @@ PGAS_HD T atomic_fetch(const device::context<Tr>& ctx, symmetric_ptr<T> src, int
 template <class Tr, class T>
 PGAS_HD void atomic_set(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {
-    detail::atomic_op(ctx, "atomic_set", amo::set, dst, value, T{}, pe);
+    detail::atomic_update_op(ctx, "atomic_set", amo::set, dst, T(value), pe);
 }
 template <class Tr, class T>
 PGAS_HD T atomic_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
@@ -65,7 +78,7 @@ PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 template <class Tr, class T>
 PGAS_HD void atomic_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {
-    detail::atomic_op(ctx, "atomic_add", amo::fetch_add, dst, value, T{}, pe);
+    detail::atomic_update_op(ctx, "atomic_add", amo::fetch_add, dst, T(value), pe);
 }
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst, int pe) {
@@ -73,7 +86,7 @@ PGAS_HD T atomic_fetch_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 }
 template <class Tr, class T>
 PGAS_HD void atomic_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst, int pe) {
-    detail::atomic_op(ctx, "atomic_inc", amo::fetch_add, dst, T{1}, T{}, pe);
+    detail::atomic_update_op(ctx, "atomic_inc", amo::fetch_add, dst, T{1}, pe);
 }
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
@@ -84,7 +97,8 @@ PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 template <class Tr, class T>
 PGAS_HD void atomic_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {
-    atomic_fetch_and(ctx, dst, value, pe);
+    detail::require_bitwise<T>();
+    detail::atomic_update_op(ctx, "atomic_and", amo::fetch_and, dst, T(value), pe);
 }
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
@@ -95,7 +109,8 @@ PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 template <class Tr, class T>
 PGAS_HD void atomic_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                        int pe) {
-    atomic_fetch_or(ctx, dst, value, pe);
+    detail::require_bitwise<T>();
+    detail::atomic_update_op(ctx, "atomic_or", amo::fetch_or, dst, T(value), pe);
 }
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
@@ -106,7 +121,8 @@ PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 template <class Tr, class T>
 PGAS_HD void atomic_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {
-    atomic_fetch_xor(ctx, dst, value, pe);
+    detail::require_bitwise<T>();
+    detail::atomic_update_op(ctx, "atomic_xor", amo::fetch_xor, dst, T(value), pe);
 }
 
 PGAS_NAMESPACE_END

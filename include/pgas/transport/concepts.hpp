@@ -57,6 +57,16 @@ concept atomic_transport =
         { t.template atomic_add<float>(offset, 1.0f, pe) } -> std::same_as<float>;
     };
 
+// Optional: a transport that can start an atomic nobody reads the old value of
+// (add, inc, and, or, xor, set) without waiting for it; quiet completes it. A
+// proxy saves the reply round trip and the ring slot a reply holds; the others
+// compute the old value anyway (detail::start_atomic_update falls back to atomic).
+template <class T, class V>
+concept atomic_update_transport =
+    atomic_transport<T> && requires(const T& t, amo op, std::uint64_t offset, V operand, int pe) {
+        t.template atomic_update<V>(op, offset, operand, pe);
+    };
+
 // Signals: 64-bit words updated (set/add) after the data of a put is visible.
 template <class T>
 concept signal_transport =
@@ -79,6 +89,15 @@ concept load_store_transport = transport<T> && T::provides_load_store &&
 namespace detail {
 template <class>
 inline constexpr bool dependent_false = false;
+
+template <class T, class V>
+PGAS_HD void start_atomic_update(const T& t, amo op, std::uint64_t offset, V operand, int pe) {
+    if constexpr (atomic_update_transport<T, V>) {
+        t.template atomic_update<V>(op, offset, operand, pe);
+    } else {
+        (void)t.template atomic<V>(op, offset, operand, V{}, pe);
+    }
 }
+}  // namespace detail
 
 PGAS_NAMESPACE_END

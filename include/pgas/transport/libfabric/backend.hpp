@@ -248,7 +248,7 @@ public:
     // Makes every operation posted so far complete without further help:
     // posts what is queued, then a flush to each PE with injected puts no
     // posted operation confirms yet. The proxy calls it when it waits for
-    // completions: `waited_on` when a quiet, fence or signal stands behind
+    // completions: `waited_on` when a fence or signal stands behind
     // the queued work (a producer waits: fewest round trips), else for an
     // idle ring with work outstanding (credits, blocking puts); then a PE
     // with a flush in flight waits for it first, so that puts trickling in

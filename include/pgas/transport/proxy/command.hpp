@@ -19,7 +19,6 @@ enum class op_code : std::uint8_t {
     signal,      // signal_op on a 64-bit word, after every earlier command has completed
     put_signal,  // put, then (once the data is delivered) the signal update
     fence,       // later commands start only after every earlier one completed
-    quiet,       // a marker: completes when every earlier command has completed
 };
 
 PGAS_HD constexpr const char* to_string(op_code op) {
@@ -30,7 +29,6 @@ PGAS_HD constexpr const char* to_string(op_code op) {
         case op_code::signal: return "signal";
         case op_code::put_signal: return "put_signal";
         case op_code::fence: return "fence";
-        case op_code::quiet: return "quiet";
     }
     return "?";
 }
@@ -51,20 +49,19 @@ PGAS_HD constexpr std::size_t width_of(value_kind k) {
 
 // Command flags.
 inline constexpr std::uint8_t flag_inline = 1;         // put data / get reply travel in the payload
-inline constexpr std::uint8_t flag_reply = 2;          // the producer waits for `reply` and acks it
+inline constexpr std::uint8_t flag_reply = 2;          // the result goes to the producer's reply entry
 inline constexpr std::uint8_t flag_device_memory = 4;  // local is GPU memory (staged by the backend)
 
 inline constexpr std::size_t inline_bytes = 48;
 
-// One ring slot (128 bytes: 80 of header, 48 of payload). The producer fills every field, then publishes
-// the slot by storing seq = ticket + 1 (release). For flag_reply commands the
-// proxy writes the result into payload and stores reply = ticket + 1
-// (release); the producer reads it and stores ack = ticket + 1, after which
-// the proxy may hand the slot to a later producer.
+// One ring slot (128 bytes: 80 of header, 48 of payload). The producer fills
+// every field from `op` on, then publishes the slot by storing seq = ticket + 1
+// (release). The proxy no longer reads a slot once the command completed, so
+// `completed` is also the ring's credit: ticket t may be written once
+// t < completed + capacity.
 struct alignas(128) command {
     std::uint64_t seq;
-    std::uint64_t reply;
-    std::uint64_t ack;
+    std::uint64_t pad0_;
     op_code op;
     amo amo_op;
     signal_op sig_op;
@@ -72,7 +69,7 @@ struct alignas(128) command {
     std::uint8_t flags;
     std::uint8_t pad_[3];
     std::int32_t pe;
-    std::uint32_t pad2_;
+    std::uint32_t reply_entry;    // flag_reply: the producer's entry in the reply pool
     std::uint64_t remote;         // heap offset at pe
     std::uint64_t bytes;
     std::uint64_t local;          // address in the producer's space (put source / get destination)
@@ -83,14 +80,25 @@ struct alignas(128) command {
 static_assert(sizeof(command) == 128);
 static_assert(std::is_trivially_copyable_v<command>);
 
+// Where a fetching atomic's old value or a small get's bytes come back. A
+// producer claims an entry before it publishes such a command and frees it
+// once it has read the reply, so a waiting producer holds no ring slot: the
+// ring's credits depend on the proxy alone, never on whether some other
+// producer (a lane of a diverged warp, say) gets to run and read its reply.
+// The proxy writes the payload, then tag = ticket + 1 (release).
+struct alignas(64) reply_entry {
+    std::uint64_t tag;
+    unsigned char payload[inline_bytes];
+    std::uint64_t pad_;
+};
+static_assert(sizeof(reply_entry) == 64);
+
 // Written by the proxy, read by producers; each counter on its own line.
-//   completed: every ticket below it has completed (remote visibility)
-//   released:  every slot below it may be reused (credits: a producer with
-//              ticket t writes its slot once t < released + capacity)
+//   completed: every ticket below it has completed (remote visibility); the
+//              ring's credit too (see command)
 //   status:    0 running, 1 stopped normally, 2 failed (message in `error`)
 struct alignas(64) control_block {
     alignas(64) std::uint64_t completed;
-    alignas(64) std::uint64_t released;
     alignas(64) std::uint32_t status;
     std::uint32_t heartbeat;  // bumps while the proxy loops (a diagnostic only)
     char error[256];

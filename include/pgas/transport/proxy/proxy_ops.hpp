@@ -29,14 +29,18 @@ namespace proxy {
 //    global memory (the proxy copies them with the copy engine).
 //  - get: up to 48 bytes come back in the command's reply; larger ones land
 //    in dst directly (global memory on the GPU). get_nbi completes at quiet.
-//  - quiet: a marker command; returns once the proxy completed every
-//    earlier command of this PE (with remote visibility: the backend
-//    completes puts only when delivered).
+//  - quiet: returns once the proxy completed every command of this PE
+//    reserved so far (with remote visibility: the backend completes puts
+//    only when delivered). No marker is pushed: an idle ring makes the proxy
+//    flush on its own, and a marker cost a second trip over PCIe.
 //  - fence: a marker after which the proxy starts nothing until every
 //    earlier command completed.
 //  - signal: starts only after every earlier command completed (release).
 //  - put_signal: the signal is posted only once the data is delivered.
-//  - atomics: every fetching op (all but set) waits for its reply.
+//  - atomics: fetching ones wait for their reply (in a reply entry, not the
+//    ring slot); the non-fetching forms
+//    (atomic_update: add, inc, and, or, xor, set) are pushed and complete at
+//    quiet, ordered before later ops on the same word by fence.
 template <class Derived>
 class proxy_ops {
 public:
@@ -81,28 +85,33 @@ public:
     template <class G>
     PGAS_HD void quiet() const {
         G::sync();
-        if (G::rank() == 0) ring().wait_completed(marker(op_code::quiet, "quiet"), "quiet");
+        if (G::rank() == 0) ring().wait_reserved("quiet");
         G::sync();
     }
 
-    // One thread: the remote atomic `op` on a naturally aligned 4/8-byte word.
+    // One thread: the remote atomic `op` on a naturally aligned 4/8-byte word,
+    // waiting for its old value (set has none: pushed and left to quiet).
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
-        const bool fetching = op != amo::set;
-        const std::uint64_t t = ring().push("atomic", [&](command& c) {
-            header(c, op_code::atomic, pe, offset, sizeof(V), fetching ? flag_reply : 0);
-            c.amo_op = op;
-            c.kind = kind_of<V>();
-            c.operand = bits(operand);
-            c.compare = bits(expected);
-        });
+        if (op == amo::set) {
+            push_atomic(op, offset, operand, expected, pe, 0, 0);
+            return V{};
+        }
+        const std::uint32_t entry = ring().claim_reply("atomic");
+        const std::uint64_t t = push_atomic(op, offset, operand, expected, pe, flag_reply, entry);
         V old{};
-        if (fetching) ring().take_reply(t, &old, sizeof(V), "atomic");
+        ring().take_reply(t, entry, &old, sizeof(V), "atomic");
         return old;
     }
     template <class V>
     PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
         return atomic<V>(amo::fetch_add, offset, operand, V{}, pe);
+    }
+    // An atomic nobody reads the old value of: pushed and left to quiet
+    // (atomic_update_transport), like a put_nbi.
+    template <class V>
+    PGAS_HD void atomic_update(amo op, std::uint64_t offset, V operand, int pe) const {
+        push_atomic(op, offset, operand, V{}, pe, 0, 0);
     }
 
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
@@ -154,6 +163,19 @@ private:
         c.bytes = bytes;
     }
 
+    template <class V>
+    PGAS_HD std::uint64_t push_atomic(amo op, std::uint64_t offset, V operand, V expected, int pe, std::uint8_t flags,
+                                      std::uint32_t entry) const {
+        return ring().push("atomic", [&](command& c) {
+            header(c, op_code::atomic, pe, offset, sizeof(V), flags);
+            c.reply_entry = entry;
+            c.amo_op = op;
+            c.kind = kind_of<V>();
+            c.operand = bits(operand);
+            c.compare = bits(expected);
+        });
+    }
+
     PGAS_HD std::uint64_t push_put(op_code op, std::uint64_t dst, const void* src, std::size_t bytes, int pe,
                                    std::uint64_t sig, std::uint64_t value, signal_op sop, const char* call) const {
         return ring().push(call, [&](command& c) {
@@ -173,12 +195,14 @@ private:
     PGAS_HD void get_one(void* dst, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
                          const char* call) const {
         const bool small = bytes <= inline_bytes;
+        const std::uint32_t entry = small ? ring().claim_reply(call) : 0;
         const std::uint64_t t = ring().push(call, [&](command& c) {
             header(c, op_code::get, pe, src, bytes, small ? std::uint8_t(flag_inline | flag_reply) : memory_flag());
+            c.reply_entry = entry;
             c.local = reinterpret_cast<std::uint64_t>(dst);
         });
         if (small) {
-            ring().take_reply(t, dst, bytes, call);  // small gets are blocking even as _nbi
+            ring().take_reply(t, entry, dst, bytes, call);  // small gets are blocking even as _nbi
         } else if (blocking) {
             ring().wait_completed(t, call);
         }

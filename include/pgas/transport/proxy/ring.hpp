@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include <cuda/atomic>
 #include <nv/target>
@@ -42,16 +44,20 @@ __device__ inline unsigned lane_id() {
 }  // namespace detail
 
 // The trivially copyable view of one PE's ring that device code (or a host
-// PE thread) pushes into. Memory: `slots` and `control` are host memory the
-// proxy thread polls and writes (cudaHostAlloc'd and mapped when producers
-// are GPU threads); `tail`, the reservation counter, is touched only by
-// producers (device memory on a GPU, so its atomics never cross PCIe).
+// PE thread) pushes into. Memory: `slots`, `control` and `replies` are host
+// memory the proxy thread polls and writes (cudaHostAlloc'd and mapped when
+// producers are GPU threads); `tail` (the reservation counter), `credit` and
+// `reply_claims` are touched only by producers (device memory on a GPU, so
+// their atomics never cross PCIe).
 struct ring_view {
     command* slots = nullptr;
     const control_block* control = nullptr;
     std::uint64_t* tail = nullptr;
-    std::uint64_t* credit = nullptr;  // producers' cached lower bound of control->released (next to tail)
-    std::uint32_t capacity = 0;       // a power of two
+    std::uint64_t* credit = nullptr;  // producers' cached lower bound of control->completed (next to tail)
+    reply_entry* replies = nullptr;
+    std::uint32_t* reply_claims = nullptr;  // one bit per reply entry: claimed
+    std::uint32_t capacity = 0;             // a power of two
+    std::uint32_t reply_count = 0;          // a multiple of 32
     int pe = -1;
     device::runtime_state runtime;
 
@@ -76,23 +82,27 @@ struct ring_view {
     }
 
     // The slot of ticket t, once the ring has a credit for it: a full ring
-    // makes the producer wait here (never overwrite, never drop).
-    // The cached credit is checked first: from a GPU, `released` is a read
-    // across PCIe, needed only when the cache says the ring may be full.
-    // Any value stored in the cache was `released` at some point, so racing
-    // producers can only make it stale (lower), never wrong.
+    // makes the producer wait here (never overwrite, never drop). It waits
+    // only for the proxy to complete earlier commands, which depends on no
+    // other producer but those of earlier tickets (published without waiting
+    // on anyone), so a full ring cannot deadlock.
+    // The cached credit is checked first: from a GPU, `completed` is a read
+    // across PCIe, needed only when the cache says the ring may be full. Any
+    // value stored in the cache was `completed` at some point, so racing
+    // producers can only make it stale (lower), never wrong. Its load is an
+    // acquire (the proxy's last reads of this slot's previous command happen
+    // before our writes, through the release chain proxy -> cache): no fence,
+    // which from a GPU with stores to host memory in flight costs a PCIe
+    // round trip.
     PGAS_HD command& acquire_slot(std::uint64_t ticket, const char* call) const {
         cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> cached(*credit);
-        if (ticket >= cached.load(cuda::memory_order_relaxed) + capacity) {
+        if (ticket >= cached.load(cuda::memory_order_acquire) + capacity) {
             spin(call, "a free ring slot (ring full)", ticket, [&] {
-                const std::uint64_t released = detail::load_acquire(&control->released);
-                cached.store(released, cuda::memory_order_release);  // passes the proxy's release on
-                return ticket < released + capacity;
+                const std::uint64_t completed = detail::load_acquire(&control->completed);
+                cached.store(completed, cuda::memory_order_release);  // passes the proxy's release on
+                return ticket < completed + capacity;
             });
         }
-        // Acquire even on the cached path: the proxy's reads of this slot's
-        // previous command happen before our writes (its release of `released`).
-        cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
         return slots[ticket & (capacity - 1)];
     }
 
@@ -118,16 +128,45 @@ struct ring_view {
         spin(call, "completion", ticket, [&] { return detail::load_acquire(&control->completed) > ticket; });
     }
 
-    // Waits for the reply of a flag_reply command, copies `bytes` of it out
-    // and acknowledges it (which frees the slot).
-    PGAS_HD void take_reply(std::uint64_t ticket, void* out, std::size_t bytes, const char* call) const {
-        command& slot = slots[ticket & (capacity - 1)];
-        spin(call, "the reply", ticket, [&] { return detail::load_acquire(&slot.reply) == ticket + 1; });
+    // Waits until every command reserved so far (by any producer of this
+    // ring) has completed: quiet. A reserved ticket is always published
+    // without waiting on anything but earlier tickets, so this ends.
+    PGAS_HD void wait_reserved(const char* call) const {
+        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> counter(*tail);
+        const std::uint64_t reserved = counter.load(cuda::memory_order_relaxed);
+        if (reserved != 0) wait_completed(reserved - 1, call);
+    }
+
+    // Claims a free reply entry for a command that will have a reply. The
+    // search starts at an entry that is the caller's own in practice (its
+    // hardware thread slot on a GPU: no two resident threads share one, and
+    // the pool has one entry per resident thread; a hash of the thread on the
+    // host), so the first claim nearly always succeeds.
+    PGAS_HD std::uint32_t claim_reply(const char* call) const {
+        std::uint32_t index = reply_hint() % reply_count;
+        spin(call, "a free reply entry", 0, [&] {
+            for (std::uint32_t tries = 0; tries < 32; ++tries, index = (index + 1) % reply_count) {
+                cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system> word(reply_claims[index / 32]);
+                const std::uint32_t bit = 1u << (index % 32);
+                if ((word.fetch_or(bit, cuda::memory_order_acquire) & bit) == 0) return true;
+            }
+            return false;
+        });
+        return index;
+    }
+
+    // Waits for the reply of ticket in the claimed entry, copies `bytes` of
+    // it out and frees the entry.
+    PGAS_HD void take_reply(std::uint64_t ticket, std::uint32_t entry, void* out, std::size_t bytes,
+                            const char* call) const {
+        reply_entry& reply = replies[entry];
+        spin(call, "the reply", ticket, [&] { return detail::load_acquire(&reply.tag) == ticket + 1; });
         std::uint64_t words[inline_bytes / 8];  // word loads: one PCIe read per 8 bytes, not per byte
-        const auto* from = reinterpret_cast<const std::uint64_t*>(slot.payload);
+        const auto* from = reinterpret_cast<const std::uint64_t*>(reply.payload);
         for (std::size_t i = 0; i < (bytes + 7) / 8; ++i) words[i] = from[i];
         std::memcpy(out, words, bytes);
-        detail::store_release(&slot.ack, ticket + 1);
+        cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system> word(reply_claims[entry / 32]);
+        word.fetch_and(~(1u << (entry % 32)), cuda::memory_order_release);
     }
 
     // The polling loop of every wait on the proxy: the same back-off,
@@ -152,28 +191,34 @@ struct ring_view {
     }
 
 private:
-    // One step of back-off in spin. On the GPU this must be a yield point:
-    // with independent thread scheduling the lanes of one warp that took
-    // different paths (a compare_swap retry loop, a reservation split by the
-    // credit check) run as separate groups, and a group in a tight polling
-    // loop with no sleep is not guaranteed to give the warp to the others.
-    // A lane that has published a fetching command and only has to read its
-    // reply and ack it (the ack is what frees its slot, and `released`
-    // advances in ticket order) would then never run while its warp-mates
-    // poll `released` for a slot only that ack can free: the ring stays full
-    // for good (completed - released == capacity). __nanosleep suspends the
-    // polling group and lets the scheduler run the warp's other groups. A
-    // poll already costs a PCIe round trip (~1 us), so a sleep of at most
-    // 256 ns adds little to the wake-up.
+    // Where claim_reply starts looking: on a GPU the caller's hardware thread
+    // slot (SM, warp slot, lane), unique among resident threads; on the host
+    // a hash of the thread.
+    PGAS_HD static std::uint32_t reply_hint() {
+        NV_IF_TARGET(NV_IS_DEVICE,
+                     (unsigned sm, warp; asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+                      asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
+                      return (sm * 64u + warp) * 32u + detail::lane_id();),
+                     (return std::uint32_t(std::hash<std::thread::id>{}(std::this_thread::get_id()));))
+    }
+
+    // One step of back-off in spin. On the GPU it sleeps: lanes of one warp
+    // that took different paths poll as separate groups, and a sleeping group
+    // lets the scheduler run the others. (A ring whose credits waited for
+    // producers to acknowledge replies hung here on 2xH200 even so: lanes
+    // waiting for credit starved the lane whose acknowledgement they needed.
+    // Replies now go to reply entries, so no wait depends on another
+    // producer.) A poll already costs a PCIe round trip (~1.3 us measured on
+    // H200), so a sleep of at most 256 ns adds little to the wake-up.
     PGAS_HD static void back_off(unsigned polls) {
         NV_IF_TARGET(NV_IS_DEVICE,
                      (const unsigned shift = polls < 4u ? polls : 4u; __nanosleep(16u << shift);),
                      ((void)polls; pgas::detail::relax();))
     }
 
-    // Everything from `ack` on (the proxy no longer reads a slot it released).
+    // Everything from `op` on (seq is published last; the proxy no longer reads a completed slot).
     PGAS_HD static void write_body(command& slot, const command& local) {
-        constexpr std::size_t first = offsetof(command, ack);
+        constexpr std::size_t first = offsetof(command, op);
         static_assert(first % 16 == 0 && sizeof(command) % 16 == 0);
         NV_IF_TARGET(NV_IS_DEVICE,
                      (auto* dst = reinterpret_cast<uint4*>(reinterpret_cast<char*>(&slot) + first);
@@ -196,7 +241,6 @@ private:
     }
     PGAS_HD void fail_timeout(const char* call, const char* what, std::uint64_t ticket, std::uint64_t waited) const {
         const auto completed = (unsigned long long)detail::load_acquire(&control->completed);
-        const auto released = (unsigned long long)detail::load_acquire(&control->released);
         const auto beat = (unsigned)detail::load_acquire(&control->heartbeat);
         // The oldest command not completed yet is still in its slot: name it.
         const command& oldest = slots[completed & (capacity - 1)];
@@ -211,16 +255,15 @@ private:
                  errc::timeout, pe, call,
                  "no progress after " + std::to_string(waited / 1000000) + " ms waiting for " + what +
                      " of proxy command " + std::to_string(ticket) + " (proxy completed " +
-                     std::to_string(completed) + ", released " + std::to_string(released) + ", heartbeat " +
+                     std::to_string(completed) + ", heartbeat " +
                      std::to_string(beat) + "; oldest outstanding: " + op + " of " + std::to_string(bytes) +
                      " bytes to PE " + std::to_string(to) + " at heap offset " + std::to_string(offset) +
                      "); is the proxy thread alive, the peer reachable? raise PGAS_TIMEOUT_MS if the wait is "
                      "legitimate");),
             (printf("pgas: %s on PE %d: timed out after %llu ms waiting for %s of proxy command %llu "
-                    "(proxy completed %llu, released %llu, heartbeat %u; oldest outstanding: %s of %llu bytes to "
+                    "(proxy completed %llu, heartbeat %u; oldest outstanding: %s of %llu bytes to "
                     "PE %d at heap offset %llu); is the proxy thread alive, the peer reachable?\n",
-                    call, pe, (unsigned long long)(waited / 1000000), what, (unsigned long long)ticket, completed,
-                    released, beat, op, bytes, to, offset);
+                    call, pe, (unsigned long long)(waited / 1000000), what, (unsigned long long)ticket, completed, beat, op, bytes, to, offset);
              __trap();))
     }
 };

@@ -39,16 +39,26 @@ public:
         if (capacity < 2 || (capacity & (capacity - 1)) != 0)
             pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
                                       "capacity must be a power of two >= 2, got " + std::to_string(capacity));
-        const std::size_t bytes = sizeof(control_block) + std::size_t(capacity) * sizeof(command);
+        // A warp reserves up to 32 consecutive tickets at once; a ring smaller
+        // than that could make a lane wait for a slot its own warp holds.
+        if (who == producers::gpu && capacity < 64)
+            pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
+                                      "a ring for GPU producers needs at least 64 slots, got " + std::to_string(capacity));
+        reply_count_ = who == producers::gpu ? resident_threads() : 4096;
+        const std::size_t bytes = replies_offset() + std::size_t(reply_count_) * sizeof(reply_entry);
+        const std::size_t claim_bytes = reply_count_ / 8;
         if (who == producers::host_threads) {
             host_ = static_cast<std::byte*>(std::aligned_alloc(128, (bytes + 127) / 128 * 128));
             tail_ = new std::uint64_t[2]{0, 0};  // tail, credit cache
+            claims_ = new std::uint32_t[reply_count_ / 32]();
             if (host_ == nullptr) pgas::detail::throw_error(errc::system, pe, "proxy ring", "out of host memory");
         } else {
             cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocMapped | cudaHostAllocPortable),
                        "cudaHostAlloc of the ring");
             cuda_check(cudaMalloc(reinterpret_cast<void**>(&tail_), 2 * sizeof(std::uint64_t)), "cudaMalloc of the ring tail");
             cuda_check(cudaMemset(tail_, 0, 2 * sizeof(std::uint64_t)), "cudaMemset of the ring tail");
+            cuda_check(cudaMalloc(reinterpret_cast<void**>(&claims_), claim_bytes), "cudaMalloc of the reply claims");
+            cuda_check(cudaMemset(claims_, 0, claim_bytes), "cudaMemset of the reply claims");
             cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), host_, 0),
                        "cudaHostGetDevicePointer of the ring");
         }
@@ -60,9 +70,11 @@ public:
         if (who_ == producers::host_threads) {
             std::free(host_);
             delete[] tail_;
+            delete[] claims_;
         } else {
             cudaFreeHost(host_);
             cudaFree(tail_);
+            cudaFree(claims_);
         }
     }
 
@@ -70,6 +82,9 @@ public:
     control_block& control() const { return *reinterpret_cast<control_block*>(host_); }
     command& slot(std::uint64_t ticket) const {
         return reinterpret_cast<command*>(host_ + sizeof(control_block))[ticket & (capacity_ - 1)];
+    }
+    reply_entry& reply(std::uint32_t entry) const {
+        return reinterpret_cast<reply_entry*>(host_ + replies_offset())[entry % reply_count_];
     }
     std::uint32_t capacity() const { return capacity_; }
     producers who() const { return who_; }
@@ -80,15 +95,33 @@ public:
         ring_view v;
         v.control = reinterpret_cast<const control_block*>(base);
         v.slots = reinterpret_cast<command*>(base + sizeof(control_block));
+        v.replies = reinterpret_cast<reply_entry*>(base + replies_offset());
         v.tail = tail_;
         v.credit = tail_ + 1;
+        v.reply_claims = claims_;
         v.capacity = capacity_;
+        v.reply_count = reply_count_;
         v.pe = pe_;
         v.runtime = runtime;
         return v;
     }
 
 private:
+    std::size_t replies_offset() const { return sizeof(control_block) + std::size_t(capacity_) * sizeof(command); }
+
+    // One reply entry per thread the current GPU can hold resident (a thread
+    // waits for one reply at a time, so claims never run out): 270,336 on an
+    // H100/H200, 17 MB of pinned host memory.
+    std::uint32_t resident_threads() const {
+        int device = 0, sms = 0, per_sm = 0;
+        cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+        cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+        cuda_check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
+                   "cudaDeviceGetAttribute");
+        // reply_hint's slots: 64 warp slots of 32 lanes per SM.
+        return std::uint32_t(sms) * std::max(std::uint32_t(per_sm), 64u * 32u);
+    }
+
     void cuda_check(cudaError_t rc, const char* what) const {
         if (rc != cudaSuccess)
             pgas::detail::throw_error(errc::cuda, pe_, "proxy ring", std::string(what) + ": " + cudaGetErrorString(rc));
@@ -96,9 +129,11 @@ private:
     std::uint32_t capacity_;
     producers who_;
     int pe_;
+    std::uint32_t reply_count_ = 0;
     std::byte* host_ = nullptr;
     std::byte* device_ = nullptr;
     std::uint64_t* tail_ = nullptr;
+    std::uint32_t* claims_ = nullptr;
 };
 
 // What the proxy asks of a fabric. Each call starts work for one command
@@ -125,8 +160,9 @@ concept backend = requires(B& b, std::uint64_t token, int pe, std::uint64_t off,
 //   flush(waited_on) -> bool: make everything posted so far complete without
 //     further commands (a backend that defers completions, e.g. libfabric's
 //     "flush" put delivery, posts what confirms them); called when the proxy
-//     waits for completions: waited_on when a quiet, fence or signal stands
-//     behind them, false for an idle ring with commands outstanding.
+//     waits for completions: waited_on when a fence or signal stands behind
+//     them, false for an idle ring with commands outstanding (which is how a
+//     quiet, which pushes nothing, gets its flush).
 //   ordered() -> bool: operations to one PE are processed in the order
 //     posted, so put_signal's signal may follow its data at once.
 template <class B>
@@ -140,7 +176,7 @@ concept ordering_backend = requires(const B& b) {
 
 // The proxy thread of one PE: drains the ring in ticket order, hands each
 // command to the backend, and publishes `completed` (in order: a ticket
-// counts only once every earlier one is done) and `released` (credits).
+// counts only once every earlier one is done; it is the ring's credit too).
 // fence and signal start only when every earlier command has completed;
 // put_signal posts its signal once its own data is delivered (or right
 // behind the data when the backend processes a PE's operations in order,
@@ -296,7 +332,7 @@ private:
 
     void finish(std::uint64_t ticket, command& c, slot_state& s) {
         s.at = stage::done;
-        if (c.flags & flag_reply) detail::store_release(&c.reply, ticket + 1);
+        if (c.flags & flag_reply) detail::store_release(&ring_.reply(c.reply_entry).tag, ticket + 1);
     }
 
     bool continue_signals() {
@@ -312,9 +348,9 @@ private:
         return true;
     }
 
-    // Starts the published commands in ticket order. waited_on_: a quiet was
-    // started or a fence/signal is held back (a producer waits on earlier
-    // commands completing); idle_ring_: nothing more is published.
+    // Starts the published commands in ticket order. waited_on_: a fence or
+    // signal is held back (it waits on earlier commands completing);
+    // idle_ring_: nothing more is published.
     bool issue() {
         bool any = false;
         waited_on_ = idle_ring_ = false;
@@ -329,7 +365,6 @@ private:
                 waited_on_ = true;
                 return any;
             }
-            waited_on_ |= c.op == op_code::quiet;
             start(cursor_, c, state(cursor_));
             ++cursor_;
             any = true;
@@ -339,7 +374,11 @@ private:
     void start(std::uint64_t ticket, command& c, slot_state& s) {
         const bool in_payload = (c.flags & flag_inline) != 0;
         const bool device = (c.flags & flag_device_memory) != 0;
-        void* local = in_payload ? static_cast<void*>(c.payload) : reinterpret_cast<void*>(c.local);
+        const bool reply = (c.flags & flag_reply) != 0;
+        // Inline put data travels in the slot; a reply (small get, fetched value) goes to the reply entry.
+        void* local = !in_payload ? reinterpret_cast<void*>(c.local)
+                      : reply     ? static_cast<void*>(ring_.reply(c.reply_entry).payload)
+                                  : static_cast<void*>(c.payload);
         s.at = stage::data;
         switch (c.op) {
             case op_code::put:
@@ -359,13 +398,12 @@ private:
                 break;
             case op_code::atomic:
                 s.pending = backend_.atomic(ticket, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
-                                            (c.flags & flag_reply) ? static_cast<void*>(c.payload) : nullptr);
+                                            reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
                 break;
             case op_code::signal:
                 s.pending = backend_.signal(ticket, c.pe, c.remote, c.sig_op, c.operand);
                 break;
             case op_code::fence:
-            case op_code::quiet:
                 s.pending = 0;
                 break;
         }
@@ -377,20 +415,13 @@ private:
         }
     }
 
-    // Publishes completion and credits, both strictly in ticket order.
+    // Publishes completion (the ring's credit too) strictly in ticket order.
     bool retire() {
-        control_block& control = ring_.control();
-        const std::uint64_t completed_before = completed_, released_before = released_;
-        while (completed_ < cursor_ && state(completed_).at == stage::done) ++completed_;
-        while (released_ < completed_) {
-            command& c = ring_.slot(released_);
-            if ((c.flags & flag_reply) && detail::load_acquire(&c.ack) != released_ + 1) break;
-            state(released_).at = stage::idle;
-            ++released_;
-        }
-        if (completed_ != completed_before) detail::store_release(&control.completed, completed_);
-        if (released_ != released_before) detail::store_release(&control.released, released_);
-        return completed_ != completed_before || released_ != released_before;
+        const std::uint64_t completed_before = completed_;
+        while (completed_ < cursor_ && state(completed_).at == stage::done) state(completed_++).at = stage::idle;
+        if (completed_ == completed_before) return false;
+        detail::store_release(&ring_.control().completed, completed_);
+        return true;
     }
 
     Backend& backend_;
@@ -399,7 +430,7 @@ private:
     options opts_;
     std::vector<slot_state> state_;
     std::vector<std::uint64_t> ready_signals_;
-    std::uint64_t cursor_ = 0, completed_ = 0, released_ = 0;
+    std::uint64_t cursor_ = 0, completed_ = 0;
     bool failed_ = false;
     bool waited_on_ = false, idle_ring_ = false;
     std::atomic<bool> stop_{false}, die_{false}, idle_{false}, failed_flag_{false};

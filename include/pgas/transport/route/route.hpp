@@ -133,6 +133,11 @@ public:
         return far_.template atomic<V>(op, offset, operand, expected, pe);
     }
     template <class V>
+    PGAS_HD void atomic_update(amo op, std::uint64_t offset, V operand, int pe) const {
+        if (is_near(pe)) detail::start_atomic_update(near_, op, offset, operand, pe);
+        else detail::start_atomic_update(far_, op, offset, operand, pe);
+    }
+    template <class V>
     PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
         if (is_near(pe)) return near_.template atomic_add<V>(offset, operand, pe);
         return far_.template atomic_add<V>(offset, operand, pe);
