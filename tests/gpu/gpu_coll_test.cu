@@ -238,10 +238,13 @@ bool one_process_per_gpu() {
         if (std::getenv(var) != nullptr) return true;
     return false;
 }
+// Set by the shared-GPU suite: every PE of a one-process world on GPU 0.
+bool pes_share_gpu0 = false;
+
 pgas::world make_world(int n) {
     if (!one_process_per_gpu()) {
         std::vector<int> list;
-        for (int i = 0; i < n; ++i) list.push_back(i);
+        for (int i = 0; i < n; ++i) list.push_back(pes_share_gpu0 ? 0 : i);
         return pgas::world::init_local(list, options());
     }
     auto w = pgas::world::init_gpu(options());
@@ -296,6 +299,22 @@ void inputs_ready(pgas::world& w) {
     w.barrier();
 }
 
+// Local PE i's stream: non-blocking, so that PEs sharing a GPU run their
+// kernels side by side (the legacy default stream would serialise them, and
+// a collective waiting for its peer's would wait forever). Kept for the process.
+cudaStream_t pe_stream(pgas::world& w, int i) {
+    static std::vector<std::pair<int, cudaStream_t>> streams;  // index: local PE; (device, stream)
+    const int device = w.device_of(i);
+    if (std::size_t(i) >= streams.size()) streams.resize(std::size_t(i) + 1, {-1, nullptr});
+    auto& [on, stream] = streams[std::size_t(i)];
+    if (on != device) {
+        CHECK_CUDA(cudaSetDevice(device));
+        CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        on = device;
+    }
+    return stream;
+}
+
 // Runs call(ctx, team bound to the PE, stream) for every local PE that is a member of t, then waits for all
 // (every process: results are read only after the peers' kernels are done too).
 template <class Call>
@@ -305,7 +324,7 @@ void on_members(pgas::world& w, const pgas::team& t, Call call) {
         const pgas::team mine = t.bound_to(w.local_pe(i));
         if (!mine.is_member()) continue;
         CHECK_CUDA(cudaSetDevice(w.device_of(i)));
-        call(w.context<pgas::nvlink>(i), mine, cudaStream_t{0});
+        call(w.context<pgas::nvlink>(i), mine, pe_stream(w, i));
         CHECK_CUDA(cudaGetLastError());
     }
     for (int i = 0; i < w.n_local_pes(); ++i) {
@@ -544,6 +563,24 @@ void check_movement(int n) {
 }
 
 }  // namespace
+
+// Two PEs on one GPU, one process: the whole suite on a machine with one GPU.
+struct share_gpu0 {
+    share_gpu0() { pes_share_gpu0 = true; }
+    ~share_gpu0() { pes_share_gpu0 = false; }
+};
+TEST_SUITE("two_pes_one_gpu") {
+    TEST_CASE("allreduce on stream every dtype and op - reduce and reduce_scatter every dtype and every op - two PEs sharing one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        share_gpu0 sharing;
+        check_reductions(2);
+    }
+    TEST_CASE("broadcast and allgather and alltoall on stream: every dtype - two PEs sharing one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        share_gpu0 sharing;
+        check_movement(2);
+    }
+}
 
 TEST_SUITE("two_gpus") {
     TEST_CASE("allreduce on stream every dtype and op - reduce and reduce_scatter every dtype and every op - two GPUs driven by one process") {

@@ -1,4 +1,4 @@
-// The device API on real GPUs over the NVLink transport: every op, every group, one and two GPUs.
+// The device API on real GPUs over the NVLink transport: every op, every group, one and two GPUs (or two PEs on one).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
 #include <pgas/coll/stream.cuh>
@@ -6,9 +6,10 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -32,12 +33,31 @@ __host__ __device__ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, s
     return z ^ (z >> 31);
 }
 
+// Set by the shared-GPU suite: every PE of a one-process world on GPU 0.
+bool pes_share_gpu0 = false;
+
+// Local PE i's stream: non-blocking, so that PEs sharing a GPU run their
+// kernels side by side (the legacy default stream would serialise them, and
+// a kernel waiting for its peer's would wait forever). Kept for the process.
+cudaStream_t pe_stream(pgas::world& w, int i) {
+    static std::vector<std::pair<int, cudaStream_t>> streams;  // index: local PE; (device, stream)
+    const int device = w.device_of(i);
+    if (std::size_t(i) >= streams.size()) streams.resize(std::size_t(i) + 1, {-1, nullptr});
+    auto& [on, stream] = streams[std::size_t(i)];
+    if (on != device) {
+        CHECK_CUDA(cudaSetDevice(device));
+        CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        on = device;
+    }
+    return stream;
+}
+
 // Launches kernel(ctx_i, args...) on every local PE's GPU, then waits for all.
 template <class... Params, class... Args>
 void launch_all(pgas::world& w, dim3 grid, dim3 block, void (*kernel)(ctx_t, Params...), Args... args) {
     for (int i = 0; i < w.n_local_pes(); ++i) {
         CHECK_CUDA(cudaSetDevice(w.device_of(i)));
-        kernel<<<grid, block>>>(w.context<pgas::nvlink>(i), args...);
+        kernel<<<grid, block, 0, pe_stream(w, i)>>>(w.context<pgas::nvlink>(i), args...);
         CHECK_CUDA(cudaGetLastError());
     }
     for (int i = 0; i < w.n_local_pes(); ++i) {
@@ -56,7 +76,7 @@ std::vector<T> read_back(pgas::world& w, pgas::symmetric_ptr<T> p, std::size_t c
 
 std::vector<int> gpus(int n) {
     std::vector<int> list;
-    for (int i = 0; i < n; ++i) list.push_back(i);
+    for (int i = 0; i < n; ++i) list.push_back(pes_share_gpu0 ? 0 : i);
     return list;
 }
 
@@ -440,7 +460,7 @@ template <class Call>
 void on_each_stream(pgas::world& w, Call call) {
     for (int i = 0; i < w.n_local_pes(); ++i) {
         CHECK_CUDA(cudaSetDevice(w.device_of(i)));
-        call(w.context<pgas::nvlink>(i), cudaStream_t{0});
+        call(w.context<pgas::nvlink>(i), pe_stream(w, i));
         CHECK_CUDA(cudaGetLastError());
     }
     for (int i = 0; i < w.n_local_pes(); ++i) {
@@ -548,6 +568,20 @@ TEST_SUITE("one_gpu") {
 TEST_SUITE("two_processes") {
     TEST_CASE("every op between two GPUs with one process each (pgasrun or mpirun or torchrun with 2 processes)") {
         REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n 2 (or mpirun or torchrun)");
+        run_suite(2);
+    }
+}
+
+// Two PEs on one GPU, one process: the whole multi-PE suite on a machine with
+// one GPU (the peers' heaps are the same GPU's memory, so this checks the
+// algorithms and the memory model, not NVLink).
+TEST_SUITE("two_pes_one_gpu") {
+    TEST_CASE("every op between two PEs sharing one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        struct share {
+            share() { pes_share_gpu0 = true; }
+            ~share() { pes_share_gpu0 = false; }
+        } sharing;
         run_suite(2);
     }
 }

@@ -7,6 +7,7 @@
 #include <pgas/detail/fd_exchange.hpp>
 #include <pgas/host/heap_memory.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -232,12 +233,18 @@ private:
                  "cuMemMap");
     }
 
+    // Every local GPU may read and write every chunk. Several PEs may share a
+    // GPU (tests on a one-GPU machine): each device is named once.
     void grant_access() {
-        std::vector<CUmemAccessDesc> access(devices_.size());
-        for (std::size_t i = 0; i < devices_.size(); ++i) {
-            access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-            access[i].location.id = devices_[i];
-            access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        std::vector<CUmemAccessDesc> access;
+        for (int device : devices_) {
+            if (std::any_of(access.begin(), access.end(), [&](const CUmemAccessDesc& a) { return a.location.id == device; }))
+                continue;
+            CUmemAccessDesc a{};
+            a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            a.location.id = device;
+            a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+            access.push_back(a);
         }
         check_cu(driver().cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), access.data(), access.size()), -1,
                  "world::init_local", "cuMemSetAccess for every local GPU");

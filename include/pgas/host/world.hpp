@@ -62,7 +62,13 @@ public:
     }
 
     // One process drives these GPUs, one PE each (PE i on devices[i]), over a
-    // CUDA VMM heap that every local GPU maps: the NVLink transport.
+    // CUDA VMM heap that every local GPU maps: the NVLink transport. A device
+    // may appear more than once (PEs sharing a GPU, e.g. multi-PE tests on a
+    // one-GPU machine); their kernels must then run concurrently, on
+    // different non-blocking streams, fit on the GPU together, and be loaded
+    // before they run (CUDA_MODULE_LOADING=EAGER: a lazily loaded kernel's
+    // first launch waits for the GPU to go idle, i.e. for a running peer
+    // that is waiting for this very launch).
     static world init_local(const std::vector<int>& devices, world_options options = {}) {
         if (devices.empty())
             detail::throw_error(errc::invalid_argument, -1, "world::init_local", "the device list is empty");
