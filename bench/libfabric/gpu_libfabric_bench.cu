@@ -362,6 +362,76 @@ void gpu_ring_only_put_quiet(benchmark::State& state) {
 }
 BENCHMARK(gpu_ring_only_put_quiet)->UseManualTime();
 
+// --- the pieces of one push, each timed alone from one GPU thread ------------------------
+// range(0): 0 the warp-aggregated reservation (device-scope fetch_add on device memory);
+// 1 the credit check (system-scope acquire load of device memory); 2 a command's 7 16-byte
+// stores to host memory plus the release store of seq; 3 the same with a relaxed seq store
+// (what the release costs); 4 the tail read quiet makes (relaxed system-scope load).
+PGAS_KERNEL void push_parts_kernel(int mode, std::uint64_t* device_words, uint4* host_slot, int repeats,
+                                   std::uint64_t* out) {
+    std::uint64_t sink = 0;
+    const std::uint64_t start = now();
+    for (int i = 0; i < repeats; ++i) {
+        switch (mode) {
+            case 0: {
+                cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> tail(device_words[0]);
+                sink += tail.fetch_add(1, cuda::memory_order_relaxed);
+                sink = __shfl_sync(__activemask(), sink, 0);
+                break;
+            }
+            case 1: {
+                cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> credit(device_words[1 + (sink & 1)]);
+                sink += credit.load(cuda::memory_order_acquire);
+                break;
+            }
+            case 2:
+            case 3: {
+                const uint4 v = make_uint4(unsigned(i), 1u, 2u, 3u);
+                for (int k = 1; k < 8; ++k) host_slot[k] = v;
+                cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> seq(
+                    *reinterpret_cast<std::uint64_t*>(host_slot));
+                if (mode == 2) seq.store(std::uint64_t(i) + 1, cuda::memory_order_release);
+                else seq.store(std::uint64_t(i) + 1, cuda::memory_order_relaxed);
+                break;
+            }
+            default: {
+                cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> tail(device_words[(sink & 1)]);
+                sink += tail.load(cuda::memory_order_relaxed);
+                break;
+            }
+        }
+    }
+    out[0] = now() - start;
+    out[1] = sink;
+}
+
+void gpu_push_parts(benchmark::State& state) {
+    constexpr int repeats = 4000;
+    const int mode = int(state.range(0));
+    const char* names[] = {"reserve", "credit acquire load", "7 stores + release seq", "7 stores + relaxed seq",
+                           "tail load"};
+    state.SetLabel(names[mode]);
+    std::uint64_t *words = nullptr, *out = nullptr;
+    uint4 *host = nullptr, *host_device = nullptr;
+    cuda_check(cudaMalloc(&words, 4 * sizeof(std::uint64_t)), "cudaMalloc");
+    cuda_check(cudaMemset(words, 0, 4 * sizeof(std::uint64_t)), "cudaMemset");
+    cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host), 128, cudaHostAllocMapped), "cudaHostAlloc");
+    cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&host_device), host, 0), "cudaHostGetDevicePointer");
+    cuda_check(cudaMallocManaged(&out, 2 * sizeof(std::uint64_t)), "cudaMallocManaged");
+    double total = 0;
+    for (auto _ : state) {
+        push_parts_kernel<<<1, 1>>>(mode, words, host_device, repeats, out);
+        cuda_check(cudaDeviceSynchronize(), "push_parts_kernel");
+        state.SetIterationTime(double(out[0]) * 1e-9);
+        total += double(out[0]) * 1e-9;
+    }
+    state.counters["us_per_op"] = total * 1e6 / (repeats * double(state.iterations()));
+    cudaFree(out);
+    cudaFreeHost(host);
+    cudaFree(words);
+}
+BENCHMARK(gpu_push_parts)->DenseRange(0, 4)->UseManualTime();
+
 }  // namespace gpu_libfabric_bench
 
 BENCHMARK_MAIN();
