@@ -119,6 +119,34 @@ TEST_CASE("wrap-around with replies: fetching ops and gets come back through reu
     }
 }
 
+// A producer between publishing a fetching op and reading its reply (a GPU
+// lane its warp-mates starve, say) must not hold the ring: its reply waits in
+// its own reply entry while the others wrap the ring many times over. (When
+// ring slots carried replies until acknowledged, the 5th put here waited for
+// a credit that only the stalled reader could give.)
+TEST_CASE("a reply nobody has read yet holds no ring slot - the ring wraps past it and the reply stays intact") {
+    fixture f(4, 2000);
+    const pgas::proxy::ring_view& ring = f.t.view;
+    const std::uint32_t entry = ring.claim_reply("test");
+    const std::uint64_t ticket = ring.push("test", [&](pgas::proxy::command& c) {
+        c.op = pgas::proxy::op_code::atomic;
+        c.flags = pgas::proxy::flag_reply;
+        c.reply_entry = entry;
+        c.amo_op = pgas::amo::fetch_add;
+        c.kind = pgas::proxy::value_kind::u64;
+        c.pe = 1;
+        c.remote = 1000;
+        c.bytes = 8;
+        c.operand = 7;
+    });
+    for (std::uint64_t i = 0; i < 64; ++i) f.t.put_nbi<pgas::thread>(i * 8, &i, sizeof(i), 1);  // 16 laps
+    f.t.quiet<pgas::thread>();
+    CHECK(f.backend.put_count() == 64);
+    std::uint64_t old = 0;
+    ring.take_reply(ticket, entry, &old, sizeof(old), "test");
+    CHECK(old == 1007);  // the gated backend's fetch_add answers remote + operand
+}
+
 TEST_CASE("many producers on one ring: nothing lost and nothing duplicated") {
     fixture f(8);
     constexpr int threads = 6, each = 3000;
