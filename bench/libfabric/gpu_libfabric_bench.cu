@@ -14,6 +14,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "ring_only.hpp"
+
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -297,33 +299,8 @@ void gpu_host_echo(benchmark::State& state) {
 }
 BENCHMARK(gpu_host_echo)->UseManualTime();
 
-// Completes every command at once: the proxy's and the ring's own cost.
-struct null_backend {
-    std::vector<std::uint64_t> pending;
-    std::uint32_t put(std::uint64_t t, int, std::uint64_t, const void*, std::size_t, bool) { return done(t); }
-    std::uint32_t get(std::uint64_t t, int, void*, std::uint64_t, std::size_t, bool) { return done(t); }
-    std::uint32_t atomic(std::uint64_t t, int, std::uint64_t, pgas::amo, pgas::proxy::value_kind, std::uint64_t,
-                         std::uint64_t, void*) {
-        return done(t);
-    }
-    std::uint32_t signal(std::uint64_t t, int, std::uint64_t, pgas::signal_op, std::uint64_t) { return done(t); }
-    template <class F>
-    bool progress(F&& on_complete) {
-        if (pending.empty()) return false;
-        for (auto t : pending) on_complete(t);
-        pending.clear();
-        return true;
-    }
-    std::uint32_t done(std::uint64_t t) {
-        pending.push_back(t);
-        return 1;
-    }
-};
-
-struct ring_only : pgas::proxy::proxy_ops<ring_only> {
-    pgas::proxy::ring_view view;
-    PGAS_HD const pgas::proxy::ring_view& ring() const { return view; }
-};
+using ring_only_bench::null_backend;
+using ring_only_bench::ring_only;
 
 PGAS_KERNEL void ring_only_put_quiet_kernel(ring_only t, int repeats, std::uint64_t* elapsed) {
     std::uint64_t v = 0;

@@ -25,6 +25,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "ring_only.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -447,32 +449,8 @@ BENCHMARK(raw_inject_rate)->DenseRange(0, 1)->UseManualTime();
 // The ring and proxy thread alone, over a backend that completes every
 // command on its next poll: the proxy's own latency and rate, free of any
 // provider (what a GPU producer would add PCIe round trips to).
-struct null_backend {
-    std::vector<std::uint64_t> pending;
-    std::uint32_t put(std::uint64_t t, int, std::uint64_t, const void*, std::size_t, bool) { return done(t); }
-    std::uint32_t get(std::uint64_t t, int, void*, std::uint64_t, std::size_t, bool) { return done(t); }
-    std::uint32_t atomic(std::uint64_t t, int, std::uint64_t, pgas::amo, pgas::proxy::value_kind, std::uint64_t,
-                         std::uint64_t, void*) {
-        return done(t);
-    }
-    std::uint32_t signal(std::uint64_t t, int, std::uint64_t, pgas::signal_op, std::uint64_t) { return done(t); }
-    template <class F>
-    bool progress(F&& on_complete) {
-        if (pending.empty()) return false;
-        for (auto t : pending) on_complete(t);
-        pending.clear();
-        return true;
-    }
-    std::uint32_t done(std::uint64_t t) {
-        pending.push_back(t);
-        return 1;
-    }
-};
-
-struct ring_only : pgas::proxy::proxy_ops<ring_only> {
-    pgas::proxy::ring_view view;
-    const pgas::proxy::ring_view& ring() const { return view; }
-};
+using ring_only_bench::null_backend;
+using ring_only_bench::ring_only;
 
 void proxy_only_put_quiet(benchmark::State& state) {
     null_backend backend;

@@ -6,6 +6,8 @@
 #include <pgas/pgas.hpp>
 #include <pgas/coll/stream.cuh>
 
+#include "support.cuh"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -20,9 +22,7 @@
 
 namespace {
 
-using ctx_t = pgas::device::context<pgas::nvlink>;
-
-#define CHECK_CUDA(expr) REQUIRE_MESSAGE((expr) == cudaSuccess, cudaGetErrorString(cudaGetLastError()))
+using namespace gpu_support;
 
 // ---- element types, ops, values and host references (as tests/coll/support.hpp) ----
 
@@ -225,39 +225,6 @@ void expect_equal(failure_log& log, const case_info& info, int pe, const char* w
 
 // ---- worlds, buffers, launches (as tests/gpu/gpu_test.cu) ----
 
-pgas::world_options options() {
-    pgas::world_options o;
-    o.heap_bytes = std::uint64_t{256} << 20;
-    o.timeout_ms = 20000;  // a wait that long is a bug: trap with a diagnostic
-    return o;
-}
-
-// Started by a launcher (pgasrun, torchrun, mpirun, srun): one process per GPU.
-bool one_process_per_gpu() {
-    for (const char* var : {"PGAS_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
-        if (std::getenv(var) != nullptr) return true;
-    return false;
-}
-// Set by the shared-GPU suite: every PE of a one-process world on GPU 0.
-bool pes_share_gpu0 = false;
-
-pgas::world make_world(int n) {
-    if (!one_process_per_gpu()) {
-        std::vector<int> list;
-        for (int i = 0; i < n; ++i) list.push_back(pes_share_gpu0 ? 0 : i);
-        return pgas::world::init_local(list, options());
-    }
-    auto w = pgas::world::init_gpu(options());
-    REQUIRE(w.n_pes() == n);
-    return w;
-}
-
-int gpu_count() {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-    return count;
-}
-
 // The teams every case runs on: the world and a strided sub-team (odd PEs; with two PEs PE 1 alone).
 struct teams {
     pgas::team world;
@@ -297,22 +264,6 @@ void inputs_ready(pgas::world& w) {
         CHECK_CUDA(cudaDeviceSynchronize());
     }
     w.barrier();
-}
-
-// Local PE i's stream: non-blocking, so that PEs sharing a GPU run their
-// kernels side by side (the legacy default stream would serialise them, and
-// a collective waiting for its peer's would wait forever). Kept for the process.
-cudaStream_t pe_stream(pgas::world& w, int i) {
-    static std::vector<std::pair<int, cudaStream_t>> streams;  // index: local PE; (device, stream)
-    const int device = w.device_of(i);
-    if (std::size_t(i) >= streams.size()) streams.resize(std::size_t(i) + 1, {-1, nullptr});
-    auto& [on, stream] = streams[std::size_t(i)];
-    if (on != device) {
-        CHECK_CUDA(cudaSetDevice(device));
-        CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        on = device;
-    }
-    return stream;
 }
 
 // Runs call(ctx, team bound to the PE, stream) for every local PE that is a member of t, then waits for all
@@ -565,10 +516,6 @@ void check_movement(int n) {
 }  // namespace
 
 // Two PEs on one GPU, one process: the whole suite on a machine with one GPU.
-struct share_gpu0 {
-    share_gpu0() { pes_share_gpu0 = true; }
-    ~share_gpu0() { pes_share_gpu0 = false; }
-};
 TEST_SUITE("two_pes_one_gpu") {
     TEST_CASE("allreduce on stream every dtype and op - reduce and reduce_scatter every dtype and every op - two PEs sharing one GPU") {
         REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");

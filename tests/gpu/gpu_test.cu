@@ -4,6 +4,8 @@
 #include <pgas/coll/stream.cuh>
 #include <pgas/host/on_stream.cuh>
 
+#include "support.cuh"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,16 +16,7 @@
 
 namespace {
 
-using ctx_t = pgas::device::context<pgas::nvlink>;
-
-#define CHECK_CUDA(expr) REQUIRE_MESSAGE((expr) == cudaSuccess, cudaGetErrorString(cudaGetLastError()))
-
-pgas::world_options options() {
-    pgas::world_options o;
-    o.heap_bytes = std::uint64_t{256} << 20;
-    o.timeout_ms = 20000;  // a wait that long is a bug: trap with a diagnostic
-    return o;
-}
+using namespace gpu_support;
 
 // Every byte depends on all inputs (splitmix64's finaliser): catches misplaced, missing or stale bytes.
 __host__ __device__ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
@@ -31,25 +24,6 @@ __host__ __device__ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, s
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
-}
-
-// Set by the shared-GPU suite: every PE of a one-process world on GPU 0.
-bool pes_share_gpu0 = false;
-
-// Local PE i's stream: non-blocking, so that PEs sharing a GPU run their
-// kernels side by side (the legacy default stream would serialise them, and
-// a kernel waiting for its peer's would wait forever). Kept for the process.
-cudaStream_t pe_stream(pgas::world& w, int i) {
-    static std::vector<std::pair<int, cudaStream_t>> streams;  // index: local PE; (device, stream)
-    const int device = w.device_of(i);
-    if (std::size_t(i) >= streams.size()) streams.resize(std::size_t(i) + 1, {-1, nullptr});
-    auto& [on, stream] = streams[std::size_t(i)];
-    if (on != device) {
-        CHECK_CUDA(cudaSetDevice(device));
-        CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        on = device;
-    }
-    return stream;
 }
 
 // Launches kernel(ctx_i, args...) on every local PE's GPU, then waits for all.
@@ -72,27 +46,6 @@ std::vector<T> read_back(pgas::world& w, pgas::symmetric_ptr<T> p, std::size_t c
     std::vector<T> out(count);
     CHECK_CUDA(cudaMemcpy(out.data(), w.device_address(p, local), count * sizeof(T), cudaMemcpyDeviceToHost));
     return out;
-}
-
-std::vector<int> gpus(int n) {
-    std::vector<int> list;
-    for (int i = 0; i < n; ++i) list.push_back(pes_share_gpu0 ? 0 : i);
-    return list;
-}
-
-// Under pgasrun (one process per GPU) every world is world::init_gpu; else one
-// process drives n GPUs. Either way launch_all covers the local PEs.
-// Started by a launcher (pgasrun, torchrun, mpirun, srun): one process per GPU.
-bool one_process_per_gpu() {
-    for (const char* var : {"PGAS_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
-        if (std::getenv(var) != nullptr) return true;
-    return false;
-}
-pgas::world make_world(int n) {
-    if (!one_process_per_gpu()) return pgas::world::init_local(gpus(n), options());
-    auto w = pgas::world::init_gpu(options());
-    REQUIRE(w.n_pes() == n);
-    return w;
 }
 
 // Whether the calling thread belongs to group G (the first lanes of the block).
@@ -550,12 +503,6 @@ void check_collectives(int n) {
     }
 }
 
-int gpu_count() {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-    return count;
-}
-
 }  // namespace
 
 TEST_SUITE("one_gpu") {
@@ -578,10 +525,7 @@ TEST_SUITE("two_processes") {
 TEST_SUITE("two_pes_one_gpu") {
     TEST_CASE("every op between two PEs sharing one GPU") {
         REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
-        struct share {
-            share() { pes_share_gpu0 = true; }
-            ~share() { pes_share_gpu0 = false; }
-        } sharing;
+        share_gpu0 sharing;
         run_suite(2);
     }
 }

@@ -147,6 +147,37 @@ TEST_CASE("a reply nobody has read yet holds no ring slot - the ring wraps past 
     CHECK(old == 1007);  // the gated backend's fetch_add answers remote + operand
 }
 
+// atomic_add and the other non-fetching forms (atomic_update) return once
+// pushed, like put_nbi; quiet completes them. The fetching form waits.
+TEST_CASE("a non-fetching atomic returns before it completes - quiet waits for it") {
+    fixture f(8, 2000);
+    f.backend.open = false;
+    std::atomic<bool> returned{false};
+    std::thread producer([&] {
+        f.t.atomic_update<std::uint64_t>(pgas::amo::fetch_add, 64, std::uint64_t(5), 1);
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK(returned.load());  // no completion was possible yet
+    std::atomic<bool> fetched{false};
+    std::thread fetcher([&] {
+        (void)f.t.atomic<std::uint64_t>(pgas::amo::fetch_add, 64, std::uint64_t(1), 0, 1);
+        fetched = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK_FALSE(fetched.load());  // the fetching form waits for its reply
+    f.backend.open = true;
+    producer.join();
+    fetcher.join();
+    f.t.quiet<pgas::thread>();
+    CHECK(fetched.load());
+}
+
+TEST_CASE("a ring for GPU producers smaller than a warp's reservation is refused naming the size") {
+    CHECK_THROWS_WITH_AS(pgas::proxy::ring_memory(32, pgas::proxy::producers::gpu, 3),
+                         doctest::Contains("a ring for GPU producers needs at least 64 slots, got 32"), pgas::error);
+}
+
 TEST_CASE("many producers on one ring: nothing lost and nothing duplicated") {
     fixture f(8);
     constexpr int threads = 6, each = 3000;

@@ -27,12 +27,17 @@ PGAS_HD constexpr void require_bitwise() {
 // One thread: checks, then asks the transport. Relaxed: atomics order with
 // other operations only through fence/quiet, as in OpenSHMEM.
 template <class Tr, class T>
-PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst,
-                    T operand, T expected, int pe) {
+PGAS_HD void check_atomic_target(const device::context<Tr>& ctx, const char* call, symmetric_ptr<T> dst, int pe) {
     require_atomic<Tr, T>();
     check_pe(ctx, call, pe);
     check_range(ctx, call, dst.offset(), sizeof(T));
     check_aligned(ctx, call, dst.offset(), sizeof(T));
+}
+
+template <class Tr, class T>
+PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst,
+                    T operand, T expected, int pe) {
+    check_atomic_target(ctx, call, dst, pe);
     return ctx.transport.template atomic<T>(op, dst.offset(), operand, expected, pe);
 }
 
@@ -42,10 +47,7 @@ PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, sy
 template <class Tr, class T>
 PGAS_HD void atomic_update_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst,
                               T operand, int pe) {
-    require_atomic<Tr, T>();
-    check_pe(ctx, call, pe);
-    check_range(ctx, call, dst.offset(), sizeof(T));
-    check_aligned(ctx, call, dst.offset(), sizeof(T));
+    check_atomic_target(ctx, call, dst, pe);
     start_atomic_update(ctx.transport, op, dst.offset(), operand, pe);
 }
 }  // namespace detail

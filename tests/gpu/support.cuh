@@ -1,0 +1,77 @@
+// What the GPU suites share: worlds in either launch mode (or with PEs sharing GPU 0), per-PE streams, CUDA checks.
+#pragma once
+
+#include <pgas/pgas.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace gpu_support {
+
+using ctx_t = pgas::device::context<pgas::nvlink>;
+
+#define CHECK_CUDA(expr) REQUIRE_MESSAGE((expr) == cudaSuccess, cudaGetErrorString(cudaGetLastError()))
+
+inline pgas::world_options options() {
+    pgas::world_options o;
+    o.heap_bytes = std::uint64_t{256} << 20;
+    o.timeout_ms = 20000;  // a wait that long is a bug: trap with a diagnostic
+    return o;
+}
+
+inline int gpu_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+    return count;
+}
+
+// Started by a launcher (pgasrun, torchrun, mpirun, srun): one process per GPU.
+inline bool one_process_per_gpu() {
+    for (const char* var : {"PGAS_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+        if (std::getenv(var) != nullptr) return true;
+    return false;
+}
+
+// Set while a shared-GPU suite runs (share_gpu0): every PE of a one-process world on GPU 0.
+inline bool pes_share_gpu0 = false;
+struct share_gpu0 {
+    share_gpu0() { pes_share_gpu0 = true; }
+    ~share_gpu0() { pes_share_gpu0 = false; }
+    share_gpu0(const share_gpu0&) = delete;
+    share_gpu0& operator=(const share_gpu0&) = delete;
+};
+
+// Under a launcher every world is world::init_gpu; else one process drives n
+// GPUs (or n PEs on GPU 0 under share_gpu0).
+inline pgas::world make_world(int n) {
+    if (!one_process_per_gpu()) {
+        std::vector<int> devices;
+        for (int i = 0; i < n; ++i) devices.push_back(pes_share_gpu0 ? 0 : i);
+        return pgas::world::init_local(devices, options());
+    }
+    auto w = pgas::world::init_gpu(options());
+    REQUIRE(w.n_pes() == n);
+    return w;
+}
+
+// Local PE i's stream: non-blocking, so that PEs sharing a GPU run their
+// kernels side by side (the legacy default stream would serialise them, and
+// a kernel waiting for its peer's would wait forever). Kept for the process.
+inline cudaStream_t pe_stream(pgas::world& w, int i) {
+    static std::vector<std::pair<int, cudaStream_t>> streams;  // index: local PE; (device, stream)
+    const int device = w.device_of(i);
+    if (std::size_t(i) >= streams.size()) streams.resize(std::size_t(i) + 1, {-1, nullptr});
+    auto& [on, stream] = streams[std::size_t(i)];
+    if (on != device) {
+        CHECK_CUDA(cudaSetDevice(device));
+        CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        on = device;
+    }
+    return stream;
+}
+
+}  // namespace gpu_support
