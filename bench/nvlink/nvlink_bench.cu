@@ -1,8 +1,13 @@
-// NVLink transport micro-benchmarks between two GPUs of one process: latency, bandwidth, rate, barrier.
+// NVLink transport micro-benchmarks between two PEs of one process: latency, bandwidth, rate, barrier, allreduce.
 //
-// Time is GPU time: CUDA events on GPU 0 around kernels that repeat the
-// operation many times in-kernel (launch cost out), reported through
-// Google Benchmark's manual time. Counters: us per op, bytes/s, ops/s.
+// The two PEs are GPUs 0 and 1, or two PEs sharing GPU 0 when only one GPU is
+// visible (each PE then launches on its own non-blocking stream, so one PE's
+// kernel never queues behind its peer's; run with CUDA_MODULE_LOADING=EAGER,
+// see tests/gpu/CMakeLists.txt). Time is GPU time: CUDA events on PE 0's
+// stream around kernels that repeat the operation many times in-kernel
+// (launch cost out), reported through Google Benchmark's manual time.
+// Counters: us per op, bytes/s, ops/s.
+#include <pgas/coll/stream.cuh>
 #include <pgas/host/on_stream.cuh>
 #include <pgas/pgas.hpp>
 
@@ -24,36 +29,52 @@ void cuda_ok(cudaError_t status, const char* what) {
     }
 }
 
-// One world of two GPUs shared by every benchmark (building it maps 2 GiB).
+// The devices of the two PEs: GPUs 0 and 1, or GPU 0 twice on a one-GPU machine.
+std::vector<int> pe_devices() {
+    int gpus = 0;
+    cuda_ok(cudaGetDeviceCount(&gpus), "device count");
+    return gpus >= 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 0};
+}
+
+// One world of two PEs shared by every benchmark (building it maps 2 GiB).
 pgas::world& two_gpus() {
     static pgas::world w = [] {
         pgas::world_options o;
         o.heap_bytes = std::uint64_t{1536} << 20;
         o.timeout_ms = 20000;
-        return pgas::world::init_local(std::vector<int>{0, 1}, o);
+        return pgas::world::init_local(pe_devices(), o);
     }();
     return w;
 }
 
-// Runs launch(local_pe) for both PEs and returns GPU 0's milliseconds for it.
+// PE i's non-blocking stream on its device.
+cudaStream_t pe_stream(int pe) {
+    static const std::vector<cudaStream_t> streams = [] {
+        auto& w = two_gpus();
+        std::vector<cudaStream_t> s(std::size_t(w.n_local_pes()));
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cuda_ok(cudaStreamCreateWithFlags(&s[std::size_t(i)], cudaStreamNonBlocking), "stream");
+        }
+        return s;
+    }();
+    cuda_ok(cudaSetDevice(two_gpus().device_of(pe)), "set device");
+    return streams[std::size_t(pe)];
+}
+
+// Runs launch(local_pe, stream) for both PEs and returns PE 0's milliseconds for it.
 template <class Launch>
 double timed_ms(Launch&& launch, bool both = true) {
     auto& w = two_gpus();
     cudaEvent_t start, stop;
-    cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
+    cudaStream_t first = pe_stream(0);
     cuda_ok(cudaEventCreate(&start), "event");
     cuda_ok(cudaEventCreate(&stop), "event");
-    cuda_ok(cudaEventRecord(start), "record");
-    launch(0);
-    cuda_ok(cudaEventRecord(stop), "record");
-    if (both) {
-        cuda_ok(cudaSetDevice(w.device_of(1)), "set device");
-        launch(1);
-    }
-    for (int i = 0; i < w.n_local_pes(); ++i) {
-        cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
-        cuda_ok(cudaDeviceSynchronize(), "kernel");
-    }
+    cuda_ok(cudaEventRecord(start, first), "record");
+    launch(0, first);
+    cuda_ok(cudaEventRecord(stop, first), "record");
+    if (both) launch(1, pe_stream(1));
+    for (int i = 0; i < w.n_local_pes(); ++i) cuda_ok(cudaStreamSynchronize(pe_stream(i)), "kernel");
     float ms = 0;
     cuda_ok(cudaEventElapsedTime(&ms, start, stop), "elapsed");
     cudaEventDestroy(start);
@@ -83,7 +104,7 @@ void p_ping_pong(benchmark::State& state) {
     constexpr int iters = 20000;
     double total_ms = 0;
     for (auto _ : state) {
-        const double ms = timed_ms([&](int i) { ping_pong<<<1, 1>>>(w.context<pgas::nvlink>(i), flag, base, iters); });
+        const double ms = timed_ms([&](int i, cudaStream_t s) { ping_pong<<<1, 1, 0, s>>>(w.context<pgas::nvlink>(i), flag, base, iters); });
         base += iters;
         state.SetIterationTime(ms / 1e3);
         total_ms += ms;
@@ -149,7 +170,7 @@ void bandwidth(benchmark::State& state) {
     double total_ms = 0;
     for (auto _ : state) {
         const double ms = timed_ms(
-            [&](int i) { transfer<G, is_get><<<blocks, threads>>>(w.context<pgas::nvlink>(i), remote, local, bytes, reps); },
+            [&](int i, cudaStream_t s) { transfer<G, is_get><<<blocks, threads, 0, s>>>(w.context<pgas::nvlink>(i), remote, local, bytes, reps); },
             false);
         state.SetIterationTime(ms / 1e3 / reps);
         total_ms += ms;
@@ -185,7 +206,7 @@ void atomic_fetch_add_latency(benchmark::State& state) {
     constexpr int iters = 20000;
     double total_ms = 0;
     for (auto _ : state) {
-        const double ms = timed_ms([&](int i) { fetch_add_loop<<<1, 1>>>(w.context<pgas::nvlink>(i), word, iters); }, false);
+        const double ms = timed_ms([&](int i, cudaStream_t s) { fetch_add_loop<<<1, 1, 0, s>>>(w.context<pgas::nvlink>(i), word, iters); }, false);
         state.SetIterationTime(ms / 1e3);
         total_ms += ms;
     }
@@ -205,7 +226,7 @@ void put_8B_message_rate(benchmark::State& state) {
     constexpr int iters = 200;
     double total_ms = 0;
     for (auto _ : state) {
-        const double ms = timed_ms([&](int i) { p_rate<<<blocks, threads>>>(w.context<pgas::nvlink>(i), words, iters); }, false);
+        const double ms = timed_ms([&](int i, cudaStream_t s) { p_rate<<<blocks, threads, 0, s>>>(w.context<pgas::nvlink>(i), words, iters); }, false);
         state.SetIterationTime(ms / 1e3);
         total_ms += ms;
     }
@@ -224,7 +245,7 @@ void barrier_latency(benchmark::State& state) {
     const unsigned threads = std::is_same_v<G, pgas::block> ? 256 : G::size();
     double total_ms = 0;
     for (auto _ : state) {
-        const double ms = timed_ms([&](int i) { barrier_loop<G><<<1, threads>>>(w.context<pgas::nvlink>(i), iters); });
+        const double ms = timed_ms([&](int i, cudaStream_t s) { barrier_loop<G><<<1, threads, 0, s>>>(w.context<pgas::nvlink>(i), iters); });
         state.SetIterationTime(ms / 1e3);
         total_ms += ms;
     }
@@ -239,9 +260,7 @@ void on_stream_put_quiet_latency(benchmark::State& state) {
     static auto target = w.alloc<std::uint64_t>(1);
     static auto source = w.alloc<std::uint64_t>(1);
     constexpr int reps = 200;
-    cuda_ok(cudaSetDevice(w.device_of(0)), "set device");
-    cudaStream_t stream;
-    cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    cudaStream_t stream = pe_stream(0);
     auto ctx = w.context<pgas::nvlink>(0);
     cudaGraph_t graph;
     cudaGraphExec_t exec;
@@ -271,9 +290,32 @@ void on_stream_put_quiet_latency(benchmark::State& state) {
     state.counters["us"] = total_ms * 1e3 / (double(reps) * double(state.iterations()));
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
 }
 BENCHMARK(on_stream_put_quiet_latency)->UseManualTime()->Iterations(10);
+
+// allreduce_on_stream (float sum over the world) of `bytes`, `reps` enqueued back to back on each PE's
+// stream; time per call on PE 0's stream (launch cost included: this is how users call it).
+void allreduce_on_stream_latency(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto dst = w.alloc<float>(std::size_t{1} << 18);
+    static auto src = w.alloc<float>(std::size_t{1} << 18);
+    const auto count = std::size_t(state.range(0)) / sizeof(float);
+    constexpr int reps = 50;
+    auto run = [&](int i, cudaStream_t s) {
+        const auto ctx = w.context<pgas::nvlink>(i);
+        for (int r = 0; r < reps; ++r) pgas::allreduce_on_stream(ctx, ctx.world_team(), dst, src, count, pgas::op::sum, s);
+    };
+    timed_ms(run);  // warm-up: scratch set-up and module loading out of the timing
+    double total_ms = 0;
+    for (auto _ : state) {
+        const double ms = timed_ms(run);
+        state.SetIterationTime(ms / 1e3 / reps);
+        total_ms += ms;
+    }
+    state.counters["us"] = total_ms * 1e3 / (double(reps) * double(state.iterations()));
+}
+BENCHMARK(allreduce_on_stream_latency)->Name("allreduce_on_stream")->RangeMultiplier(8)->Range(8, 1 << 20)
+    ->UseManualTime()->Iterations(5);
 
 }  // namespace
 
