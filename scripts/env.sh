@@ -13,11 +13,39 @@ export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAS
 pgas_have_gpu() { command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }
 # How many CUDA GPUs are visible (0 without nvidia-smi).
 pgas_gpu_count() { if command -v nvidia-smi >/dev/null; then nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true; else echo 0; fi; }
-# ctest label arguments for this machine: no GPU tests without a GPU, no multi_gpu ones with one.
+# ctest label arguments for this machine: no GPU tests without a GPU, no multi_gpu ones with one, and
+# the mps ones (processes sharing a GPU) only while pgas_mps_start has the daemon running.
 pgas_label_args() {
-  local gpus
+  local gpus skip=()
   gpus=$(pgas_gpu_count)
-  if (( gpus == 0 )); then echo "-LE gpu"; elif (( gpus == 1 )); then echo "-LE multi_gpu"; fi
+  if (( gpus == 0 )); then echo "-LE gpu"; return; fi
+  (( gpus == 1 )) && skip+=(multi_gpu)
+  [[ ${PGAS_MPS_ACTIVE:-0} == 1 ]] || skip+=(mps)
+  (( ${#skip[@]} )) && echo "-LE $(IFS='|'; echo "${skip[*]}")"
+  return 0
+}
+# Starts the CUDA MPS daemon (pipe and log directories under /tmp) so that processes sharing a GPU run
+# concurrently instead of time-sliced, and stops it when the calling script exits. Says why when it cannot.
+pgas_mps_start() {
+  if ! command -v nvidia-cuda-mps-control >/dev/null; then
+    echo "mps: nvidia-cuda-mps-control not found: the tests of processes sharing one GPU (label mps) are skipped" >&2
+    return 1
+  fi
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/pgas-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/pgas-mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if ! nvidia-cuda-mps-control -d; then
+    echo "mps: the MPS daemon did not start (see $CUDA_MPS_LOG_DIRECTORY): label mps skipped" >&2
+    return 1
+  fi
+  trap pgas_mps_stop EXIT
+  export PGAS_MPS_ACTIVE=1
+  echo "mps: daemon started (pipes in $CUDA_MPS_PIPE_DIRECTORY); stopped when this script exits"
+}
+# Stops the daemon pgas_mps_start started (never leaves one running).
+pgas_mps_stop() {
+  [[ ${PGAS_MPS_ACTIVE:-0} == 1 ]] || return 0
+  echo quit | nvidia-cuda-mps-control && echo "mps: daemon stopped"
+  export PGAS_MPS_ACTIVE=0
 }
 # Configures and builds into $1 (default build) with every core.
 pgas_build() {

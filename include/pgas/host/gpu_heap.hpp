@@ -261,6 +261,16 @@ private:
 };
 
 // One process per GPU: this process's PE lives on `device`.
+// The GPU of a process whose launcher gave it `local_rank` on its node: local
+// rank modulo the visible GPUs, so that several processes share a GPU when
+// there are fewer GPUs than processes (one GPU under CUDA MPS, issue 19).
+inline int default_process_device(int local_rank, int pe) {
+    int count = 0;
+    check_cuda(cudaGetDeviceCount(&count), pe, "world::init_gpu", "cudaGetDeviceCount");
+    if (count < 1) throw_error(errc::transport_unavailable, pe, "world::init_gpu", "no CUDA device is visible");
+    return (local_rank < 0 ? 0 : local_rank) % count;
+}
+
 inline heap_factory gpu_process_heap_factory(int device) {
     return [device](const heap_request& request) -> std::unique_ptr<heap_memory> {
         return std::make_unique<gpu_heap_memory>(request, std::vector<int>{device});

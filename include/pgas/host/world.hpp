@@ -88,11 +88,12 @@ public:
     static world init(world_options options = {}) { return init(read_launch_env(), std::move(options)); }
 
     // One process per GPU with the NVLink transport: init() with this
-    // process's PE on GPU `device` (default: the launcher's local rank) and
+    // process's PE on GPU `device` (default: the launcher's local rank modulo
+    // the visible GPUs, so processes share a GPU when there are more) and
     // the node's heaps mapped into each other (CUDA VMM handles passed as fds).
     static world init_gpu(world_options options = {}, int device = -1) {
         launch_info launch = read_launch_env();
-        if (device < 0) device = launch.local_rank >= 0 ? launch.local_rank : launch.rank;
+        if (device < 0) device = detail::default_process_device(launch.local_rank >= 0 ? launch.local_rank : launch.rank, launch.rank);
         if (options.heap_bytes == 0)
             options.heap_bytes = detail::env_size("PGAS_HEAP_SIZE", detail::gpu_heap_memory::default_bytes);
         options.heap = detail::gpu_process_heap_factory(device);
