@@ -7,6 +7,15 @@ if [[ -f $_pgas_root/.deps/env.sh ]]; then
   # shellcheck disable=SC1091
   source "$_pgas_root/.deps/env.sh"
 fi
+# A CUDA-enabled libfabric from scripts/build-libfabric-cuda (FI_HMEM, issue 18) goes before any other:
+# its library first on the loader's path (RUNPATH yields to LD_LIBRARY_PATH), and no other build's providers.
+if [[ -z ${PGAS_LIBFABRIC_ROOT:-} && -f $_pgas_root/.deps/libfabric-cuda/lib/pkgconfig/libfabric.pc ]]; then
+  export PGAS_LIBFABRIC_ROOT=$_pgas_root/.deps/libfabric-cuda
+fi
+if [[ -n ${PGAS_LIBFABRIC_ROOT:-} ]]; then
+  export LD_LIBRARY_PATH=$PGAS_LIBFABRIC_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  unset FI_PROVIDER_PATH
+fi
 # NVLink multicast is never used by pgas; keep the peers we compare with off it too.
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 # True when a CUDA GPU is visible.
