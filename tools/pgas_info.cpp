@@ -70,7 +70,8 @@ void print_variable(const pgas_tools::env_var& v) {
     } catch (const std::exception& e) {
         note = "  INVALID: " + std::string(e.what());
     }
-    std::printf("  %-26s %-40s %s%s\n", name.c_str(), value.c_str(), set ? "(environment)" : "(default)", note.c_str());
+    const char* source = set ? "(environment)" : v.default_value.empty() ? "" : "(default)";
+    std::printf("  %-26s %-40s %s%s\n", name.c_str(), value.c_str(), source, note.c_str());
 }
 
 void print_environment() {
