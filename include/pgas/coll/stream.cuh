@@ -13,6 +13,7 @@
 #include <pgas/coll/tuning.hpp>
 #include <pgas/coll/detail/part.hpp>
 #include <pgas/core/error.hpp>
+#include <pgas/detail/nvtx.hpp>
 #include <pgas/device/sync.hpp>
 
 #include <cstddef>
@@ -111,16 +112,19 @@ inline void check_launch(const char* call, int pe) {
 // pgas::barrier (quiet, then team sync) and pgas::sync as one-warp kernels on the stream.
 template <class Tr>
 void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::barrier_on_stream");
     detail::barrier_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
     detail::check_launch("barrier_on_stream", ctx.my_pe());
 }
 template <class Tr>
 void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::barrier_all_on_stream");
     barrier_on_stream(ctx, ctx.world_team(), stream);
 }
 
 template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::sync_on_stream");
     detail::sync_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
     detail::check_launch("sync_on_stream", ctx.my_pe());
 }
@@ -128,6 +132,7 @@ void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream)
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::broadcast_on_stream");
     detail::require_collective_buffers<T, U>();
     using launch = detail::stream_launch<Policy, Tr>;
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
@@ -139,6 +144,7 @@ void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                       std::size_t count, Op op, int root, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::reduce_on_stream");
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
     using launch = detail::stream_launch<Policy, Tr>;
@@ -151,6 +157,7 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, Op op, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::allreduce_on_stream");
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
     using launch = detail::stream_launch<Policy, Tr>;
@@ -163,6 +170,7 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                               std::size_t count, Op op, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::reduce_scatter_on_stream");
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
     using launch = detail::stream_launch<Policy, Tr>;
@@ -175,6 +183,7 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::allgather_on_stream");
     detail::require_collective_buffers<T, U>();
     using launch = detail::stream_launch<Policy, Tr>;
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
@@ -186,6 +195,7 @@ void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::alltoall_on_stream");
     detail::require_collective_buffers<T, U>();
     using launch = detail::stream_launch<Policy, Tr>;
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));

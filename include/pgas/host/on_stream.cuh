@@ -4,6 +4,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/detail/cuda_check.hpp>
+#include <pgas/detail/nvtx.hpp>
 #include <pgas/device/rma.hpp>
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
@@ -80,6 +81,7 @@ inline void check_launch(int pe, const char* call) {
 template <class Tr, class T>
 void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
          cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::put_on_stream");
     if (count == 0) return;
     detail::rma_stream::put_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
     detail::rma_stream::check_launch(ctx.my_pe(), "put_on_stream");
@@ -89,6 +91,7 @@ void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T
 template <class Tr, class T>
 void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
          cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::get_on_stream");
     if (count == 0) return;
     detail::rma_stream::get_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
     detail::rma_stream::check_launch(ctx.my_pe(), "get_on_stream");
@@ -98,6 +101,7 @@ void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src,
 template <class Tr>
 void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
             int pe, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::signal_on_stream");
     detail::rma_stream::signal_kernel<<<1, 1, 0, stream>>>(ctx, sig, value, op, pe);
     detail::rma_stream::check_launch(ctx.my_pe(), "signal_on_stream");
 }
@@ -106,6 +110,7 @@ void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_
 template <class Tr, class T>
 void put_signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count,
                 symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::put_signal_on_stream");
     put_on_stream(ctx, dst, src, count, pe, stream);
     signal_on_stream(ctx, sig, value, op, pe, stream);
 }
@@ -114,6 +119,7 @@ void put_signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, 
 template <class Tr>
 void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op, std::uint64_t value,
                        cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::signal_wait_until_on_stream");
     detail::rma_stream::signal_wait_kernel<<<1, 1, 0, stream>>>(ctx, sig, op, value);
     detail::rma_stream::check_launch(ctx.my_pe(), "signal_wait_until_on_stream");
 }
@@ -121,6 +127,7 @@ void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<s
 // Enqueues quiet: everything enqueued before it is complete and visible.
 template <class Tr>
 void quiet_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::quiet_on_stream");
     detail::rma_stream::quiet_kernel<<<1, 1, 0, stream>>>(ctx);
     detail::rma_stream::check_launch(ctx.my_pe(), "quiet_on_stream");
 }

@@ -6,6 +6,7 @@
 #include <pgas/core/team.hpp>
 #include <pgas/detail/heap_allocator.hpp>
 #include <pgas/detail/heap_layout.hpp>
+#include <pgas/detail/nvtx.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/env.hpp>
@@ -102,6 +103,7 @@ public:
 
     // The same with the launch spelled out (explicit arguments win over the environment).
     static world init(const launch_info& launch, world_options options = {}) {
+        PGAS_NVTX_RANGE("pgas::world::init");
         if (launch.size < 1 || launch.rank < 0 || launch.rank >= launch.size)
             detail::throw_error(errc::invalid_argument, launch.rank, "world::init",
                                 "rank " + std::to_string(launch.rank) + " outside a world of " +
@@ -168,6 +170,7 @@ public:
     template <class T, std::integral Count>
     symmetric_ptr<T> alloc(Count count) {
         static_assert(std::is_trivially_copyable_v<T>, "pgas: symmetric objects must be trivially copyable");
+        PGAS_NVTX_RANGE("pgas::world::alloc");
         if (count <= 0)
             detail::throw_error(errc::invalid_argument, my_pe_or_all(), "alloc",
                                 "element count must be positive, got " + std::to_string(count));
@@ -187,6 +190,7 @@ public:
     // Collective: returns a block from alloc to the heap.
     template <class T>
     void free(symmetric_ptr<T> p) {
+        PGAS_NVTX_RANGE("pgas::world::free");
         agree("free", "heap offset", p.offset());
         if (!p || !state_->allocator.deallocate(p.offset()))
             detail::throw_error(errc::not_symmetric, my_pe_or_all(), "free",
@@ -298,6 +302,7 @@ public:
     world(std::shared_ptr<detail::bootstrap> channel, std::vector<int> local_pes, int n_pes, world_options options,
           heap_factory make_heap = &make_host_heap)
         : state_(std::make_unique<state_t>()) {
+        PGAS_NVTX_RANGE("pgas::world::init heap");
         auto& s = *state_;
         s.bootstrap = std::move(channel);
         s.local_pes = std::move(local_pes);
@@ -349,6 +354,7 @@ private:
     // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
     // call raise_abort on this state) goes first, the heap after it.
     struct state_t {
+        detail::nvtx_range_end nvtx_finalize_end;  // first member: destroyed last (detail/nvtx.hpp)
         std::vector<int> local_pes;
         int n_pes = 0;
         std::uint64_t heap_bytes = 0;
@@ -358,6 +364,7 @@ private:
         int next_team_slot = 1;               // slot 0 is the world team
         std::atomic<int> abort_flag{0};
         std::shared_ptr<detail::bootstrap> bootstrap;
+        detail::nvtx_range_begin nvtx_finalize_begin{"pgas::world::finalize"};  // last member: destroyed first
     };
 
     template <class Each>
