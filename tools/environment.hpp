@@ -103,6 +103,10 @@ inline constexpr env_var env_vars[] = {
     // --- scripts and benchmarks of this repository (not read by the library) -----------------------------------------
     {"PGAS_BUILD_DIR", env_group::tools, "build", "a directory", "scripts/test, scripts/gpu-test, scripts/run-example",
      "build directory"},
+    {"PGAS_LIBFABRIC_ROOT", env_group::tools, ".deps/libfabric-cuda when it exists", "an install prefix holding lib/pkgconfig/libfabric.pc",
+     "scripts/env.sh, cmake/pgasLibfabric.cmake", "libfabric to build and run against before any other (scripts/build-libfabric-cuda)"},
+    {"PGAS_MPS_ACTIVE", env_group::tools, "0", "0 or 1", "scripts/env.sh (set by pgas_mps_start)",
+     "1 while scripts/gpu-test's CUDA MPS daemon runs: the tests of processes sharing one GPU (label mps) run"},
     {"PGAS_COMPARE_BUILD_DIR", env_group::tools, "build-compare", "a directory", "scripts/bench-compare", "build directory"},
     {"PGAS_COMPARE_JOBS", env_group::tools, "every core", "integer >= 1", "scripts/bench-compare", "build parallelism"},
     {"PGAS_COMPARE_NO_BUILD", env_group::tools, "", "any non-empty value", "scripts/bench-compare",
