@@ -142,8 +142,8 @@ struct tp_buffers {
     pgas::symmetric_ptr<std::uint64_t> epoch;       // [blocks]
 };
 
-inline int local_experts(const config& c, int n_pes) { return c.experts / n_pes; }
-inline int tp_recv_rows(const config& c) { return c.recv_rows > 0 ? c.recv_rows : 2 * c.max_tokens * c.top_k; }
+PGAS_HD inline int local_experts(const config& c, int n_pes) { return c.experts / n_pes; }
+PGAS_HD inline int tp_recv_rows(const config& c) { return c.recv_rows > 0 ? c.recv_rows : 2 * c.max_tokens * c.top_k; }
 
 // --- errors ------------------------------------------------------------------
 
