@@ -26,6 +26,7 @@ enum class routing {
     even_only,     // only even experts: every odd expert receives nothing
     all_to_one,    // every token's first choice is the last expert
     same_pe,       // a token's choices are consecutive experts: several on one PE
+    uniform,       // distinct experts drawn uniformly (the benchmark's routing)
 };
 inline const char* name(routing r) {
     switch (r) {
@@ -33,6 +34,7 @@ inline const char* name(routing r) {
         case routing::even_only: return "even_only";
         case routing::all_to_one: return "all_to_one";
         case routing::same_pe: return "same_pe";
+        case routing::uniform: return "uniform";
     }
     return "?";
 }
@@ -68,6 +70,7 @@ inline std::vector<reference::pe_input> make_inputs(const config& c, int n_pes, 
                             e = k == 0 ? c.experts - 1 : int(unit(rng) * float(c.experts - 1)) % (c.experts - 1);
                             break;
                         case routing::same_pe: e = (start + k) % c.experts; break;
+                        case routing::uniform: e = int(unit(rng) * float(c.experts)) % c.experts; break;
                     }
                     fresh = std::find(idx, idx + k, e) == idx + k;
                     if (r == routing::even_only && c.top_k > c.experts / 2) fresh = true;  // too few even experts

@@ -46,7 +46,7 @@ void round_trips(int n_pes, bool fp8, Make make, Dispatch dispatch, Combine comb
     const Buffers b = make(w, c);
     moe::check::host_access access{w};
     unsigned seed = 1;
-    for (routing r : {routing::uneven, routing::even_only, routing::all_to_one, routing::same_pe}) {
+    for (routing r : {routing::uneven, routing::even_only, routing::all_to_one, routing::same_pe, routing::uniform}) {
         for (int round = 0; round < 2; ++round, ++seed) {
             CAPTURE(n_pes);
             CAPTURE(fp8);
@@ -122,7 +122,7 @@ void wrong_hidden(std::vector<moe::reference::pe_input>&, std::vector<moe::batch
 void too_many_tokens(std::vector<moe::reference::pe_input>&, std::vector<moe::batch>& batches) { batches[1].tokens = 13; }
 }  // namespace
 
-TEST_CASE("bad input: expert index outside [0, experts)") {
+TEST_CASE("bad input: expert index out of range (negative or >= experts)") {
     const moe::config c = small(false, 2);
     CHECK(dispatch_error<moe::ll_buffers>(c, moe::make_ll_buffers, moe::host_ll_dispatch, expert_out_of_range) ==
           "pgas: moe::ll_dispatch on PE 1: token 3 choice 2: expert index 24 outside [0, 24)");
