@@ -1,0 +1,242 @@
+// Inputs for the MoE example and its tests (routings that stress the layouts) and the comparison with the reference.
+//
+// Buffers are read and written through an `access` object with
+//   template <class T> std::vector<T> read(pgas::symmetric_ptr<T>, int pe, std::size_t count);
+//   template <class T> void write(pgas::symmetric_ptr<T>, int pe, const std::vector<T>&);
+// (host_access below for the host transport; the GPU programs copy with cudaMemcpy).
+#pragma once
+
+#include "expert.hpp"
+#include "moe.hpp"
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace moe::check {
+
+enum class routing {
+    uneven,        // skewed towards low expert indices, distinct experts per token
+    even_only,     // only even experts: every odd expert receives nothing
+    all_to_one,    // every token's first choice is the last expert
+    same_pe,       // a token's choices are consecutive experts: several on one PE
+    uniform,       // distinct experts drawn uniformly (the benchmark's routing)
+};
+inline const char* name(routing r) {
+    switch (r) {
+        case routing::uneven: return "uneven";
+        case routing::even_only: return "even_only";
+        case routing::all_to_one: return "all_to_one";
+        case routing::same_pe: return "same_pe";
+        case routing::uniform: return "uniform";
+    }
+    return "?";
+}
+
+// Tokens of PE pe: uneven across PEs (max, max - 2, max - 4, max, ...), PE 1 of 3 or more sends none.
+inline int tokens_of(const config& c, int pe, int n_pes) {
+    if (n_pes >= 3 && pe == 1) return 0;
+    return std::max(0, c.max_tokens - 2 * (pe % 3));
+}
+
+inline std::vector<reference::pe_input> make_inputs(const config& c, int n_pes, routing r, unsigned seed) {
+    std::vector<reference::pe_input> in(static_cast<std::size_t>(n_pes));
+    for (int pe = 0; pe < n_pes; ++pe) {
+        std::mt19937 rng(seed * 1000003u + unsigned(pe));
+        std::uniform_real_distribution<float> value(-2.0f, 2.0f), weight(0.05f, 1.0f), unit(0.0f, 1.0f);
+        auto& p = in[std::size_t(pe)];
+        p.tokens = tokens_of(c, pe, n_pes);
+        p.x.resize(std::size_t(c.max_tokens) * c.hidden);
+        for (auto& v : p.x) v = to_bf16(value(rng));
+        p.idx.assign(std::size_t(c.max_tokens) * c.top_k, 0);
+        p.w.assign(std::size_t(c.max_tokens) * c.top_k, 0.0f);
+        for (int t = 0; t < c.max_tokens; ++t) {
+            int* idx = p.idx.data() + std::size_t(t) * c.top_k;
+            const int start = int(unit(rng) * float(c.experts)) % c.experts;
+            for (int k = 0; k < c.top_k; ++k) {
+                p.w[std::size_t(t) * c.top_k + k] = weight(rng);
+                int e = 0;
+                for (bool fresh = false; !fresh;) {
+                    switch (r) {
+                        case routing::uneven: e = int(float(c.experts) * unit(rng) * unit(rng)) % c.experts; break;
+                        case routing::even_only: e = (2 * int(unit(rng) * float(c.experts / 2))) % c.experts; break;
+                        case routing::all_to_one:
+                            e = k == 0 ? c.experts - 1 : int(unit(rng) * float(c.experts - 1)) % (c.experts - 1);
+                            break;
+                        case routing::same_pe: e = (start + k) % c.experts; break;
+                        case routing::uniform: e = int(unit(rng) * float(c.experts)) % c.experts; break;
+                    }
+                    fresh = std::find(idx, idx + k, e) == idx + k;
+                    if (r == routing::even_only && c.top_k > c.experts / 2) fresh = true;  // too few even experts
+                }
+                idx[k] = e;
+            }
+        }
+    }
+    return in;
+}
+
+template <class Access>
+void upload(Access& access, const io_buffers& io, const std::vector<reference::pe_input>& in) {
+    for (int pe = 0; pe < int(in.size()); ++pe) {
+        access.write(io.x, pe, in[std::size_t(pe)].x);
+        access.write(io.topk_idx, pe, in[std::size_t(pe)].idx);
+        access.write(io.topk_w, pe, in[std::size_t(pe)].w);
+    }
+}
+
+namespace detail {
+// The values of received row `row` as the expert reads them.
+template <class Access>
+std::vector<float> row_values(Access& access, const config& c, pgas::symmetric_ptr<bf16> x,
+                              pgas::symmetric_ptr<fp8> x8, pgas::symmetric_ptr<float> scale, int pe,
+                              std::size_t row) {
+    const std::size_t h = std::size_t(c.hidden);
+    std::vector<float> out(h);
+    if (c.fp8) {
+        auto q = access.read(x8 + std::ptrdiff_t(row * h), pe, h);
+        auto s = access.read(scale + std::ptrdiff_t(row * h / fp8_group), pe, h / fp8_group);
+        for (std::size_t i = 0; i < h; ++i) out[i] = dequantize(q[i], s[i / fp8_group]);
+    } else {
+        auto v = access.read(x + std::ptrdiff_t(row * h), pe, h);
+        for (std::size_t i = 0; i < h; ++i) out[i] = to_float(v[i]);
+    }
+    return out;
+}
+
+// Same values? bf16 moves exactly; fp8 within one e4m3 step of the reference's own cast.
+inline bool same_values(const std::vector<float>& got, const std::vector<float>& want, bool fp8) {
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const float tol = fp8 ? 0.07f * std::fabs(want[i]) + 1e-6f : 0.0f;
+        if (!(std::fabs(got[i] - want[i]) <= tol)) return false;
+    }
+    return true;
+}
+
+inline std::string where(int pe, int le, const reference::row& r) {
+    std::ostringstream s;
+    s << "PE " << pe << " local expert " << le << " row from PE " << r.source << " token " << r.token << " choice "
+      << r.choice;
+    return s.str();
+}
+}  // namespace detail
+
+// Low-latency dispatch: every (local expert, source) holds exactly the
+// reference's rows (in any slot order). Returns "" or what differs first.
+template <class Access>
+std::string ll_dispatch(Access& access, const ll_buffers& b, const reference::result& ref) {
+    const config& c = b.cfg;
+    const int n = b.n_pes, nl = c.experts / n;
+    for (int pe = 0; pe < n; ++pe) {
+        auto count = access.read(b.recv_count, pe, std::size_t(nl * n));
+        auto src = access.read(b.recv_src, pe, std::size_t(nl * n) * c.max_tokens);
+        for (int le = 0; le < nl; ++le) {
+            const auto& want = ref.received[std::size_t(pe)][std::size_t(le)];
+            for (int s = 0; s < n; ++s) {
+                std::vector<reference::row> expected;
+                for (const auto& r : want)
+                    if (r.source == s) expected.push_back(r);
+                const int got = count[std::size_t(le * n + s)];
+                if (got != int(expected.size()))
+                    return "PE " + std::to_string(pe) + " local expert " + std::to_string(le) + " from PE " +
+                           std::to_string(s) + ": " + std::to_string(got) + " rows, expected " +
+                           std::to_string(expected.size());
+                std::vector<std::tuple<int, int, std::size_t>> slots;  // (token, choice, slot)
+                for (int j = 0; j < got; ++j) {
+                    const std::size_t cell = std::size_t(le * n + s) * c.max_tokens + std::size_t(j);
+                    const std::uint64_t tc = src[cell];
+                    slots.emplace_back(int(tc / c.top_k), int(tc % c.top_k), cell);
+                }
+                std::sort(slots.begin(), slots.end());
+                for (int j = 0; j < got; ++j) {
+                    const auto& r = expected[std::size_t(j)];
+                    const auto [t, k, cell] = slots[std::size_t(j)];
+                    if (t != r.token || k != r.choice) return detail::where(pe, le, r) + ": not received";
+                    auto v = detail::row_values(access, c, b.recv_x, b.recv_x8, b.recv_scale, pe, cell);
+                    if (!detail::same_values(v, r.values, c.fp8)) return detail::where(pe, le, r) + ": wrong values";
+                }
+            }
+        }
+    }
+    return "";
+}
+
+// Throughput dispatch: local expert le's rows are the reference's, in order.
+template <class Access>
+std::string tp_dispatch(Access& access, const tp_buffers& b, const reference::result& ref) {
+    const config& c = b.cfg;
+    const int n = b.n_pes, nl = c.experts / n;
+    for (int pe = 0; pe < n; ++pe) {
+        auto begin = access.read(b.expert_begin, pe, std::size_t(nl + 1));
+        auto src = access.read(b.recv_src, pe, std::size_t(std::max(begin[std::size_t(nl)], 1)));
+        for (int le = 0; le < nl; ++le) {
+            const auto& want = ref.received[std::size_t(pe)][std::size_t(le)];
+            const int rows = begin[std::size_t(le + 1)] - begin[std::size_t(le)];
+            if (rows != int(want.size()))
+                return "PE " + std::to_string(pe) + " local expert " + std::to_string(le) + ": " + std::to_string(rows) +
+                       " rows, expected " + std::to_string(want.size());
+            for (int j = 0; j < rows; ++j) {
+                const auto& r = want[std::size_t(j)];
+                const std::size_t row = std::size_t(begin[std::size_t(le)] + j);
+                const std::uint64_t expect = std::uint64_t(r.source) << 32 | std::uint64_t(r.token * c.top_k + r.choice);
+                if (src[row] != expect) return detail::where(pe, le, r) + ": not at row " + std::to_string(row);
+                auto v = detail::row_values(access, c, b.recv_x, b.recv_x8, b.recv_scale, pe, row);
+                if (!detail::same_values(v, r.values, c.fp8)) return detail::where(pe, le, r) + ": wrong values";
+            }
+        }
+    }
+    return "";
+}
+
+// Combine: each PE's out matches the reference within bf16 rounding (the
+// reference sums in the same order; the GPU may fuse multiply-adds).
+template <class Access>
+std::string combine(Access& access, const config& c, const io_buffers& io, const reference::result& ref,
+                    const std::vector<reference::pe_input>& in) {
+    for (int pe = 0; pe < int(in.size()); ++pe) {
+        const std::size_t count = std::size_t(in[std::size_t(pe)].tokens) * c.hidden;
+        if (count == 0) continue;
+        auto out = access.read(io.out, pe, count);
+        const auto& want = ref.combined[std::size_t(pe)];
+        for (std::size_t i = 0; i < count; ++i) {
+            const float got = to_float(out[i]);
+            if (!(std::fabs(got - want[i]) <= 0.01f * std::fabs(want[i]) + 1e-3f))
+                return "PE " + std::to_string(pe) + " token " + std::to_string(i / c.hidden) + " element " +
+                       std::to_string(i % c.hidden) + ": " + std::to_string(got) + ", expected " +
+                       std::to_string(want[i]);
+        }
+    }
+    return "";
+}
+
+inline reference::result expected(const config& c, int n_pes, const std::vector<reference::pe_input>& in) {
+    return reference::run(n_pes, c.experts, c.top_k, c.hidden, c.fp8, in, toy_expert);
+}
+
+inline std::vector<batch> batches(const config& c, const std::vector<reference::pe_input>& in) {
+    std::vector<batch> out;
+    for (const auto& p : in) out.push_back({p.tokens, c.hidden});
+    return out;
+}
+
+// The host transport's access: PEs' heaps are host memory.
+struct host_access {
+    pgas::world& w;
+    template <class T>
+    std::vector<T> read(pgas::symmetric_ptr<T> p, int pe, std::size_t count) {
+        const T* at = w.local(p, pe);
+        return std::vector<T>(at, at + count);
+    }
+    template <class T>
+    void write(pgas::symmetric_ptr<T> p, int pe, const std::vector<T>& v) {
+        std::copy(v.begin(), v.end(), w.local(p, pe));
+    }
+};
+
+}  // namespace moe::check

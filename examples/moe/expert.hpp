@@ -1,0 +1,52 @@
+// The example's stand-in for the experts: expert e scales its input by 1 + (e % 8) / 8, on the received layout of either mode.
+#pragma once
+
+#include "moe.hpp"
+
+namespace moe {
+
+// What expert e computes from one input value (exact in float; rounded to bf16 once).
+PGAS_HD inline float toy_expert(int expert, float v) { return v * (1.0f + float(expert % 8) / 8.0f); }
+
+namespace detail {
+// One received row (bf16, or fp8 with its scales) through the toy expert into y.
+PGAS_HD inline void expert_row(const config& c, int expert, const bf16* x, const fp8* x8, const float* scale, bf16* y) {
+    for (int i = int(here::thread()); i < c.hidden; i += int(here::threads())) {
+        const float v = c.fp8 ? dequantize(x8[i], scale[i / fp8_group]) : to_float(x[i]);
+        y[i] = to_bf16(toy_expert(expert, v));
+    }
+}
+}  // namespace detail
+
+// Low-latency layout: every (local expert, source, slot < count). Called by every thread of the grid.
+template <class Tr>
+PGAS_HD void ll_toy_experts(const pgas::device::context<Tr>& ctx, const ll_buffers& b) {
+    const config& c = b.cfg;
+    const int n = ctx.n_pes(), nl = c.experts / n;
+    const std::size_t h = std::size_t(c.hidden), g = h / fp8_group, slots = std::size_t(c.max_tokens);
+    for (int i = int(here::block()); i < nl * n * c.max_tokens; i += int(here::blocks())) {
+        const int cell_group = i / c.max_tokens, slot = i % c.max_tokens;
+        if (slot >= ctx.local(b.recv_count)[cell_group]) continue;
+        const std::size_t cell = std::size_t(cell_group) * slots + std::size_t(slot);
+        detail::expert_row(c, ctx.my_pe() * nl + cell_group / n, ctx.local(b.recv_x) + cell * h,
+                           ctx.local(b.recv_x8) + cell * h, ctx.local(b.recv_scale) + cell * g,
+                           ctx.local(b.expert_y) + cell * h);
+    }
+}
+
+// Throughput layout: rows [expert_begin[le], expert_begin[le + 1]) belong to local expert le.
+template <class Tr>
+PGAS_HD void tp_toy_experts(const pgas::device::context<Tr>& ctx, const tp_buffers& b) {
+    const config& c = b.cfg;
+    const int nl = c.experts / ctx.n_pes();
+    const std::size_t h = std::size_t(c.hidden), g = h / fp8_group;
+    const int* begin = ctx.local(b.expert_begin);
+    for (int r = int(here::block()); r < begin[nl]; r += int(here::blocks())) {
+        int le = 0;
+        while (begin[le + 1] <= r) ++le;
+        detail::expert_row(c, ctx.my_pe() * nl + le, ctx.local(b.recv_x) + r * h, ctx.local(b.recv_x8) + r * h,
+                           ctx.local(b.recv_scale) + r * g, ctx.local(b.expert_y) + r * h);
+    }
+}
+
+}  // namespace moe
