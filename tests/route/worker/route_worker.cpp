@@ -89,6 +89,21 @@ int main(int argc, char** argv) {
         // The node's PEs (all four here) and the factory's checks.
         const pgas::pe_range node = pgas::route_node_pes(w);
         expect(node.first == 0 && node.count == 4, "route_node_pes", me, 0, (unsigned long long)node.count, 4);
+        // PGAS_NODE_SIZE splits the host into virtual nodes of consecutive PEs (issue 18); a bad value is refused.
+        setenv("PGAS_NODE_SIZE", "2", 1);
+        const pgas::pe_range pair = pgas::route_node_pes(w);
+        expect(pair.first == me / 2 * 2 && pair.count == 2, "route_node_pes with PGAS_NODE_SIZE=2", me, 0,
+               (unsigned long long)pair.first, (unsigned long long)(me / 2 * 2));
+        setenv("PGAS_NODE_SIZE", "5", 1);
+        try {
+            (void)pgas::route_node_pes(w);
+            expect(false, "PGAS_NODE_SIZE=5 in a world of 4 accepted", me, 0, 0, 1);
+        } catch (const pgas::error& e) {
+            expect(std::string(e.what()).find("PGAS_NODE_SIZE on PE") != std::string::npos &&
+                       std::string(e.what()).find("expected PEs per node in [1, 4], got '5'") != std::string::npos,
+                   "PGAS_NODE_SIZE=5's error names the variable and value", me, 0, 0, 1);
+        }
+        unsetenv("PGAS_NODE_SIZE");
         try {
             (void)pgas::route_context<pgas::host>(w, fabric.context(), pgas::pe_range{3, 2});
             expect(false, "route_context with near PEs beyond the world", me, 0, 0, 1);

@@ -7,7 +7,11 @@
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/route/route.hpp>
 
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,10 +65,36 @@ device::context<route<Near, Far>> route_context(const world& w, const device::co
     return route_context(w.template context<Near>(local), far, near_pes);
 }
 
+// PGAS_NODE_SIZE=k: "nodes" of k consecutive world PEs instead of hosts
+// (the last may be smaller), so that one machine can stand for several nodes:
+// e.g. 4 PEs on one GPU, near pairs over NVLink and the far side over a
+// network transport (issue 18). nullopt when unset.
+inline std::optional<pe_range> virtual_node_pes(int pe, int n_pes) {
+    const char* text = std::getenv("PGAS_NODE_SIZE");
+    if (text == nullptr || *text == '\0') return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    const long size = std::strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || !std::isdigit(static_cast<unsigned char>(*text)) || size < 1 || size > n_pes)
+        detail::throw_error(errc::invalid_argument, pe, "PGAS_NODE_SIZE",
+                            std::string("expected PEs per node in [1, ") + std::to_string(n_pes) + "], got '" + text +
+                                "'");
+    const int first = pe / int(size) * int(size);
+    return pe_range{first, n_pes - first < int(size) ? n_pes - first : int(size)};
+}
+
 // Collective: the PEs on this process's host (by gethostname), the usual
-// near range. They must be consecutive world PEs (one node's launch ranks
-// are); otherwise this throws and the caller passes its own pe_range.
+// near range, or PGAS_NODE_SIZE's virtual node when that is set. They must be
+// consecutive world PEs (one node's launch ranks are); otherwise this throws
+// and the caller passes its own pe_range.
 inline pe_range route_node_pes(world& w) {
+    if (const auto node = virtual_node_pes(w.local_pe(0), w.n_pes())) {
+        for (int i = 1; i < w.n_local_pes(); ++i)
+            if (w.local_pe(i) < node->first || w.local_pe(i) >= node->first + node->count)
+                detail::throw_error(errc::invalid_argument, w.local_pe(0), "route_node_pes",
+                                    "PGAS_NODE_SIZE splits this process's PEs over two nodes");
+        return *node;
+    }
     struct card {
         char host[256];
         int first;
