@@ -7,7 +7,7 @@
 // ring holds every WQE of one iteration, so no post waits for a completion.
 // Not a network measurement: no ConnectX NIC has run this yet.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/ibgda/domain.hpp>
+#include <pgas/host/ibgda/domain.hpp>
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>

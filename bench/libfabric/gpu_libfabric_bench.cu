@@ -10,7 +10,7 @@
 // difference is the whole GPU path (push over PCIe into the mapped ring,
 // proxy thread, completion written back and polled over PCIe).
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
+#include <pgas/host/libfabric/domain.hpp>
 
 #include <benchmark/benchmark.h>
 

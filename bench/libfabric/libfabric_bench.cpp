@@ -20,8 +20,8 @@
 // proxy figures include that contention; raw_fi_write "+yielder" adds a
 // third busy thread to the raw figure for a like-for-like comparison.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
-#include <pgas/transport/proxy/service.hpp>
+#include <pgas/host/libfabric/domain.hpp>
+#include <pgas/host/proxy/service.hpp>
 
 #include <benchmark/benchmark.h>
 

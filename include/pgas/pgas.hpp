@@ -26,5 +26,5 @@
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/host/host.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>
-#include <pgas/transport/route/context.hpp>
+#include <pgas/host/route/context.hpp>
 #include <pgas/transport/route/route.hpp>

@@ -2,7 +2,7 @@
 //   error_cqe  an injected error CQE traps with the diagnostic naming PE, peer, op and syndrome
 //   timeout    a NIC that never answers traps with the timeout diagnostic
 #include <pgas/pgas.hpp>
-#include <pgas/transport/ibgda/domain.hpp>
+#include <pgas/host/ibgda/domain.hpp>
 
 #include <cuda_runtime.h>
 

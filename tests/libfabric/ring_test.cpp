@@ -1,6 +1,6 @@
 // The proxy ring itself, over a scripted backend (no fabric): credits, stalls, order, wrap-around, a dead proxy.
 #include <pgas/transport/proxy/proxy_ops.hpp>
-#include <pgas/transport/proxy/service.hpp>
+#include <pgas/host/proxy/service.hpp>
 
 #include <doctest/doctest.h>
 

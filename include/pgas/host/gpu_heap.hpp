@@ -4,7 +4,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/detail/cuda_check.hpp>
 #include <pgas/detail/cuda_driver.hpp>
-#include <pgas/detail/fd_exchange.hpp>
+#include <pgas/host/fd_exchange.hpp>
 #include <pgas/host/heap_memory.hpp>
 
 #include <algorithm>

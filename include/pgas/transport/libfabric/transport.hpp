@@ -15,7 +15,7 @@ PGAS_NAMESPACE_BEGIN
 // the caller's PE's proxy ring and its own heap base. Every remote operation
 // is a command the PE's proxy thread turns into fi_write / fi_read /
 // fi_*atomic (see proxy/proxy_ops.hpp for semantics). Made by
-// pgas::libfabric_domain::context (transport/libfabric/domain.hpp).
+// pgas::libfabric_domain::context (host/libfabric/domain.hpp).
 //
 // route<nvlink, libfabric> (NVLink inside the node, the proxy outside) is to
 // come once the NVLink transport lands: it composes this type unchanged.

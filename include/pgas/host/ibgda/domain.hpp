@@ -4,11 +4,11 @@
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/host/world.hpp>
-#include <pgas/transport/ibgda/emulated_nic.hpp>
+#include <pgas/host/ibgda/emulated_nic.hpp>
 #include <pgas/transport/ibgda/ibgda.hpp>
 #include <pgas/transport/ibgda/queue.hpp>
 #include <pgas/transport/ibgda/traits.hpp>
-#include <pgas/transport/ibgda/verbs.hpp>
+#include <pgas/host/ibgda/verbs.hpp>
 
 #include <atomic>
 #include <cstddef>
