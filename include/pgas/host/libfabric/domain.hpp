@@ -6,7 +6,7 @@
 #include <pgas/host/world.hpp>
 #include <pgas/host/libfabric/backend.hpp>
 #include <pgas/host/libfabric/provider.hpp>
-#include <pgas/transport/libfabric/transport.hpp>
+#include <pgas/transport/libfabric/libfabric.hpp>
 #include <pgas/host/proxy/service.hpp>
 
 #include <algorithm>

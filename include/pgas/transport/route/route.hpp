@@ -5,7 +5,7 @@
 #include <pgas/core/ordering.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/host/host.hpp>
-#include <pgas/transport/libfabric/transport.hpp>
+#include <pgas/transport/libfabric/libfabric.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>
 
 #include <cstddef>
