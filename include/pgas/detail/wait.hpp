@@ -122,11 +122,15 @@ PGAS_HD T wait_address(const Ctx& ctx, const char* call, const T* address, std::
     return seen;
 }
 
+// The heap offset of an address in the caller's own heap, for diagnostics.
+template <class Ctx>
+PGAS_HD std::uint64_t local_offset(const Ctx& ctx, const void* address) {
+    return std::uint64_t(static_cast<const char*>(address) - static_cast<const char*>(ctx.transport.local_address(0)));
+}
+
 template <polling Ordering = polling::acquire, class T, class Ctx>
 PGAS_HD T wait_local(const Ctx& ctx, const char* call, const T* address, cmp op, T value) {
-    const auto offset = std::uint64_t(reinterpret_cast<const char*>(address) -
-                                      static_cast<const char*>(ctx.transport.local_address(0)));
-    return wait_address<Ordering>(ctx, call, address, offset, op, value);
+    return wait_address<Ordering>(ctx, call, address, local_offset(ctx, address), op, value);
 }
 
 }  // namespace detail
