@@ -2,7 +2,7 @@
 #pragma once
 
 #if !defined(__CUDACC__)
-#error "pgas/coll/stream.cuh launches kernels: compile this translation unit with nvcc"
+#error "pgas/host/coll_on_stream.cuh launches kernels: compile this translation unit with nvcc"
 #endif
 
 #include <pgas/coll/allgather.hpp>
@@ -12,8 +12,8 @@
 #include <pgas/coll/reduce_scatter.hpp>
 #include <pgas/coll/tuning.hpp>
 #include <pgas/coll/detail/part.hpp>
-#include <pgas/core/error.hpp>
 #include <pgas/device/sync.hpp>
+#include <pgas/host/on_stream.cuh>
 
 #include <cstddef>
 #include <type_traits>
@@ -100,19 +100,13 @@ struct stream_launch {
     }
 };
 
-inline void check_launch(const char* call, int pe) {
-    const cudaError_t status = cudaGetLastError();
-    if (status != cudaSuccess)
-        throw_error(errc::cuda, pe, call, std::string("kernel launch failed: ") + cudaGetErrorString(status));
-}
-
 }  // namespace detail
 
 // pgas::barrier (quiet, then team sync) and pgas::sync as one-warp kernels on the stream.
 template <class Tr>
 void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     detail::barrier_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
-    detail::check_launch("barrier_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "barrier_on_stream");
 }
 template <class Tr>
 void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
@@ -122,7 +116,7 @@ void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) 
 template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     detail::sync_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
-    detail::check_launch("sync_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "sync_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U>
@@ -133,7 +127,7 @@ void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
     detail::broadcast_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, root);
-    detail::check_launch("broadcast_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "broadcast_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
@@ -145,7 +139,7 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
     detail::reduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op, root);
-    detail::check_launch("reduce_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "reduce_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
@@ -157,7 +151,7 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
     detail::allreduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op);
-    detail::check_launch("allreduce_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "allreduce_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
@@ -169,7 +163,7 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
     detail::reduce_scatter_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op);
-    detail::check_launch("reduce_scatter_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "reduce_scatter_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U>
@@ -180,7 +174,7 @@ void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
     detail::allgather_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count);
-    detail::check_launch("allgather_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "allgather_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U>
@@ -191,7 +185,7 @@ void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T>
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
     detail::alltoall_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count);
-    detail::check_launch("alltoall_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "alltoall_on_stream");
 }
 
 PGAS_NAMESPACE_END
