@@ -51,7 +51,7 @@ struct fixture {
             return p;
         };
         o.deallocate = [](void* p) { cudaFreeHost(p); };
-        o.runtime = pgas::device::runtime_state{std::uint64_t(60) * 1000000000ull, abort_flag};
+        o.runtime = pgas::runtime_state{std::uint64_t(60) * 1000000000ull, abort_flag};
         domain = std::make_unique<pgas::ibgda_domain>(*world, o);
         ctx = domain->context(0);
     }

@@ -74,7 +74,7 @@ struct ring_only : pgas::proxy::proxy_ops<ring_only> {
 struct fixture {
     explicit fixture(std::uint32_t capacity, std::uint64_t timeout_ms = 10000)
         : memory(capacity, pgas::proxy::producers::host_threads, 0), proxy(backend, memory, 0, {}) {
-        pgas::device::runtime_state runtime;
+        pgas::runtime_state runtime;
         runtime.timeout_ns = timeout_ms * 1000000ull;
         t.view = memory.view(runtime);
     }
