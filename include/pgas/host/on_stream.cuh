@@ -3,10 +3,10 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
-#include <pgas/detail/cuda_check.hpp>
 #include <pgas/device/rma.hpp>
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
+#include <pgas/host/cuda_check.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
-#include <pgas/detail/heap_allocator.hpp>
+#include <pgas/host/heap_allocator.hpp>
 #include <pgas/detail/heap_layout.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/host/bootstrap.hpp>
