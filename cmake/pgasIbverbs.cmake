@@ -1,4 +1,6 @@
-# Finds rdma-core (libibverbs, libmlx5 and <infiniband/mlx5dv.h>) for pgas's IBGDA transport.
+# pgas::ibgda: the IBGDA transport with its rdma-core host side (libibverbs, libmlx5, <infiniband/mlx5dv.h>);
+# defines nothing when rdma-core is absent. Include it after pgas::pgas exists; the top-level
+# CMakeLists.txt and pgasConfig.cmake do (the one place pgas::ibgda is defined).
 #
 # pgas_find_rdma_core() defines, when everything is found, the imported targets
 # pgas::rdma_core (headers + libibverbs + libmlx5) and sets PGAS_HAVE_RDMA_CORE
@@ -23,3 +25,10 @@ function(pgas_find_rdma_core)
     set(PGAS_HAVE_RDMA_CORE FALSE PARENT_SCOPE)
   endif()
 endfunction()
+
+pgas_find_rdma_core()
+if(TARGET pgas::rdma_core AND NOT TARGET pgas_ibgda)
+  add_library(pgas_ibgda INTERFACE)
+  add_library(pgas::ibgda ALIAS pgas_ibgda)
+  target_link_libraries(pgas_ibgda INTERFACE pgas::pgas pgas::rdma_core)
+endif()

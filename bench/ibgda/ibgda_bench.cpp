@@ -5,7 +5,7 @@
 // protocol's round trips, not a network. They stand in until a ConnectX NIC
 // is available; the GPU variant is ibgda_gpu_bench.cu.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/ibgda/domain.hpp>
+#include <pgas/host/ibgda/domain.hpp>
 
 #include <benchmark/benchmark.h>
 

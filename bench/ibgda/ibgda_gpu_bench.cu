@@ -7,7 +7,7 @@
 // ring holds every WQE of one iteration, so no post waits for a completion.
 // Not a network measurement: no ConnectX NIC has run this yet.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/ibgda/domain.hpp>
+#include <pgas/host/ibgda/domain.hpp>
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
@@ -51,7 +51,7 @@ struct fixture {
             return p;
         };
         o.deallocate = [](void* p) { cudaFreeHost(p); };
-        o.runtime = pgas::device::runtime_state{std::uint64_t(60) * 1000000000ull, abort_flag};
+        o.runtime = pgas::runtime_state{std::uint64_t(60) * 1000000000ull, abort_flag};
         domain = std::make_unique<pgas::ibgda_domain>(*world, o);
         ctx = domain->context(0);
     }

@@ -10,7 +10,7 @@
 // difference is the whole GPU path (push over PCIe into the mapped ring,
 // proxy thread, completion written back and polled over PCIe).
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
+#include <pgas/host/libfabric/domain.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -322,7 +322,7 @@ void gpu_ring_only_put_quiet(benchmark::State& state) {
     pgas::proxy::ring_memory memory(1024, pgas::proxy::producers::gpu, 0);
     pgas::proxy::service<null_backend> proxy(backend, memory, 0, {});
     ring_only t;
-    pgas::device::runtime_state runtime;
+    pgas::runtime_state runtime;
     runtime.timeout_ns = 60'000'000'000ull;
     t.view = memory.view(runtime);
     std::uint64_t* elapsed = nullptr;

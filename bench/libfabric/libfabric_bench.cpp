@@ -20,8 +20,8 @@
 // proxy figures include that contention; raw_fi_write "+yielder" adds a
 // third busy thread to the raw figure for a like-for-like comparison.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
-#include <pgas/transport/proxy/service.hpp>
+#include <pgas/host/libfabric/domain.hpp>
+#include <pgas/host/proxy/service.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -457,7 +457,7 @@ void proxy_only_put_quiet(benchmark::State& state) {
     pgas::proxy::ring_memory memory(1024, pgas::proxy::producers::host_threads, 0);
     pgas::proxy::service<null_backend> proxy(backend, memory, 0, {});
     ring_only t;
-    pgas::device::runtime_state runtime;
+    pgas::runtime_state runtime;
     runtime.timeout_ns = 60'000'000'000ull;
     t.view = memory.view(runtime);
     constexpr int repeats = 1000;
@@ -483,7 +483,7 @@ void proxy_only_message_rate(benchmark::State& state) {
     pgas::proxy::ring_memory memory(1024, pgas::proxy::producers::host_threads, 0);
     pgas::proxy::service<null_backend> proxy(backend, memory, 0, {});
     ring_only t;
-    pgas::device::runtime_state runtime;
+    pgas::runtime_state runtime;
     runtime.timeout_ns = 60'000'000'000ull;
     t.view = memory.view(runtime);
     constexpr int per_thread = 200000;

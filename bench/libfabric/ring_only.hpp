@@ -3,7 +3,7 @@
 #pragma once
 
 #include <pgas/transport/proxy/proxy_ops.hpp>
-#include <pgas/transport/proxy/service.hpp>
+#include <pgas/host/proxy/service.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 // timed on GPU 0 with CUDA events, for policies that differ in one knob (LL
 // or direct, blocks, bytes per block). Fences and barriers: in-kernel loops,
 // per-operation time, for the memory-model forms a barrier could use.
-#include <pgas/coll/stream.cuh>
+#include <pgas/host/coll_on_stream.cuh>
 #include <pgas/pgas.hpp>
 
 #include <benchmark/benchmark.h>

@@ -7,7 +7,7 @@
 // stream around kernels that repeat the operation many times in-kernel
 // (launch cost out), reported through Google Benchmark's manual time.
 // Counters: us per op, bytes/s, ops/s.
-#include <pgas/coll/stream.cuh>
+#include <pgas/host/coll_on_stream.cuh>
 #include <pgas/host/on_stream.cuh>
 #include <pgas/pgas.hpp>
 

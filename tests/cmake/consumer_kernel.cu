@@ -1,5 +1,5 @@
-// The same consumer's CUDA translation unit: a kernel using the device API compiles without -rdc.
-#include <pgas/pgas.hpp>
+// The same consumer's CUDA translation unit: a kernel using the device API (device.hpp only) compiles without -rdc.
+#include <pgas/device.hpp>
 
 template <class Transport>
 __global__ void shift(const __grid_constant__ pgas::device::context<Transport> ctx, pgas::symmetric_ptr<int> r) {

@@ -4,7 +4,7 @@
 // Suites: two_gpus (one process drives both GPUs) and two_processes (one process per GPU under pgasrun).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
-#include <pgas/coll/stream.cuh>
+#include <pgas/host/coll_on_stream.cuh>
 
 #include "support.cuh"
 

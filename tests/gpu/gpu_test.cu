@@ -1,7 +1,7 @@
 // The device API on real GPUs over the NVLink transport: every op, every group, one and two GPUs (or two PEs on one).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
-#include <pgas/coll/stream.cuh>
+#include <pgas/host/coll_on_stream.cuh>
 #include <pgas/host/on_stream.cuh>
 
 #include "support.cuh"

@@ -128,7 +128,7 @@ TEST_CASE("GPU threads produce into host-mapped queues and the emulated NIC exec
         return p;
     };
     o.deallocate = [](void* p) { cudaFreeHost(p); };
-    o.runtime = pgas::device::runtime_state{std::uint64_t(30) * 1000000000ull, abort_flag};
+    o.runtime = pgas::runtime_state{std::uint64_t(30) * 1000000000ull, abort_flag};
     {
         pgas::ibgda_domain ib(w, o);
         produce<<<blocks, threads>>>(ib.context(0), t);

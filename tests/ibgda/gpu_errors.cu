@@ -2,7 +2,7 @@
 //   error_cqe  an injected error CQE traps with the diagnostic naming PE, peer, op and syndrome
 //   timeout    a NIC that never answers traps with the timeout diagnostic
 #include <pgas/pgas.hpp>
-#include <pgas/transport/ibgda/domain.hpp>
+#include <pgas/host/ibgda/domain.hpp>
 
 #include <cuda_runtime.h>
 
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
         return p;
     };
     o.deallocate = [](void* p) { cudaFreeHost(p); };
-    o.runtime = pgas::device::runtime_state{std::uint64_t(2) * 1000000000ull, abort_flag};  // 2 s
+    o.runtime = pgas::runtime_state{std::uint64_t(2) * 1000000000ull, abort_flag};  // 2 s
     pgas::ibgda_domain ib(w, o);
     if (which == "error_cqe") {
         ib.emulated_nic().fail_next(0, 1, 0x13, 0x88);

@@ -1,5 +1,5 @@
 // Compile-only: the IBGDA producer, completion path and every device op instantiated in kernels (nvcc, sm_90, no -rdc).
-#include <pgas/pgas.hpp>
+#include <pgas/device.hpp>
 #include <pgas/transport/ibgda/ibgda.hpp>
 
 #include <cstdint>

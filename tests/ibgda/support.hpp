@@ -2,7 +2,7 @@
 #pragma once
 
 #include <pgas/pgas.hpp>
-#include <pgas/transport/ibgda/domain.hpp>
+#include <pgas/host/ibgda/domain.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // The proxy ring itself, over a scripted backend (no fabric): credits, stalls, order, wrap-around, a dead proxy.
 #include <pgas/transport/proxy/proxy_ops.hpp>
-#include <pgas/transport/proxy/service.hpp>
+#include <pgas/host/proxy/service.hpp>
 
 #include <doctest/doctest.h>
 
@@ -74,7 +74,7 @@ struct ring_only : pgas::proxy::proxy_ops<ring_only> {
 struct fixture {
     explicit fixture(std::uint32_t capacity, std::uint64_t timeout_ms = 10000)
         : memory(capacity, pgas::proxy::producers::host_threads, 0), proxy(backend, memory, 0, {}) {
-        pgas::device::runtime_state runtime;
+        pgas::runtime_state runtime;
         runtime.timeout_ns = timeout_ms * 1000000ull;
         t.view = memory.view(runtime);
     }

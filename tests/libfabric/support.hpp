@@ -2,7 +2,7 @@
 #pragma once
 
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
+#include <pgas/host/libfabric/domain.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // route<nvlink, libfabric> in a kernel: every device op and two collectives instantiate for the GPU (built, not run).
-#include <pgas/pgas.hpp>
+#include <pgas/device.hpp>
 
 using nvlink_libfabric = pgas::route<pgas::nvlink, pgas::libfabric>;
 

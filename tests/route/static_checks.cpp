@@ -2,7 +2,7 @@
 #include "mock_transports.hpp"
 
 #include <pgas/pgas.hpp>
-#include <pgas/transport/route/context.hpp>
+#include <pgas/host/route/context.hpp>
 
 #include <type_traits>
 

@@ -4,7 +4,6 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/ordering.hpp>
 #include <pgas/detail/clock.hpp>
-#include <pgas/device/context.hpp>
 
 #include <cstdint>
 #include <string>
@@ -60,8 +59,12 @@ PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset,
 // cost every 2-PE barrier ~0.55 us on 2xH200 (bench_coll_tune barrier2:
 // red.release + inline polls 1.31 us, through this loop 1.86 us). Timeouts
 // therefore count from the 256th poll.
-template <class Tr, class Attempt, class OnTimeout>
-PGAS_HD void poll_until(const device::context<Tr>& ctx, const char* call, Attempt&& attempt, OnTimeout&& on_timeout) {
+//
+// Ctx is a device::context (a layer above, so named only by what is used
+// here): its `runtime` (a pgas::runtime_state), my_pe() and, for
+// wait_local, transport.local_address().
+template <class Ctx, class Attempt, class OnTimeout>
+PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnTimeout&& on_timeout) {
     if (attempt()) return;
     std::uint64_t start = 0;
     bool started = false;
@@ -100,8 +103,8 @@ PGAS_HD T load_relaxed_word(const T* address) {
     return word.load(cuda::memory_order_relaxed);
 }
 
-template <polling Ordering = polling::acquire, class T, class Tr>
-PGAS_HD T wait_address(const device::context<Tr>& ctx, const char* call, const T* address, std::uint64_t offset,
+template <polling Ordering = polling::acquire, class T, class Ctx>
+PGAS_HD T wait_address(const Ctx& ctx, const char* call, const T* address, std::uint64_t offset,
                        cmp op, T value) {
     T seen{};
     poll_until(
@@ -119,11 +122,15 @@ PGAS_HD T wait_address(const device::context<Tr>& ctx, const char* call, const T
     return seen;
 }
 
-template <polling Ordering = polling::acquire, class T, class Tr>
-PGAS_HD T wait_local(const device::context<Tr>& ctx, const char* call, const T* address, cmp op, T value) {
-    const auto offset = std::uint64_t(reinterpret_cast<const char*>(address) -
-                                      static_cast<const char*>(ctx.transport.local_address(0)));
-    return wait_address<Ordering>(ctx, call, address, offset, op, value);
+// The heap offset of an address in the caller's own heap, for diagnostics.
+template <class Ctx>
+PGAS_HD std::uint64_t local_offset(const Ctx& ctx, const void* address) {
+    return std::uint64_t(static_cast<const char*>(address) - static_cast<const char*>(ctx.transport.local_address(0)));
+}
+
+template <polling Ordering = polling::acquire, class T, class Ctx>
+PGAS_HD T wait_local(const Ctx& ctx, const char* call, const T* address, cmp op, T value) {
+    return wait_address<Ordering>(ctx, call, address, local_offset(ctx, address), op, value);
 }
 
 }  // namespace detail

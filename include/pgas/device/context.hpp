@@ -3,6 +3,7 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/error.hpp>
+#include <pgas/core/runtime_state.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
 #include <pgas/detail/heap_layout.hpp>
@@ -14,13 +15,8 @@
 PGAS_NAMESPACE_BEGIN
 namespace device {
 
-// What every context carries besides its transport: the wait timeout and a
-// flag the host side raises when another PE has failed, so waits stop with a
-// diagnostic instead of hanging. Both are set by pgas::world.
-struct runtime_state {
-    std::uint64_t timeout_ns = 0;         // 0: waits never time out
-    const volatile int* abort_flag = nullptr;  // non-zero: a peer failed (its PE is the value - 1)
-};
+// What every context carries besides its transport (core/runtime_state.hpp).
+using runtime_state = ::pgas::runtime_state;
 
 // Pass it to a kernel as `__grid_constant__ const pgas::device::context<T> ctx`
 // (no copy to local memory); on the host transport world::launch_host hands

@@ -2,9 +2,9 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/detail/cuda_check.hpp>
-#include <pgas/detail/cuda_driver.hpp>
-#include <pgas/detail/fd_exchange.hpp>
+#include <pgas/host/cuda_check.hpp>
+#include <pgas/host/cuda_driver.hpp>
+#include <pgas/host/fd_exchange.hpp>
 #include <pgas/host/heap_memory.hpp>
 
 #include <algorithm>

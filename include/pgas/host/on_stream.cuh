@@ -1,13 +1,13 @@
-// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and collectives: coll/stream.cuh.
+// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and collectives: host/coll_on_stream.cuh.
 #pragma once
 
 #include <pgas/core/error.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
-#include <pgas/detail/cuda_check.hpp>
-#include <pgas/detail/nvtx.hpp>
 #include <pgas/device/rma.hpp>
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
+#include <pgas/host/cuda_check.hpp>
+#include <pgas/host/nvtx.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -68,11 +68,15 @@ PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
     ::pgas::quiet<thread>(ctx);
 }
 
-inline void check_launch(int pe, const char* call) {
-    ::pgas::detail::check_cuda(cudaGetLastError(), pe, call, "kernel launch");
-}
-
 }  // namespace detail::rma_stream
+
+namespace detail {
+// After every *_on_stream launch (this header's and host/coll_on_stream.cuh's):
+// a failed launch throws pgas::error (errc::cuda) naming the call and the PE.
+inline void check_launch(int pe, const char* call) {
+    check_cuda(cudaGetLastError(), pe, call, "kernel launch");
+}
+}  // namespace detail
 
 // Enqueues put(dst on pe <- src, count elements) on stream; src is device
 // memory of the caller's GPU (or symmetric local memory). Completes, with
@@ -84,7 +88,7 @@ void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T
     PGAS_NVTX_RANGE("pgas::put_on_stream");
     if (count == 0) return;
     detail::rma_stream::put_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
-    detail::rma_stream::check_launch(ctx.my_pe(), "put_on_stream");
+    detail::check_launch(ctx.my_pe(), "put_on_stream");
 }
 
 // Enqueues get(dst <- src on pe, count elements) on stream.
@@ -94,7 +98,7 @@ void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src,
     PGAS_NVTX_RANGE("pgas::get_on_stream");
     if (count == 0) return;
     detail::rma_stream::get_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
-    detail::rma_stream::check_launch(ctx.my_pe(), "get_on_stream");
+    detail::check_launch(ctx.my_pe(), "get_on_stream");
 }
 
 // Enqueues `op value` on the signal word of pe, after every put enqueued before it.
@@ -103,7 +107,7 @@ void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_
             int pe, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::signal_on_stream");
     detail::rma_stream::signal_kernel<<<1, 1, 0, stream>>>(ctx, sig, value, op, pe);
-    detail::rma_stream::check_launch(ctx.my_pe(), "signal_on_stream");
+    detail::check_launch(ctx.my_pe(), "signal_on_stream");
 }
 
 // Enqueues put then signal: the signal becomes visible only after the data.
@@ -121,7 +125,7 @@ void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<s
                        cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::signal_wait_until_on_stream");
     detail::rma_stream::signal_wait_kernel<<<1, 1, 0, stream>>>(ctx, sig, op, value);
-    detail::rma_stream::check_launch(ctx.my_pe(), "signal_wait_until_on_stream");
+    detail::check_launch(ctx.my_pe(), "signal_wait_until_on_stream");
 }
 
 // Enqueues quiet: everything enqueued before it is complete and visible.
@@ -129,7 +133,7 @@ template <class Tr>
 void quiet_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::quiet_on_stream");
     detail::rma_stream::quiet_kernel<<<1, 1, 0, stream>>>(ctx);
-    detail::rma_stream::check_launch(ctx.my_pe(), "quiet_on_stream");
+    detail::check_launch(ctx.my_pe(), "quiet_on_stream");
 }
 
 PGAS_NAMESPACE_END

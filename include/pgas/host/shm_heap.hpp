@@ -2,7 +2,7 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/detail/fd_exchange.hpp>
+#include <pgas/host/fd_exchange.hpp>
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/heap_memory.hpp>
 #include <pgas/host/launch_env.hpp>

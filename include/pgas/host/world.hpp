@@ -4,9 +4,9 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
-#include <pgas/detail/heap_allocator.hpp>
+#include <pgas/host/heap_allocator.hpp>
 #include <pgas/detail/heap_layout.hpp>
-#include <pgas/detail/nvtx.hpp>
+#include <pgas/host/nvtx.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/env.hpp>
@@ -354,7 +354,7 @@ private:
     // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
     // call raise_abort on this state) goes first, the heap after it.
     struct state_t {
-        detail::nvtx_range_end nvtx_finalize_end;  // first member: destroyed last (detail/nvtx.hpp)
+        detail::nvtx_range_end nvtx_finalize_end;  // first member: destroyed last (host/nvtx.hpp)
         std::vector<int> local_pes;
         int n_pes = 0;
         std::uint64_t heap_bytes = 0;

@@ -4,7 +4,7 @@
 //
 // Exits non-zero with "libfabric worker: ..." on a wrong value or an error.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
+#include <pgas/host/libfabric/domain.hpp>
 
 #include <cstdint>
 #include <cstdio>

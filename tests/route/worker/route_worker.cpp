@@ -8,8 +8,8 @@
 // that write to it on that path, so every receive slot has one writer.
 // Exits non-zero with "route worker: ..." on a wrong value or an error.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
-#include <pgas/transport/route/context.hpp>
+#include <pgas/host/libfabric/domain.hpp>
+#include <pgas/host/route/context.hpp>
 
 #include <cstdint>
 #include <cstdio>

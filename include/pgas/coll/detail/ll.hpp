@@ -63,8 +63,7 @@ PGAS_HD std::uint64_t ll_wait_unit(const coll_call<Tr>& c, const std::uint64_t* 
         return std::uint32_t(lo >> 32) == flag && std::uint32_t(hi >> 32) == flag;
     };
     poll_until(c.ctx, c.name, arrived, [&](std::uint64_t waited_ms) {
-        const auto offset = std::uint64_t(reinterpret_cast<const char*>(pair) -
-                                          static_cast<const char*>(c.ctx.transport.local_address(0)));
+        const std::uint64_t offset = local_offset(c.ctx, pair);
         const std::uint32_t seen = std::uint32_t(lo >> 32) != flag ? std::uint32_t(lo >> 32) : std::uint32_t(hi >> 32);
         report_wait_timeout(c.name, c.ctx.my_pe(), offset, cmp::eq, std::uint64_t(flag), std::uint64_t(seen), waited_ms);
     });

@@ -54,7 +54,7 @@ PGAS_HD void part_sync(const coll_call<Tr>& c, coll_part part, bool complete) {
     G::sync();
     if (G::rank() == 0) {
         if constexpr (!load_store_transport<Tr>) {
-            if (complete) c.ctx.transport.template quiet<thread>();
+            if (complete) ::pgas::quiet<thread>(c.ctx);
         }
         const std::uint64_t base = c.slot_base();
         const std::uint64_t index = part.index;

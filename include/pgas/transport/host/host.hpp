@@ -12,7 +12,9 @@ PGAS_NAMESPACE_BEGIN
 // Device-side state of the host transport: every PE's heap base. The device
 // layer's templates compile as host code over it, so collectives and ordering
 // logic run for real on machines without a GPU (CI). world::launch_host runs
-// one thread per PE with a context<host> each.
+// one thread per PE with a context<host> each. (pgas::host is this
+// transport; the folder pgas/host/ is the host layer, which builds every
+// transport's host side, this one's in world::context<host>.)
 class host : public detail::load_store_ops<host> {
 public:
     static constexpr const char* name = "host";

@@ -1,5 +1,50 @@
-// The libfabric proxy transport: include this (not part of pgas/pgas.hpp) and link pgas::libfabric.
+// pgas::libfabric: the device-side state of the CPU-proxy transport over libfabric (no libfabric headers needed).
 #pragma once
 
-#include <pgas/transport/libfabric/domain.hpp>
-#include <pgas/transport/libfabric/transport.hpp>
+#include <pgas/core/config.hpp>
+#include <pgas/transport/concepts.hpp>
+#include <pgas/transport/proxy/proxy_ops.hpp>
+#include <pgas/transport/proxy/ring.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+PGAS_NAMESPACE_BEGIN
+
+// What a kernel (or a host PE thread) carries in device::context<libfabric>:
+// the caller's PE's proxy ring and its own heap base. Every remote operation
+// is a command the PE's proxy thread turns into fi_write / fi_read /
+// fi_*atomic (see proxy/proxy_ops.hpp for semantics). Made by
+// pgas::libfabric_domain::context (host/libfabric/domain.hpp).
+//
+// route<nvlink, libfabric> (NVLink inside the node, the proxy outside) is to
+// come once the NVLink transport lands: it composes this type unchanged.
+class libfabric : public proxy::proxy_ops<libfabric> {
+public:
+    static constexpr const char* name = "libfabric";
+
+    libfabric() = default;
+    libfabric(proxy::ring_view ring, std::byte* local_base, int my_pe, int n_pes, std::uint64_t heap_bytes)
+        : ring_(ring), local_base_(local_base), my_pe_(my_pe), n_pes_(n_pes), heap_bytes_(heap_bytes) {}
+
+    PGAS_HD int my_pe() const { return my_pe_; }
+    PGAS_HD int n_pes() const { return n_pes_; }
+    PGAS_HD bool reachable(int pe) const { return pe >= 0 && pe < n_pes_; }
+    PGAS_HD std::uint64_t heap_bytes() const { return heap_bytes_; }
+    PGAS_HD void* local_address(std::uint64_t offset) const { return local_base_ + offset; }
+    PGAS_HD const proxy::ring_view& ring() const { return ring_; }
+
+private:
+    proxy::ring_view ring_;
+    std::byte* local_base_ = nullptr;
+    int my_pe_ = 0;
+    int n_pes_ = 0;
+    std::uint64_t heap_bytes_ = 0;
+};
+
+static_assert(rma_transport<libfabric>);
+static_assert(atomic_transport<libfabric>);
+static_assert(signal_transport<libfabric>);
+static_assert(!load_store_transport<libfabric>);
+
+PGAS_NAMESPACE_END

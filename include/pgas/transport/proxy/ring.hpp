@@ -3,8 +3,8 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/error.hpp>
+#include <pgas/core/runtime_state.hpp>
 #include <pgas/detail/clock.hpp>
-#include <pgas/device/context.hpp>
 #include <pgas/transport/proxy/command.hpp>
 
 #include <cstddef>
@@ -59,7 +59,7 @@ struct ring_view {
     std::uint32_t capacity = 0;             // a power of two
     std::uint32_t reply_count = 0;          // a multiple of 32
     int pe = -1;
-    device::runtime_state runtime;
+    runtime_state runtime;
 
     // A ticket and the cached credit read alongside it.
     struct reservation {

@@ -5,7 +5,7 @@
 #include <pgas/core/ordering.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/host/host.hpp>
-#include <pgas/transport/libfabric/transport.hpp>
+#include <pgas/transport/libfabric/libfabric.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>
 
 #include <cstddef>
@@ -16,7 +16,7 @@ PGAS_NAMESPACE_BEGIN
 
 // The world PEs first, first + 1, ..., first + count - 1 (empty when count is
 // 0): the PEs a route sends through its Near transport, typically the
-// caller's node (route_node_pes in transport/route/context.hpp finds it).
+// caller's node (route_node_pes in host/route/context.hpp finds it).
 struct pe_range {
     int first = 0;
     int count = 0;
@@ -28,7 +28,7 @@ struct pe_range {
 // PEs that Near serves. Every operation naming a PE takes one branch on that
 // range and calls Near's or Far's own code, both inlined; a context of a
 // single transport has no branch at all. Made by pgas::route_context
-// (transport/route/context.hpp).
+// (host/route/context.hpp).
 //
 // Semantics are the two transports', per target PE (each PE is always served
 // by the same one):

@@ -4,10 +4,10 @@
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/host/world.hpp>
-#include <pgas/transport/libfabric/backend.hpp>
-#include <pgas/transport/libfabric/provider.hpp>
-#include <pgas/transport/libfabric/transport.hpp>
-#include <pgas/transport/proxy/service.hpp>
+#include <pgas/host/libfabric/backend.hpp>
+#include <pgas/host/libfabric/provider.hpp>
+#include <pgas/transport/libfabric/libfabric.hpp>
+#include <pgas/host/proxy/service.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -45,7 +45,7 @@ PGAS_NAMESPACE_BEGIN
 // the world's peer-failure flag.
 //
 // Not included by pgas/pgas.hpp (it needs libfabric's headers and library):
-// include <pgas/transport/libfabric/libfabric.hpp> and link pgas::libfabric.
+// include <pgas/host/libfabric/domain.hpp> and link pgas::libfabric.
 class libfabric_domain {
 public:
     explicit libfabric_domain(world& w, libfabric_options options = {}) : world_(&w), options_(std::move(options)) {

@@ -2,7 +2,7 @@
 #pragma once
 
 #if !defined(__CUDACC__)
-#error "pgas/coll/stream.cuh launches kernels: compile this translation unit with nvcc"
+#error "pgas/host/coll_on_stream.cuh launches kernels: compile this translation unit with nvcc"
 #endif
 
 #include <pgas/coll/allgather.hpp>
@@ -13,8 +13,9 @@
 #include <pgas/coll/tuning.hpp>
 #include <pgas/coll/detail/part.hpp>
 #include <pgas/core/error.hpp>
-#include <pgas/detail/nvtx.hpp>
 #include <pgas/device/sync.hpp>
+#include <pgas/host/nvtx.hpp>
+#include <pgas/host/on_stream.cuh>
 
 #include <cstddef>
 #include <type_traits>
@@ -101,12 +102,6 @@ struct stream_launch {
     }
 };
 
-inline void check_launch(const char* call, int pe) {
-    const cudaError_t status = cudaGetLastError();
-    if (status != cudaSuccess)
-        throw_error(errc::cuda, pe, call, std::string("kernel launch failed: ") + cudaGetErrorString(status));
-}
-
 }  // namespace detail
 
 // pgas::barrier (quiet, then team sync) and pgas::sync as one-warp kernels on the stream.
@@ -114,7 +109,7 @@ template <class Tr>
 void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_on_stream");
     detail::barrier_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
-    detail::check_launch("barrier_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "barrier_on_stream");
 }
 template <class Tr>
 void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
@@ -126,7 +121,7 @@ template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::sync_on_stream");
     detail::sync_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
-    detail::check_launch("sync_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "sync_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U>
@@ -138,7 +133,7 @@ void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
     detail::broadcast_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, root);
-    detail::check_launch("broadcast_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "broadcast_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
@@ -151,7 +146,7 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
     detail::reduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op, root);
-    detail::check_launch("reduce_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "reduce_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
@@ -164,7 +159,7 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
     detail::allreduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op);
-    detail::check_launch("allreduce_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "allreduce_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
@@ -177,7 +172,7 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
     detail::reduce_scatter_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, op);
-    detail::check_launch("reduce_scatter_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "reduce_scatter_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U>
@@ -189,7 +184,7 @@ void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
     detail::allgather_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count);
-    detail::check_launch("allgather_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "allgather_on_stream");
 }
 
 template <class Policy = coll::automatic, class Tr, class T, class U>
@@ -201,7 +196,7 @@ void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T>
     const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
     detail::alltoall_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count);
-    detail::check_launch("alltoall_on_stream", ctx.my_pe());
+    detail::check_launch(ctx.my_pe(), "alltoall_on_stream");
 }
 
 PGAS_NAMESPACE_END

@@ -3,7 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/core/ordering.hpp>
-#include <pgas/transport/libfabric/provider.hpp>
+#include <pgas/host/libfabric/provider.hpp>
 #include <pgas/transport/proxy/command.hpp>
 
 #include <algorithm>

@@ -90,7 +90,7 @@ public:
     producers who() const { return who_; }
 
     // The producers' view (device pointers when producers are GPU threads).
-    ring_view view(device::runtime_state runtime) const {
+    ring_view view(runtime_state runtime) const {
         std::byte* base = who_ == producers::gpu ? device_ : host_;
         ring_view v;
         v.control = reinterpret_cast<const control_block*>(base);

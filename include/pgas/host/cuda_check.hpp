@@ -2,7 +2,7 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/detail/cuda_driver.hpp>
+#include <pgas/host/cuda_driver.hpp>
 
 #include <string>
 

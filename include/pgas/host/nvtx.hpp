@@ -5,7 +5,7 @@
 #include <pgas/core/config.hpp>
 
 // NVTX3 is header-only and ships with the CUDA toolkit; without a tool attached each range costs one
-// well-predicted branch. In detail/ (not host/) because coll/stream.cuh, below host/, marks its enqueues too.
+// well-predicted branch. Host layer: every range marks a host call (world, alloc, the *_on_stream enqueues).
 #ifndef PGAS_NVTX
 #if defined(PGAS_DISABLE_NVTX) || !__has_include(<nvtx3/nvToolsExt.h>)
 #define PGAS_NVTX 0

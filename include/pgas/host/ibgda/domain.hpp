@@ -4,11 +4,11 @@
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/host/world.hpp>
-#include <pgas/transport/ibgda/emulated_nic.hpp>
+#include <pgas/host/ibgda/emulated_nic.hpp>
 #include <pgas/transport/ibgda/ibgda.hpp>
 #include <pgas/transport/ibgda/queue.hpp>
 #include <pgas/transport/ibgda/traits.hpp>
-#include <pgas/transport/ibgda/verbs.hpp>
+#include <pgas/host/ibgda/verbs.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -58,7 +58,7 @@ struct ibgda_options {
     bool map_for_gpu = true;
     // Timeout and peer-failure flag of the contexts; empty: the world's. A
     // kernel needs a flag in memory it can read (the world's is host memory).
-    std::optional<device::runtime_state> runtime;
+    std::optional<runtime_state> runtime;
 };
 
 // Owns IBGDA for the local PEs of a world: per local PE one RC queue pair to
@@ -438,7 +438,7 @@ private:
     std::vector<void*> gpu_registrations_;
     std::atomic<bool> stop_cpu_doorbell_{false};
     std::thread cpu_doorbell_;
-    device::runtime_state runtime_;
+    runtime_state runtime_;
     int n_pes_ = 0;
 };
 
