@@ -14,7 +14,7 @@
 // run in a GPU kernel on route<nvlink, libfabric> (world::init_gpu, route_context<pgas::nvlink>); that needs a
 // libfabric built with CUDA (FI_HMEM) to expose GPU heaps to the far path, so this example runs on the host.
 #include <pgas/pgas.hpp>
-#include <pgas/transport/libfabric/libfabric.hpp>
+#include <pgas/host/libfabric/domain.hpp>
 
 #include <cstdint>
 #include <cstdio>
