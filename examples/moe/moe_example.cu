@@ -73,6 +73,13 @@ std::string round_trip(const char* mode, const Buffers& b, int n_pes, Access& ac
 // Throughput mode at the default shape on 8 PEs needs ~3.1 GB.
 std::uint64_t heap_bytes(const options& o) { return o.small ? std::uint64_t{64} << 20 : std::uint64_t{4} << 30; }
 
+// On the host transport each block is a thread: a few per PE, so that the
+// blocks of a PE run concurrently as on a GPU.
+moe::config host_grid(moe::config c) {
+    c.blocks = 3;
+    return c;
+}
+
 int on_host(const options& o) {
     const int n = o.pes > 0 ? o.pes : 4;
     pgas::world_options wo;
@@ -82,20 +89,20 @@ int on_host(const options& o) {
     if (o.mode != "tp") {
         auto w = pgas::world::init_local(n, wo);
         moe::check::host_access access{w};
-        const auto b = moe::make_ll_buffers(w, shape(true, o, n));
+        const auto b = moe::make_ll_buffers(w, host_grid(shape(true, o, n)));
         failures += !round_trip("low-latency", b, n, access, [&](const std::vector<moe::batch>& batches) {
                          moe::host_ll_dispatch(w, b, batches);
-                         w.launch_host([&](const auto& ctx) { moe::ll_toy_experts(ctx, b); });
+                         moe::host_toy_experts(w, b);
                          moe::host_ll_combine(w, b, batches);
                      }).empty();
     }
     if (o.mode != "ll") {
         auto w = pgas::world::init_local(n, wo);
         moe::check::host_access access{w};
-        const auto b = moe::make_tp_buffers(w, with_recv_rows(shape(false, o, n), n));
+        const auto b = moe::make_tp_buffers(w, host_grid(with_recv_rows(shape(false, o, n), n)));
         failures += !round_trip("throughput", b, n, access, [&](const std::vector<moe::batch>& batches) {
                          moe::host_tp_dispatch(w, b, batches);
-                         w.launch_host([&](const auto& ctx) { moe::tp_toy_experts(ctx, b); });
+                         moe::host_toy_experts(w, b);
                          moe::host_tp_combine(w, b, batches);
                      }).empty();
     }
