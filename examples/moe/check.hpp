@@ -82,6 +82,18 @@ inline std::vector<reference::pe_input> make_inputs(const config& c, int n_pes, 
     return in;
 }
 
+// The most rows one PE receives from these inputs in throughput mode: what
+// config::recv_rows must hold (its default, 2 * max_tokens * top_k, is too
+// small for skewed routings, e.g. `uneven` over 8 PEs at DeepSeek-V3 shapes
+// sends 86,635 rows to PE 0).
+inline int rows_received(const config& c, int n_pes, const std::vector<reference::pe_input>& in) {
+    const int nl = c.experts / n_pes;
+    std::vector<int> rows(static_cast<std::size_t>(n_pes), 0);
+    for (const auto& p : in)
+        for (std::size_t i = 0; i < std::size_t(p.tokens) * std::size_t(c.top_k); ++i) ++rows[std::size_t(p.idx[i] / nl)];
+    return std::max(1, *std::max_element(rows.begin(), rows.end()));
+}
+
 template <class Access>
 void upload(Access& access, const io_buffers& io, const std::vector<reference::pe_input>& in) {
     for (int pe = 0; pe < int(in.size()); ++pe) {

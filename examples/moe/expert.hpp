@@ -49,4 +49,12 @@ PGAS_HD void tp_toy_experts(const pgas::device::context<Tr>& ctx, const tp_buffe
     }
 }
 
+// The experts on every PE of a host-transport world, config::blocks threads per PE (see run_host_grid).
+inline void host_toy_experts(pgas::world& w, const ll_buffers& b) {
+    detail::run_host_grid(w, b.cfg.blocks, [&](const auto& ctx) { ll_toy_experts(ctx, b); });
+}
+inline void host_toy_experts(pgas::world& w, const tp_buffers& b) {
+    detail::run_host_grid(w, b.cfg.blocks, [&](const auto& ctx) { tp_toy_experts(ctx, b); });
+}
+
 }  // namespace moe

@@ -104,7 +104,11 @@ inline void launch_toy_experts(const pgas::world& w, int local, const tp_buffers
     detail::cuda_check(cudaGetLastError(), w.local_pe(local), "moe::toy_experts");
 }
 
-// Reads and writes PEs' buffers of a GPU world (check.hpp's access).
+// Reads and writes PEs' buffers of a GPU world (check.hpp's access). Callers
+// synchronize the PEs' streams before a read. A write waits for the device:
+// cudaMemcpy from pageable memory may return before its DMA has landed, and
+// the PEs' kernels run on non-blocking streams, which do not wait for the
+// legacy stream that copy went on.
 struct gpu_access {
     const pgas::world& w;
     template <class T>
@@ -118,6 +122,8 @@ struct gpu_access {
     void write(pgas::symmetric_ptr<T> p, int local, const std::vector<T>& v) {
         detail::cuda_check(cudaMemcpy(w.device_address(p, local), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
                            w.local_pe(local), "moe::gpu_access::write");
+        detail::cuda_check(cudaSetDevice(w.device_of(local)), w.local_pe(local), "moe::gpu_access::write");
+        detail::cuda_check(cudaDeviceSynchronize(), w.local_pe(local), "moe::gpu_access::write");
     }
 };
 

@@ -2,8 +2,9 @@
 //
 // Every body below is one `PGAS_HD` function templated on the transport: a
 // GPU kernel (moe.cuh) calls it with pgas::nvlink, and on the host transport
-// each PE's thread calls it with pgas::host (there a "block" is the one
-// thread, so every loop over blocks, warps and lanes runs whole).
+// each of a PE's config::blocks "blocks" is a thread of its own that calls it
+// with pgas::host (a block is that one thread, so every loop over warps and
+// lanes runs whole, but the blocks of a PE run concurrently, as on a GPU).
 //
 // Experts are spread evenly: PE p holds experts [p * L, (p + 1) * L) with
 // L = experts / n_pes; expert e's local index on its PE is e % L.
@@ -42,7 +43,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda/atomic>
@@ -288,9 +292,18 @@ inline tp_buffers make_tp_buffers(pgas::world& w, const config& c) {
 
 // --- where the calling thread is (GPU: the launch; host transport: one thread) -
 
+namespace detail {
+// The host transport's blockIdx.x and gridDim.x: set by run_host_grid on each
+// thread it starts (one per block); the defaults are a one-block grid.
+struct host_grid {
+    unsigned block = 0, blocks = 1;
+};
+inline thread_local host_grid host_here;
+}  // namespace detail
+
 struct here {
-    PGAS_HD static unsigned block() { NV_IF_TARGET(NV_IS_DEVICE, (return blockIdx.x;), (return 0;)) }
-    PGAS_HD static unsigned blocks() { NV_IF_TARGET(NV_IS_DEVICE, (return gridDim.x;), (return 1;)) }
+    PGAS_HD static unsigned block() { NV_IF_TARGET(NV_IS_DEVICE, (return blockIdx.x;), (return detail::host_here.block;)) }
+    PGAS_HD static unsigned blocks() { NV_IF_TARGET(NV_IS_DEVICE, (return gridDim.x;), (return detail::host_here.blocks;)) }
     PGAS_HD static unsigned thread() { NV_IF_TARGET(NV_IS_DEVICE, (return threadIdx.x;), (return 0;)) }
     PGAS_HD static unsigned threads() { NV_IF_TARGET(NV_IS_DEVICE, (return blockDim.x;), (return 1;)) }
     PGAS_HD static unsigned warp() { return thread() / lanes(); }
@@ -685,17 +698,47 @@ inline void check_call(const pgas::world& w, const config& c, int n_pes, const s
 }
 
 namespace detail {
+// Runs body(ctx) on every PE of a host-transport world as a grid of `blocks`
+// threads per PE, all concurrent (as a GPU runs a kernel's resident blocks):
+// grid barriers, block-to-block hand-offs and per-block state are exercised
+// for real. A block that throws stops the other blocks' and PEs' waits; the
+// first error is rethrown.
+template <class Body>
+void run_host_grid(pgas::world& w, int blocks, Body body) {
+    w.launch_host([&](const pgas::device::context<pgas::host>& ctx) {
+        if (blocks == 1) return body(ctx);
+        std::mutex m;
+        std::exception_ptr first;
+        std::vector<std::thread> grid;
+        for (int blk = 0; blk < blocks; ++blk)
+            grid.emplace_back([&, blk] {
+                host_here = {unsigned(blk), unsigned(blocks)};
+                try {
+                    body(ctx);
+                } catch (...) {
+                    std::lock_guard<std::mutex> lock(m);
+                    if (!first) {
+                        first = std::current_exception();
+                        w.abort_waits(ctx.my_pe());
+                    }
+                }
+            });
+        for (auto& t : grid) t.join();
+        if (first) std::rethrow_exception(first);
+    });
+}
+
 template <class Buffers, class Body>
 void run_host(pgas::world& w, const Buffers& b, const std::vector<batch>& batches, const char* call, Body body) {
     check_call(w, b.cfg, b.n_pes, batches, call);
-    w.launch_host([&](const pgas::device::context<pgas::host>& ctx) {
+    run_host_grid(w, b.cfg.blocks, [&](const pgas::device::context<pgas::host>& ctx) {
         body(ctx, b, batches[std::size_t(ctx.my_pe())]);
     });
 }
 }  // namespace detail
 
 // One phase on every PE of a host-transport world (world::init_local(n)):
-// the same bodies a GPU kernel runs, each PE on its own thread.
+// the same bodies a GPU kernel runs, config::blocks threads per PE.
 inline void host_ll_dispatch(pgas::world& w, const ll_buffers& b, const std::vector<batch>& batches) {
     detail::run_host(w, b, batches, "moe::ll_dispatch", [](const auto& ctx, const auto& bb, const batch& a) { ll_dispatch(ctx, bb, a); });
 }

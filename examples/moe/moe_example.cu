@@ -38,10 +38,22 @@ moe::config shape(bool low_latency, const options& o, int n_pes) {
     return c;
 }
 
+// The example's inputs: the uneven routing (skewed towards low experts).
+std::vector<moe::reference::pe_input> inputs(const moe::config& c, int n_pes) {
+    return moe::check::make_inputs(c, n_pes, moe::check::routing::uneven, 42);
+}
+
+// Throughput mode receives into fixed buffers sized before the call: size them
+// for what this routing sends (the default would overflow on 8 PEs).
+moe::config with_recv_rows(moe::config c, int n_pes) {
+    c.recv_rows = moe::check::rows_received(c, n_pes, inputs(c, n_pes));
+    return c;
+}
+
 // One dispatch -> experts -> combine on every PE, checked; returns the failure text or "".
 template <class Buffers, class Access, class Run>
 std::string round_trip(const char* mode, const Buffers& b, int n_pes, Access& access, Run run) {
-    const auto in = moe::check::make_inputs(b.cfg, n_pes, moe::check::routing::uneven, 42);
+    const auto in = inputs(b.cfg, n_pes);
     const auto want = moe::check::expected(b.cfg, n_pes, in);
     moe::check::upload(access, b.io, in);
     run(moe::check::batches(b.cfg, in));
@@ -57,27 +69,40 @@ std::string round_trip(const char* mode, const Buffers& b, int n_pes, Access& ac
     return failure;
 }
 
+// Heap per PE: one mode's buffers at a time (each mode gets its own world).
+// Throughput mode at the default shape on 8 PEs needs ~3.1 GB.
+std::uint64_t heap_bytes(const options& o) { return o.small ? std::uint64_t{64} << 20 : std::uint64_t{4} << 30; }
+
+// On the host transport each block is a thread: a few per PE, so that the
+// blocks of a PE run concurrently as on a GPU.
+moe::config host_grid(moe::config c) {
+    c.blocks = 3;
+    return c;
+}
+
 int on_host(const options& o) {
     const int n = o.pes > 0 ? o.pes : 4;
     pgas::world_options wo;
-    wo.heap_bytes = o.small ? std::uint64_t{64} << 20 : std::uint64_t{3} << 30;
-    auto w = pgas::world::init_local(n, wo);
+    wo.heap_bytes = heap_bytes(o);
     std::printf("host transport: %d PEs as threads\n", n);
-    moe::check::host_access access{w};
     int failures = 0;
     if (o.mode != "tp") {
-        const auto b = moe::make_ll_buffers(w, shape(true, o, n));
+        auto w = pgas::world::init_local(n, wo);
+        moe::check::host_access access{w};
+        const auto b = moe::make_ll_buffers(w, host_grid(shape(true, o, n)));
         failures += !round_trip("low-latency", b, n, access, [&](const std::vector<moe::batch>& batches) {
                          moe::host_ll_dispatch(w, b, batches);
-                         w.launch_host([&](const auto& ctx) { moe::ll_toy_experts(ctx, b); });
+                         moe::host_toy_experts(w, b);
                          moe::host_ll_combine(w, b, batches);
                      }).empty();
     }
     if (o.mode != "ll") {
-        const auto b = moe::make_tp_buffers(w, shape(false, o, n));
+        auto w = pgas::world::init_local(n, wo);
+        moe::check::host_access access{w};
+        const auto b = moe::make_tp_buffers(w, host_grid(with_recv_rows(shape(false, o, n), n)));
         failures += !round_trip("throughput", b, n, access, [&](const std::vector<moe::batch>& batches) {
                          moe::host_tp_dispatch(w, b, batches);
-                         w.launch_host([&](const auto& ctx) { moe::tp_toy_experts(ctx, b); });
+                         moe::host_toy_experts(w, b);
                          moe::host_tp_combine(w, b, batches);
                      }).empty();
     }
@@ -89,45 +114,37 @@ int on_gpus(const options& o, int n_gpus) {
     std::vector<int> devices;
     for (int i = 0; i < n; ++i) devices.push_back(n_gpus >= n ? i : 0);
     pgas::world_options wo;
-    wo.heap_bytes = o.small ? std::uint64_t{256} << 20 : std::uint64_t{3} << 30;
-    auto w = pgas::world::init_local(devices, wo);
+    wo.heap_bytes = heap_bytes(o);
     const int sharing = n_gpus >= n ? 1 : n;
     std::printf("NVLink transport: %d PEs on %s\n", n, sharing > 1 ? "one GPU" : "one GPU each");
-    std::vector<cudaStream_t> streams(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        moe::detail::cuda_check(cudaSetDevice(w.device_of(i)), i, "setup");
-        moe::detail::cuda_check(cudaStreamCreateWithFlags(&streams[std::size_t(i)], cudaStreamNonBlocking), i, "setup");
-    }
-    auto sync_all = [&] {
-        for (int i = 0; i < n; ++i) moe::detail::cuda_check(cudaStreamSynchronize(streams[std::size_t(i)]), i, "sync");
-    };
-    moe::gpu_access access{w};
-    const int blocks = moe::resident_blocks(w.device_of(0), sharing);
     int failures = 0;
-    // Each phase is launched on every PE before the next phase on any: the
-    // PEs' kernels of one phase wait for each other and must run side by side.
-    auto phases = [&](auto dispatch, auto combine, const auto& b, const std::vector<moe::batch>& batches) {
-        for (int i = 0; i < n; ++i) dispatch(w, i, b, batches[std::size_t(i)], streams[std::size_t(i)]);
-        for (int i = 0; i < n; ++i) moe::launch_toy_experts(w, i, b, streams[std::size_t(i)]);
-        for (int i = 0; i < n; ++i) combine(w, i, b, batches[std::size_t(i)], streams[std::size_t(i)]);
-        sync_all();
+    // One mode in its own world: init, streams, buffers, the round trip.
+    auto run_mode = [&](const char* mode, auto make, auto dispatch, auto combine, moe::config c) {
+        auto w = pgas::world::init_local(devices, wo);
+        std::vector<cudaStream_t> streams(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) {
+            moe::detail::cuda_check(cudaSetDevice(w.device_of(i)), i, "setup");
+            moe::detail::cuda_check(cudaStreamCreateWithFlags(&streams[std::size_t(i)], cudaStreamNonBlocking), i, "setup");
+        }
+        c.blocks = moe::resident_blocks(w.device_of(0), sharing);
+        const auto b = make(w, c);
+        moe::gpu_access access{w};
+        // Each phase is launched on every PE before the next phase on any: the
+        // PEs' kernels of one phase wait for each other and must run side by side.
+        failures += !round_trip(mode, b, n, access, [&](const std::vector<moe::batch>& batches) {
+                         for (int i = 0; i < n; ++i) dispatch(w, i, b, batches[std::size_t(i)], streams[std::size_t(i)]);
+                         for (int i = 0; i < n; ++i) moe::launch_toy_experts(w, i, b, streams[std::size_t(i)]);
+                         for (int i = 0; i < n; ++i) combine(w, i, b, batches[std::size_t(i)], streams[std::size_t(i)]);
+                         for (int i = 0; i < n; ++i)
+                             moe::detail::cuda_check(cudaStreamSynchronize(streams[std::size_t(i)]), i, "sync");
+                     }).empty();
+        for (auto s : streams) cudaStreamDestroy(s);
     };
-    if (o.mode != "tp") {
-        auto c = shape(true, o, n);
-        c.blocks = blocks;
-        const auto b = moe::make_ll_buffers(w, c);
-        failures += !round_trip("low-latency", b, n, access, [&](const std::vector<moe::batch>& batches) {
-                         phases(moe::launch_ll_dispatch, moe::launch_ll_combine, b, batches);
-                     }).empty();
-    }
-    if (o.mode != "ll") {
-        auto c = shape(false, o, n);
-        c.blocks = blocks;
-        const auto b = moe::make_tp_buffers(w, c);
-        failures += !round_trip("throughput", b, n, access, [&](const std::vector<moe::batch>& batches) {
-                         phases(moe::launch_tp_dispatch, moe::launch_tp_combine, b, batches);
-                     }).empty();
-    }
+    if (o.mode != "tp")
+        run_mode("low-latency", moe::make_ll_buffers, moe::launch_ll_dispatch, moe::launch_ll_combine, shape(true, o, n));
+    if (o.mode != "ll")
+        run_mode("throughput", moe::make_tp_buffers, moe::launch_tp_dispatch, moe::launch_tp_combine,
+                 with_recv_rows(shape(false, o, n), n));
     return failures == 0 ? 0 : 1;
 }
 

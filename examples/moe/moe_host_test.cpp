@@ -12,8 +12,10 @@ namespace {
 using moe::check::routing;
 
 // Small shapes: 24 experts divide over 2, 3, 4 and 8 PEs; two fp8 groups per token.
-moe::config small(bool fp8, int n_pes) {
+// blocks > 1: that many concurrent threads per PE, as a GPU's resident blocks.
+moe::config small(bool fp8, int n_pes, int blocks = 1) {
     moe::config c;
+    c.blocks = blocks;
     c.hidden = 256;
     c.experts = 24;
     c.top_k = 4;
@@ -30,19 +32,13 @@ pgas::world host_world(int n_pes) {
     return pgas::world::init_local(n_pes, o);
 }
 
-void run_toy_experts(pgas::world& w, const moe::ll_buffers& b) {
-    w.launch_host([&](const pgas::device::context<pgas::host>& ctx) { moe::ll_toy_experts(ctx, b); });
-}
-void run_toy_experts(pgas::world& w, const moe::tp_buffers& b) {
-    w.launch_host([&](const pgas::device::context<pgas::host>& ctx) { moe::tp_toy_experts(ctx, b); });
-}
-
 // Two rounds (the second reuses the buffers at the next epoch) of dispatch,
 // experts, combine for every routing, checked after each phase.
 template <class Buffers, class Make, class Dispatch, class Combine, class CheckDispatch>
-void round_trips(int n_pes, bool fp8, Make make, Dispatch dispatch, Combine combine, CheckDispatch check_dispatch) {
+void round_trips(int n_pes, bool fp8, int blocks, Make make, Dispatch dispatch, Combine combine,
+                 CheckDispatch check_dispatch) {
     auto w = host_world(n_pes);
-    const moe::config c = small(fp8, n_pes);
+    const moe::config c = small(fp8, n_pes, blocks);
     const Buffers b = make(w, c);
     moe::check::host_access access{w};
     unsigned seed = 1;
@@ -50,6 +46,7 @@ void round_trips(int n_pes, bool fp8, Make make, Dispatch dispatch, Combine comb
         for (int round = 0; round < 2; ++round, ++seed) {
             CAPTURE(n_pes);
             CAPTURE(fp8);
+            CAPTURE(blocks);
             INFO("routing ", moe::check::name(r), " round ", round);
             const auto in = moe::check::make_inputs(c, n_pes, r, seed);
             const auto want = moe::check::expected(c, n_pes, in);
@@ -57,21 +54,21 @@ void round_trips(int n_pes, bool fp8, Make make, Dispatch dispatch, Combine comb
             moe::check::upload(access, b.io, in);
             dispatch(w, b, batches);
             CHECK(check_dispatch(access, b, want) == "");
-            run_toy_experts(w, b);
+            moe::host_toy_experts(w, b);
             combine(w, b, batches);
             CHECK(moe::check::combine(access, c, b.io, want, in) == "");
         }
     }
 }
 
-void low_latency(int n_pes, bool fp8) {
+void low_latency(int n_pes, bool fp8, int blocks = 1) {
     round_trips<moe::ll_buffers>(
-        n_pes, fp8, moe::make_ll_buffers, moe::host_ll_dispatch, moe::host_ll_combine,
+        n_pes, fp8, blocks, moe::make_ll_buffers, moe::host_ll_dispatch, moe::host_ll_combine,
         [](auto& access, const moe::ll_buffers& b, const auto& want) { return moe::check::ll_dispatch(access, b, want); });
 }
-void throughput(int n_pes, bool fp8) {
+void throughput(int n_pes, bool fp8, int blocks = 1) {
     round_trips<moe::tp_buffers>(
-        n_pes, fp8, moe::make_tp_buffers, moe::host_tp_dispatch, moe::host_tp_combine,
+        n_pes, fp8, blocks, moe::make_tp_buffers, moe::host_tp_dispatch, moe::host_tp_combine,
         [](auto& access, const moe::tp_buffers& b, const auto& want) { return moe::check::tp_dispatch(access, b, want); });
 }
 
@@ -81,6 +78,20 @@ TEST_CASE("low latency, bf16, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) low_lat
 TEST_CASE("low latency, fp8, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) low_latency(n, true); }
 TEST_CASE("throughput, bf16, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) throughput(n, false); }
 TEST_CASE("throughput, fp8, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) throughput(n, true); }
+
+// Several concurrent blocks per PE, as on a GPU: the grid barriers, per-block
+// epochs and token ranges, and tp_dispatch's per-block counts and offsets run
+// for real (one block per PE serialises all of them).
+TEST_CASE("low latency, 3 and 5 blocks per PE, 2/3/4 PEs") {
+    for (int blocks : {3, 5})
+        for (int n : {2, 3, 4})
+            for (bool fp8 : {false, true}) low_latency(n, fp8, blocks);
+}
+TEST_CASE("throughput, 3 and 5 blocks per PE, 2/3/4 PEs") {
+    for (int blocks : {3, 5})
+        for (int n : {2, 3, 4})
+            for (bool fp8 : {false, true}) throughput(n, fp8, blocks);
+}
 
 // --- bad input: an error naming the PE, the token and the value, never an overwrite
 
@@ -130,6 +141,14 @@ TEST_CASE("bad input: expert index out of range (negative or >= experts)") {
           "pgas: moe::tp_dispatch on PE 1: token 3 choice 2: expert index 24 outside [0, 24)");
     CHECK(dispatch_error<moe::ll_buffers>(c, moe::make_ll_buffers, moe::host_ll_dispatch, expert_negative) ==
           "pgas: moe::ll_dispatch on PE 1: token 5 choice 0: expert index -1 outside [0, 24)");
+}
+
+TEST_CASE("bad input: the error of the block that met it, with 3 blocks per PE") {
+    const moe::config c = small(false, 2, 3);
+    CHECK(dispatch_error<moe::ll_buffers>(c, moe::make_ll_buffers, moe::host_ll_dispatch, expert_out_of_range) ==
+          "pgas: moe::ll_dispatch on PE 1: token 3 choice 2: expert index 24 outside [0, 24)");
+    CHECK(dispatch_error<moe::tp_buffers>(c, moe::make_tp_buffers, moe::host_tp_dispatch, expert_out_of_range) ==
+          "pgas: moe::tp_dispatch on PE 1: token 3 choice 2: expert index 24 outside [0, 24)");
 }
 
 TEST_CASE("bad input: more rows for an expert than its receive buffer holds") {
