@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -225,6 +227,199 @@ std::string combine(Access& access, const config& c, const io_buffers& io, const
         }
     }
     return "";
+}
+
+// --- stage-by-stage diagnosis of a failed combine -----------------------------
+//
+// Walks the path of a round trip after combine and reports, per stage, how
+// many rows (or values) differ from what the host computes from the same
+// inputs, and the first one, with values and raw bf16 bits:
+//   topk      topk_idx / topk_w as the PEs hold them (what combine reads)
+//   expert_y  every received row's toy expert output (on the expert's PE)
+//   comb_recv every [token][choice] row returned home
+//   out       against the reduction of the home's own comb_recv and topk_w
+//             (isolates the reduction) and against the reference
+// Only reads; the first stage that differs is where it goes wrong.
+namespace detail {
+inline std::string show(bf16 v) {
+    unsigned short u;
+    std::memcpy(&u, &v, 2);
+    char s[48];
+    std::snprintf(s, sizeof s, "%g (0x%04x)", double(to_float(v)), unsigned(u));
+    return s;
+}
+inline std::string show(float v) {
+    unsigned u;
+    std::memcpy(&u, &v, 4);
+    char s[48];
+    std::snprintf(s, sizeof s, "%.7g (0x%08x)", double(v), u);
+    return s;
+}
+
+// A stage's count of what was checked and what differs, and the first difference.
+struct stage {
+    explicit stage(const char* what) : name(what) {}
+    const char* name;
+    long long checked = 0, wrong = 0;
+    std::string first;
+    void miss(const std::string& what) {
+        if (wrong++ == 0) first = what;
+    }
+    std::string line() const {
+        std::string s = std::string(name) + ": " + std::to_string(wrong) + " of " + std::to_string(checked) + " differ";
+        return wrong ? s + "; first: " + first : s;
+    }
+};
+
+// Token t's values as an expert reads them (after the fp8 round trip with fp8).
+inline std::vector<float> expert_input(const config& c, const reference::pe_input& p, int t) {
+    const bf16* x = p.x.data() + std::size_t(t) * c.hidden;
+    if (c.fp8) return reference::fp8_round_trip(x, c.hidden);
+    std::vector<float> v(std::size_t(c.hidden));
+    for (int i = 0; i < c.hidden; ++i) v[std::size_t(i)] = to_float(x[i]);
+    return v;
+}
+
+// Compares one row the GPU holds with expert e's output of `values`; the
+// first differing element (bf16 exactly; fp8 within the dispatch check's step).
+inline void check_expert_row(stage& st, const config& c, const bf16* got, const std::vector<float>& values, int e,
+                             const std::string& where) {
+    ++st.checked;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const bf16 want = to_bf16(toy_expert(e, values[i]));
+        const float tol = c.fp8 ? 0.07f * std::fabs(toy_expert(e, values[i])) + 1e-6f : 0.0f;
+        if (!(std::fabs(to_float(got[i]) - to_float(want)) <= tol)) {
+            st.miss(where + " element " + std::to_string(i) + ": got " + show(got[i]) + ", expected " + show(want) +
+                    " (expert " + std::to_string(e) + ", input " + show(values[i]) + ")");
+            return;
+        }
+    }
+}
+
+// A received row: expert e's output for token tc / top_k of PE `source`.
+inline void check_received(stage& st, const config& c, const std::vector<reference::pe_input>& in, int pe, int e,
+                           int source, std::uint64_t tc, const bf16* got, const std::string& where) {
+    const std::uint64_t k = std::uint64_t(c.top_k);
+    if (source < 0 || source >= int(in.size()) || tc >= std::uint64_t(in[std::size_t(source)].tokens) * k) {
+        ++st.checked;
+        st.miss(where + ": recv_src names PE " + std::to_string(source) + " token*top_k+choice " + std::to_string(tc));
+        return;
+    }
+    (void)pe;
+    check_expert_row(st, c, got, expert_input(c, in[std::size_t(source)], int(tc / k)), e,
+                     where + " (from PE " + std::to_string(source) + " token " + std::to_string(tc / k) + " choice " +
+                         std::to_string(tc % k) + ")");
+}
+
+// expert_y on every PE, low-latency layout.
+template <class Access>
+void check_expert_y(Access& access, const ll_buffers& b, const std::vector<reference::pe_input>& in, stage& st) {
+    const config& c = b.cfg;
+    const int n = b.n_pes, nl = c.experts / n;
+    const std::size_t h = std::size_t(c.hidden), slots = std::size_t(c.max_tokens);
+    for (int pe = 0; pe < n; ++pe) {
+        auto count = access.read(b.recv_count, pe, std::size_t(nl * n));
+        auto src = access.read(b.recv_src, pe, std::size_t(nl * n) * slots);
+        for (int i = 0; i < nl * n; ++i)
+            for (int j = 0; j < count[std::size_t(i)] && j < int(slots); ++j) {
+                const std::size_t cell = std::size_t(i) * slots + std::size_t(j);
+                auto y = access.read(b.expert_y + std::ptrdiff_t(cell * h), pe, h);
+                check_received(st, c, in, pe, pe * nl + i / n, i % n, src[cell], y.data(),
+                               "PE " + std::to_string(pe) + " local expert " + std::to_string(i / n) + " slot " +
+                                   std::to_string(j));
+            }
+    }
+}
+
+// expert_y on every PE, throughput layout.
+template <class Access>
+void check_expert_y(Access& access, const tp_buffers& b, const std::vector<reference::pe_input>& in, stage& st) {
+    const config& c = b.cfg;
+    const int n = b.n_pes, nl = c.experts / n;
+    const std::size_t h = std::size_t(c.hidden);
+    for (int pe = 0; pe < n; ++pe) {
+        auto begin = access.read(b.expert_begin, pe, std::size_t(nl + 1));
+        const int rows = std::min(begin[std::size_t(nl)], tp_recv_rows(c));
+        if (rows <= 0) continue;
+        auto src = access.read(b.recv_src, pe, std::size_t(rows));
+        auto y = access.read(b.expert_y, pe, std::size_t(rows) * h);
+        for (int le = 0; le < nl; ++le)
+            for (int r = std::max(begin[std::size_t(le)], 0); r < begin[std::size_t(le + 1)] && r < rows; ++r)
+                check_received(st, c, in, pe, pe * nl + le, int(src[std::size_t(r)] >> 32),
+                               src[std::size_t(r)] & 0xffffffffu, y.data() + std::size_t(r) * h,
+                               "PE " + std::to_string(pe) + " local expert " + std::to_string(le) + " row " +
+                                   std::to_string(r));
+    }
+}
+}  // namespace detail
+
+// The report (one line per stage) of a round trip whose combine failed, for
+// these inputs and their reference. Buffers: ll_buffers or tp_buffers.
+template <class Access, class Buffers>
+std::string diagnose(Access& access, const Buffers& b, const std::vector<reference::pe_input>& in,
+                     const reference::result& ref) {
+    const config& c = b.cfg;
+    const io_buffers& io = b.io;
+    const std::size_t h = std::size_t(c.hidden), k = std::size_t(c.top_k);
+    detail::stage topk{"topk_idx/topk_w"}, ey{"expert_y rows"}, comb{"comb_recv rows"},
+        red{"out vs the reduction of the PE's own comb_recv and topk_w"}, out_ref{"out vs the reference"};
+    std::vector<std::vector<int>> gidx(in.size());
+    std::vector<std::vector<float>> gw(in.size());
+    for (int pe = 0; pe < int(in.size()); ++pe) {
+        const auto& p = in[std::size_t(pe)];
+        const std::size_t m = std::size_t(p.tokens) * k;
+        if (m == 0) continue;
+        gidx[std::size_t(pe)] = access.read(io.topk_idx, pe, m);
+        gw[std::size_t(pe)] = access.read(io.topk_w, pe, m);
+        for (std::size_t i = 0; i < m; ++i) {
+            ++topk.checked;
+            const int gi = gidx[std::size_t(pe)][i];
+            const float gwv = gw[std::size_t(pe)][i];
+            if (gi != p.idx[i] || std::memcmp(&gwv, &p.w[i], sizeof(float)) != 0)
+                topk.miss("PE " + std::to_string(pe) + " token " + std::to_string(i / k) + " choice " +
+                          std::to_string(i % k) + ": idx " + std::to_string(gi) + " w " + detail::show(gwv) +
+                          ", expected idx " + std::to_string(p.idx[i]) + " w " + detail::show(p.w[i]));
+        }
+    }
+    detail::check_expert_y(access, b, in, ey);
+    for (int pe = 0; pe < int(in.size()); ++pe) {
+        const auto& p = in[std::size_t(pe)];
+        if (p.tokens == 0) continue;
+        const std::string on = "PE " + std::to_string(pe) + " token ";
+        auto rows = access.read(io.comb_recv, pe, std::size_t(p.tokens) * k * h);
+        auto out = access.read(io.out, pe, std::size_t(p.tokens) * h);
+        const auto& want = ref.combined[std::size_t(pe)];
+        for (int t = 0; t < p.tokens; ++t) {
+            const auto values = detail::expert_input(c, p, t);
+            const bf16* row = rows.data() + std::size_t(t) * k * h;
+            for (std::size_t ch = 0; ch < k; ++ch)
+                detail::check_expert_row(comb, c, row + ch * h, values, p.idx[std::size_t(t) * k + ch],
+                                         on + std::to_string(t) + " choice " + std::to_string(ch));
+            for (std::size_t i = 0; i < h; ++i) {
+                float acc = 0.0f;
+                for (std::size_t ch = 0; ch < k; ++ch)
+                    acc += gw[std::size_t(pe)][std::size_t(t) * k + ch] * to_float(row[ch * h + i]);
+                const float got = to_float(out[std::size_t(t) * h + i]), r = want[std::size_t(t) * h + i];
+                const std::string at = on + std::to_string(t) + " element " + std::to_string(i) + ": got " +
+                                       detail::show(out[std::size_t(t) * h + i]) + ", expected ";
+                ++red.checked;
+                if (!(std::fabs(got - acc) <= 0.01f * std::fabs(acc) + 1e-3f)) {
+                    std::string terms;
+                    for (std::size_t ch = 0; ch < k; ++ch)
+                        terms += " + " + std::to_string(gw[std::size_t(pe)][std::size_t(t) * k + ch]) + " * " +
+                                 detail::show(row[ch * h + i]);
+                    red.miss(at + detail::show(to_bf16(acc)) + " =" + terms.substr(2));
+                }
+                ++out_ref.checked;
+                if (!(std::fabs(got - r) <= 0.01f * std::fabs(r) + 1e-3f)) out_ref.miss(at + detail::show(r));
+            }
+        }
+    }
+    std::string s;
+    for (const auto* st : {&topk, &ey, &comb, &red, &out_ref}) s += "  " + st->line() + "\n";
+    for (const auto* st : {&topk, &ey, &comb, &red, &out_ref})
+        if (st->wrong) return "combine diagnosis (first stage that differs: " + std::string(st->name) + ")\n" + s;
+    return "combine diagnosis (no stage differs now: a race, or out read before it was written?)\n" + s;
 }
 
 inline reference::result expected(const config& c, int n_pes, const std::vector<reference::pe_input>& in) {

@@ -64,6 +64,7 @@ void round_trips(int n, bool fp8, Make make, Dispatch dispatch, Combine combine,
     const Buffers b = make(g.w, c);
     moe::gpu_access access{g.w};
     unsigned seed = 11;
+    bool diagnosed = false;
     for (routing r : {routing::uneven, routing::even_only, routing::all_to_one, routing::same_pe}) {
         for (int round = 0; round < 2; ++round, ++seed) {
             CAPTURE(n);
@@ -79,7 +80,12 @@ void round_trips(int n, bool fp8, Make make, Dispatch dispatch, Combine combine,
             for (int i = 0; i < n; ++i) moe::launch_toy_experts(g.w, i, b, g.streams[std::size_t(i)]);
             for (int i = 0; i < n; ++i) combine(g.w, i, b, batches[std::size_t(i)], g.streams[std::size_t(i)]);
             g.sync();
-            CHECK(moe::check::combine(access, c, b.io, want, in) == "");
+            const std::string failure = moe::check::combine(access, c, b.io, want, in);
+            CHECK(failure == "");
+            if (!failure.empty() && !diagnosed) {  // where the first failure of this PE count goes wrong
+                diagnosed = true;
+                MESSAGE(moe::check::diagnose(access, b, in, want));
+            }
         }
     }
 }

@@ -181,3 +181,35 @@ TEST_CASE("bad input: a hidden size or token count the buffers were not built fo
     CHECK(dispatch_error<moe::tp_buffers>(c, moe::make_tp_buffers, moe::host_tp_dispatch, too_many_tokens) ==
           "pgas: moe::tp_dispatch on PE 1: tokens 13 but the buffers were built for 12");
 }
+
+// The combine diagnosis: nothing on a good round trip; a spoiled stage is the one it names.
+template <class Buffers, class Make, class Dispatch, class Combine>
+void diagnosis(Make make, Dispatch dispatch, Combine combine) {
+    auto w = host_world(2);
+    const moe::config c = small(false, 2);
+    const Buffers b = make(w, c);
+    moe::check::host_access access{w};
+    const auto in = moe::check::make_inputs(c, 2, routing::uneven, 3);
+    const auto want = moe::check::expected(c, 2, in);
+    moe::check::upload(access, b.io, in);
+    dispatch(w, b, moe::check::batches(c, in));
+    moe::host_toy_experts(w, b);
+    combine(w, b, moe::check::batches(c, in));
+    const std::string good = moe::check::diagnose(access, b, in, want);
+    INFO(good);
+    CHECK(good.find("no stage differs") != std::string::npos);
+    CHECK(good.find(" 1 differ") == std::string::npos);
+    // PE 1 token 2 choice 1 element 5 as if its expert output came back wrong.
+    auto row = access.read(b.io.comb_recv + std::ptrdiff_t((2 * c.top_k + 1) * c.hidden), 1, std::size_t(c.hidden));
+    row[5] = moe::to_bf16(moe::to_float(row[5]) + 1.0f);
+    access.write(b.io.comb_recv + std::ptrdiff_t((2 * c.top_k + 1) * c.hidden), 1, row);
+    const std::string bad = moe::check::diagnose(access, b, in, want);
+    INFO(bad);
+    CHECK(bad.find("first stage that differs: comb_recv rows") != std::string::npos);
+    CHECK(bad.find("comb_recv rows: 1 of 88 differ; first: PE 1 token 2 choice 1 element 5") != std::string::npos);
+}
+
+TEST_CASE("combine diagnosis names the stage that differs") {
+    diagnosis<moe::ll_buffers>(moe::make_ll_buffers, moe::host_ll_dispatch, moe::host_ll_combine);
+    diagnosis<moe::tp_buffers>(moe::make_tp_buffers, moe::host_tp_dispatch, moe::host_tp_combine);
+}
