@@ -48,7 +48,7 @@ TEST_CASE("processes: a PE that dies after joining is an error on the others at 
 TEST_CASE("processes: a PE that dies before a host barrier stops the others with peer_failed") {
     auto results = test::run_world(3, {"die_in_barrier", "1", "host"}, {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}}, 60s);
     CHECK(results[1].exited(3));
-    check_survivor(results[0], "pgas: bootstrap barrier #", 15);
+    check_survivor(results[0], "pgas: barrier #", 15);
     check_survivor(results[0], "PE 1 exited or closed its connection", 15);
     check_survivor(results[2], "the root (PE 0) aborted", 15);
 }

@@ -98,17 +98,17 @@ TEST_CASE("tcp bootstrap: oversize, foreign and malformed hellos are rejected be
             REQUIRE(tcp::send_all(s.get(), head.data(), head.size(), tcp::clock::now() + 5s) == tcp::io::ok);
             auto [type, text] = answer(s.get());
             CHECK(type == tcp::kind::reject);
-            CHECK_MESSAGE(test::contains(text, "hello of 1073741824 bytes (limit 4096)"), text);
+            CHECK_MESSAGE(test::contains(text, "frame of 1073741824 bytes (limit 4096)"), text);
         }
         {  // not pgas at all
             auto s = connect_raw(port);
             const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
             REQUIRE(tcp::send_all(s.get(), http.data(), http.size(), tcp::clock::now() + 5s) == tcp::io::ok);
             auto [type, text] = answer(s.get());
-            CHECK_MESSAGE(test::contains(text, "not a pgas bootstrap peer"), text);
+            CHECK_MESSAGE(test::contains(text, "not a pgas bootstrap frame"), text);
         }
         {  // a rank outside the world, and a world size that differs
-            for (auto [rank, size, expect] : {std::tuple{7, 2, "rank 7 is not in 1..1"},
+            for (auto [rank, size, expect] : {std::tuple{7, 2, "rank 7 is outside a world of 2"},
                                               std::tuple{1, 3, "world size 3 differs from the root's 2"}}) {
                 auto s = connect_raw(port);
                 auto hello = tcp::encode_hello(rank, size, "test-token");
@@ -135,7 +135,7 @@ TEST_CASE("tcp bootstrap: blocks of different sizes or calls out of order fail o
     });
     for (auto& e : endings) {
         CHECK(e.code == pgas::errc::collective_mismatch);
-        CHECK_MESSAGE(test::contains(e.what, "PE 2 contributed 8 bytes but PE 0 4"), e.what);
+        CHECK_MESSAGE(test::contains(e.what, "PE 2 called allgather #0 of 8 bytes while PE 0 called allgather #0 of 4 bytes"), e.what);
     }
     const int port2 = test::free_port();
     endings = test::run_peers(2, [&](int rank) {
@@ -148,7 +148,7 @@ TEST_CASE("tcp bootstrap: blocks of different sizes or calls out of order fail o
             b.allgather(&c, all, 1);
         }
     });
-    for (auto& e : endings) CHECK_MESSAGE(test::contains(e.what, "PE 1 called barrier #1 while PE 0 called allgather #1"), e.what);
+    for (auto& e : endings) CHECK_MESSAGE(test::contains(e.what, "PE 1 called barrier #1 while PE 0 called allgather #1 of 1 bytes"), e.what);
 }
 
 TEST_CASE("tcp bootstrap: a peer that never comes is an error on every PE within the timeout") {

@@ -40,8 +40,6 @@ namespace detail {
 
 using env_lookup = std::function<std::optional<std::string>(const char*)>;
 
-inline constexpr std::int64_t default_bootstrap_timeout_ms = 30000;
-
 [[noreturn]] inline void launch_error(const std::string& detail) {
     throw_error(errc::bootstrap, -1, "world::init (launch environment)", detail);
 }
@@ -154,6 +152,9 @@ inline void check_ranks(launch_info& info, const char* rank_name, const char* si
                         const char* local_size_name) {
     if (info.size < 1)
         launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " must be at least 1");
+    if (info.size > max_world_size)
+        launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " is larger than the limit of " +
+                     std::to_string(max_world_size) + " PEs");
     if (info.rank < 0 || info.rank >= info.size)
         launch_error(std::string(rank_name) + "=" + std::to_string(info.rank) + " is outside [0, " + size_name + "=" +
                      std::to_string(info.size) + ")");
@@ -166,7 +167,9 @@ inline void check_ranks(launch_info& info, const char* rank_name, const char* si
                      local_size_name + "=" + std::to_string(info.local_size) + ")");
 }
 
-// Launch values beyond any real world size stay out of range without overflowing int.
+// Launch values beyond any real world size stay out of range without
+// overflowing int (check_ranks reports them; messages show the clamped value
+// only past +-2^30).
 inline int to_int(std::int64_t v) { return v < -(1 << 30) ? -(1 << 30) : v > (1 << 30) ? (1 << 30) : int(v); }
 
 inline launch_info parse_launch_env(const env_lookup& lookup) {
@@ -288,10 +291,14 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         info.token = "derived-" + std::to_string(fnv1a(info.source + "|" + token_seed + "|" + std::to_string(info.size) +
                                                        "|" + info.root_host + ":" + std::to_string(info.root_port)));
 
-    const auto timeout = env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(default_bootstrap_timeout_ms);
+    const auto timeout =
+        env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(std::int64_t(default_bootstrap_timeout_ms));
     if (timeout <= 0)
         launch_error("PGAS_BOOTSTRAP_TIMEOUT_MS=" + std::to_string(timeout) +
                      " must be positive (bootstrap steps are always bounded)");
+    if (std::uint64_t(timeout) > max_timeout_ms)
+        launch_error("PGAS_BOOTSTRAP_TIMEOUT_MS=" + std::to_string(timeout) + " is larger than the limit of " +
+                     std::to_string(max_timeout_ms) + " ms (one day)");
     info.bootstrap_timeout = std::chrono::milliseconds(timeout);
     return info;
 }
