@@ -2,6 +2,8 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <thread>
+#include <vector>
 #include <cstdint>
 
 namespace {
@@ -252,4 +254,91 @@ TEST_CASE("tcp bootstrap: a hung peer is a timeout on every other PE") {
         CHECK_MESSAGE(test::contains(e.what, "PE(s) 1 did not reach it within 700 ms"), e.what);
         CHECK(e.seconds < 2.8);
     }
+}
+
+// --- hostile frames (issue 13): every decoder checks what it reads ---------------------------------------
+
+namespace {
+// A fake root on `port`: accepts one connection, reads its hello, answers with `frame` (header + payload).
+std::thread fake_root(int port, std::vector<unsigned char> frame) {
+    tcp::unique_fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    int one = 1;
+    ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(std::uint16_t(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(listener.get(), 4) == 0);
+    return std::thread([listener = std::move(listener), frame = std::move(frame)]() mutable {
+        tcp::unique_fd peer(::accept(listener.get(), nullptr, nullptr));
+        if (!peer) return;
+        const auto deadline = tcp::clock::now() + 5s;
+        unsigned char hello[tcp::header_bytes];
+        (void)tcp::recv_all(peer.get(), hello, sizeof hello, deadline);
+        std::vector<unsigned char> body(tcp::get(hello + 8, 8) < 4096 ? tcp::get(hello + 8, 8) : 0);
+        (void)tcp::recv_all(peer.get(), body.data(), body.size(), deadline);
+        (void)tcp::send_all(peer.get(), frame.data(), frame.size(), deadline);
+        tcp::drain(peer.get(), tcp::clock::now() + 2s);
+    });
+}
+
+std::vector<unsigned char> frame(tcp::kind type, const std::vector<unsigned char>& payload) {
+    auto out = tcp::encode_header(type, payload.size());
+    out.insert(out.end(), payload.begin(), payload.end());
+    return out;
+}
+
+std::string join_error(int port) {
+    try {
+        tcp_bootstrap b(test::launch(1, 2, port, 3s));
+    } catch (const pgas::error& e) {
+        return e.what();
+    }
+    return "joined";
+}
+}  // namespace
+
+TEST_CASE("tcp bootstrap: an abort frame naming PE INT_MIN is refused by its decoder, not overflowed") {
+    std::vector<unsigned char> raw;
+    tcp::put(raw, std::uint32_t(pgas::errc::peer_failed), 4);
+    tcp::put(raw, 0x80000000u, 4);  // failed PE + 1 = INT_MIN as a 32-bit int
+    const auto decoded = tcp::decode_abort(raw.data(), raw.size(), 4);
+    CHECK_FALSE(decoded);
+    CHECK(decoded.problem == "abort names PE 2147483647, outside a world of 4");
+    const int port = test::free_port();
+    auto root = fake_root(port, frame(tcp::kind::abort, raw));
+    CHECK(join_error(port) == "pgas: bootstrap init on PE 1: malformed abort from the root: abort names PE "
+                              "2147483647, outside a world of 2");
+    root.join();
+}
+
+TEST_CASE("tcp bootstrap: the frame decoders check kinds, versions, codes, calls and lengths") {
+    CHECK(tcp::decode_header(tcp::encode_header(tcp::kind(77), 0).data(), 16, 10).problem == "unknown frame kind 77");
+    CHECK(tcp::decode_header(tcp::encode_header(tcp::kind::data, 11).data(), 16, 10).problem ==
+          "frame of 11 bytes (limit 10)");
+    auto old = tcp::encode_header(tcp::kind::data, 0);
+    old[4] = 1;
+    CHECK(tcp::decode_header(old.data(), 16, 10).problem ==
+          "protocol version 1 where 2 was expected (pgas versions differ)");
+    std::vector<unsigned char> abort_frame;
+    tcp::put(abort_frame, 0xffffffffu, 4);
+    tcp::put(abort_frame, 0, 4);
+    CHECK(tcp::decode_abort(abort_frame.data(), 8, 2).problem == "abort with unknown error code 4294967295");
+    CHECK(tcp::decode_abort(abort_frame.data(), 7, 2).problem == "abort of 7 bytes is cut short");
+    auto prefix = tcp::encode_prefix({pgas::detail::host_call::alloc, pgas::detail::exchange_op::allgather, 3, 8});
+    CHECK(tcp::decode_prefix(prefix.data(), prefix.size(), 8)->call == pgas::detail::host_call::alloc);
+    prefix[0] = 200;
+    CHECK(tcp::decode_prefix(prefix.data(), prefix.size(), 8).problem == "unknown host call 200");
+    std::vector<unsigned char> hello;
+    tcp::put(hello, 0x80000000u, 4);
+    tcp::put(hello, 0x80000001u, 4);
+    tcp::put(hello, 0, 4);
+    CHECK(tcp::decode_hello(hello.data(), hello.size()).problem == "world size 2147483649 is outside [1, 65536]");
+    // A root that answers the hello with a frame of another protocol is named, not trusted.
+    const int port = test::free_port();
+    auto root = fake_root(port, frame(tcp::kind(42), {}));
+    CHECK(join_error(port) == "pgas: bootstrap init on PE 1: 127.0.0.1:" + std::to_string(port) +
+                                  " is not a pgas bootstrap root: unknown frame kind 42");
+    root.join();
 }

@@ -262,7 +262,7 @@ inline decoded<abort_frame> decode_abort(const unsigned char* data, std::size_t 
     if (code < std::uint64_t(errc::invalid_argument) || code > std::uint64_t(errc::system))
         return invalid<abort_frame>("abort with unknown error code " + std::to_string(code));
     if (failed > std::uint64_t(world_size))
-        return invalid<abort_frame>("abort naming PE " + std::to_string(failed) + " - 1 of a world of " +
+        return invalid<abort_frame>("abort names PE " + std::to_string(failed - 1) + ", outside a world of " +
                                     std::to_string(world_size));
     return {abort_frame{errc(code), int(failed) - 1, std::string(data + abort_fixed_bytes, data + n)}, {}};
 }
