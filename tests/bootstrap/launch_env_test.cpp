@@ -212,3 +212,63 @@ TEST_CASE("launch env: Slurm's variables - the root is the step's first node") {
     CHECK(pgas::detail::first_slurm_host("node[001-004]") == "node001");
     CHECK(pgas::detail::first_slurm_host("x[3,5]-ib") == "x3-ib");
 }
+
+TEST_CASE("launch env: sizes, timeouts and tokens past their limits fail at once with a short message") {
+    const auto start = test::clock_type::now();
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "100000000"}, {"PGAS_ROOT", "127.0.0.1:1"}}) ==
+          "pgas: world::init (launch environment): PGAS_WORLD_SIZE=100000000 is larger than the limit of 65536 PEs");
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "100000000"}}) ==
+          "pgas: world::init (launch environment): PGAS_WORLD_SIZE=100000000 is larger than the limit of 65536 PEs");
+    CHECK(error_of({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "99999999999"}}) ==
+          "pgas: world::init (launch environment): OMPI_COMM_WORLD_SIZE=99999999999 is larger than the limit of "
+          "65536 PEs");
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                    {"PGAS_BOOTSTRAP_TIMEOUT_MS", "99999999999"}}) ==
+          "pgas: world::init (launch environment): PGAS_BOOTSTRAP_TIMEOUT_MS=99999999999 is larger than the limit of "
+          "86400000 ms (one day)");
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                    {"PGAS_TOKEN", std::string(2000, 'x')}}) ==
+          "pgas: world::init (launch environment): PGAS_TOKEN is 2000 bytes long; at most 1024 are allowed");
+    CHECK(test::seconds_since(start) < 1);
+}
+
+TEST_CASE("environment: heap sizes and timeouts past their limits are refused naming the variable and value") {
+    auto error_of_init = [](const char* name, const char* value) -> std::string {
+        ::setenv(name, value, 1);
+        std::string text = "no error";
+        try {
+            (void)pgas::world::init_local(1);
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::invalid_argument);
+            text = e.what();
+        }
+        ::unsetenv(name);
+        return text;
+    };
+    CHECK(error_of_init("PGAS_HEAP_SIZE", "99999999999G") ==
+          "pgas: PGAS_HEAP_SIZE: '99999999999G' is larger than the limit of 1099511627776 bytes (1T)");
+    CHECK(error_of_init("PGAS_HEAP_SIZE", "18446744073709551615") ==
+          "pgas: PGAS_HEAP_SIZE: '18446744073709551615' is larger than the limit of 1099511627776 bytes (1T)");
+    CHECK(error_of_init("PGAS_HEAP_SIZE", " 5M") ==
+          "pgas: PGAS_HEAP_SIZE: expected a positive size such as 268435456, 256M or 1G, got ' 5M'");
+    CHECK(error_of_init("PGAS_TIMEOUT_MS", "18446744073709551615") ==
+          "pgas: PGAS_TIMEOUT_MS: '18446744073709551615' is larger than the limit of 86400000 ms (one day)");
+    CHECK(error_of_init("PGAS_TIMEOUT_MS", "+5") ==
+          "pgas: PGAS_TIMEOUT_MS: expected milliseconds as a non-negative integer (0 disables), got '+5'");
+    std::string text;
+    try {
+        pgas::world::run_threads(100000000, [](pgas::world&) {});
+    } catch (const pgas::error& e) {
+        text = e.what();
+    }
+    CHECK(text == "pgas: world::run_threads: PE count 100000000 is larger than the limit of 65536");
+    ::setenv("PGAS_BOOTSTRAP_TIMEOUT_MS", "0", 1);
+    text.clear();
+    try {
+        pgas::world::run_threads(2, [](pgas::world&) {});
+    } catch (const pgas::error& e) {
+        text = e.what();
+    }
+    ::unsetenv("PGAS_BOOTSTRAP_TIMEOUT_MS");
+    CHECK(text == "pgas: PGAS_BOOTSTRAP_TIMEOUT_MS: must be positive: bootstrap steps are always bounded");
+}

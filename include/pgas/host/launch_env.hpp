@@ -40,6 +40,9 @@ namespace detail {
 
 using env_lookup = std::function<std::optional<std::string>(const char*)>;
 
+// A token must fit the root's bounded hello.
+inline constexpr std::size_t max_token_bytes = 1024;
+
 [[noreturn]] inline void launch_error(const std::string& detail) {
     throw_error(errc::bootstrap, -1, "world::init (launch environment)", detail);
 }
@@ -172,6 +175,16 @@ inline void check_ranks(launch_info& info, const char* rank_name, const char* si
 // only past +-2^30).
 inline int to_int(std::int64_t v) { return v < -(1 << 30) ? -(1 << 30) : v > (1 << 30) ? (1 << 30) : int(v); }
 
+// A world size read from `name`, refused at once past max_world_size (before
+// anything is sized by it); below 1 is check_ranks's to report.
+inline int world_size_from(const launch_env_reader& env, const char* name, const char* why) {
+    const auto size = env.require_int(name, why);
+    if (size > max_world_size)
+        launch_error(std::string(name) + "=" + std::to_string(size) + " is larger than the limit of " +
+                     std::to_string(max_world_size) + " PEs");
+    return to_int(size);
+}
+
 inline launch_info parse_launch_env(const env_lookup& lookup) {
     launch_env_reader env(lookup);
     launch_info info;
@@ -183,14 +196,14 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         rank_name = "PGAS_RANK", size_name = "PGAS_WORLD_SIZE";
         local_rank_name = "PGAS_LOCAL_RANK", local_size_name = "PGAS_LOCAL_SIZE";
         info.rank = to_int(env.require_int("PGAS_RANK", "PGAS_WORLD_SIZE is set"));
-        info.size = to_int(env.require_int("PGAS_WORLD_SIZE", "PGAS_RANK is set"));
+        info.size = world_size_from(env, "PGAS_WORLD_SIZE", "PGAS_RANK is set");
         if (info.size > 1) parse_root("PGAS_ROOT", env.require("PGAS_ROOT", "the rendezvous host:port"), info);
         token_seed = env.get("PGAS_ROOT").value_or("");
     } else if (env.has("RANK") || env.has("WORLD_SIZE")) {
         info.source = "torchrun";
         rank_name = "RANK", size_name = "WORLD_SIZE", local_rank_name = "LOCAL_RANK", local_size_name = "LOCAL_WORLD_SIZE";
         info.rank = to_int(env.require_int("RANK", "WORLD_SIZE is set"));
-        info.size = to_int(env.require_int("WORLD_SIZE", "RANK is set"));
+        info.size = world_size_from(env, "WORLD_SIZE", "RANK is set");
         if (info.size > 1 && !env.has("PGAS_ROOT")) root_from_master(env, info);
         // torchrun's run id is "none" unless --rdzv-id is given; the master
         // address and the restart count still separate concurrent and restarted jobs.
@@ -201,7 +214,7 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         rank_name = "OMPI_COMM_WORLD_RANK", size_name = "OMPI_COMM_WORLD_SIZE";
         local_rank_name = "OMPI_COMM_WORLD_LOCAL_RANK", local_size_name = "OMPI_COMM_WORLD_LOCAL_SIZE";
         info.rank = to_int(env.require_int(rank_name, "OMPI_COMM_WORLD_SIZE is set"));
-        info.size = to_int(env.require_int(size_name, "OMPI_COMM_WORLD_RANK is set"));
+        info.size = world_size_from(env, size_name, "OMPI_COMM_WORLD_RANK is set");
         // The job's identity: PMIx namespace (Open MPI 4 and 5), else the ORTE job id.
         token_seed = env.get("PMIX_NAMESPACE").value_or(env.get("OMPI_MCA_ess_base_jobid").value_or(""));
     } else if (env.has("PMI_RANK") || env.has("PMI_SIZE")) {
@@ -209,7 +222,7 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         rank_name = "PMI_RANK", size_name = "PMI_SIZE";
         local_rank_name = "MPI_LOCALRANKID", local_size_name = "MPI_LOCALNRANKS";
         info.rank = to_int(env.require_int(rank_name, "PMI_SIZE is set"));
-        info.size = to_int(env.require_int(size_name, "PMI_RANK is set"));
+        info.size = world_size_from(env, size_name, "PMI_RANK is set");
         token_seed = env.get("PMI_KVSNAME").value_or("");
     } else if (env.has("SLURM_PROCID")) {
         info.source = "Slurm";
@@ -218,7 +231,7 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         size_name = env.has("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
         rank_name = "SLURM_PROCID", local_rank_name = "SLURM_LOCALID", local_size_name = size_name;
         info.rank = to_int(env.require_int(rank_name, "srun sets it"));
-        info.size = to_int(env.require_int(size_name, "srun sets it"));
+        info.size = world_size_from(env, size_name, "srun sets it");
         token_seed = env.get("SLURM_JOB_ID").value_or("") + "." + env.get("SLURM_STEP_ID").value_or("");
     } else {
         // No launcher: a world of this one process (like an MPI singleton).
@@ -285,8 +298,12 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
     // pgas-specific secret to hand out, so the token is derived from the job's
     // identity, which every rank of this launch sees alike: it separates jobs
     // that share a port by accident, it is not authentication.
-    if (auto token = env.get("PGAS_TOKEN"))
+    if (auto token = env.get("PGAS_TOKEN")) {
+        if (token->size() > max_token_bytes)
+            launch_error("PGAS_TOKEN is " + std::to_string(token->size()) + " bytes long; at most " +
+                         std::to_string(max_token_bytes) + " are allowed");
         info.token = *token;
+    }
     else
         info.token = "derived-" + std::to_string(fnv1a(info.source + "|" + token_seed + "|" + std::to_string(info.size) +
                                                        "|" + info.root_host + ":" + std::to_string(info.root_port)));
