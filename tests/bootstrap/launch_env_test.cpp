@@ -135,19 +135,26 @@ TEST_CASE("launch env: Open MPI's variables - one node needs no root address") {
     CHECK(info.source == "Open MPI");
     CHECK(info.rank == 1);
     CHECK(info.local_rank == 1);
-    CHECK(info.root_host == "127.0.0.1");
-    CHECK(info.root_port >= 10000);
-    CHECK(info.root_port < 30000);
+    // One node: a Unix-domain socket in this user's private directory, no TCP port.
+    CHECK(info.root_host.empty());
+    CHECK(test::contains(info.root_path, "/tmp/pgas-" + std::to_string(::getuid()) + "/"));
     auto rank0 = ompi;
     rank0["OMPI_COMM_WORLD_RANK"] = "0";
     rank0["OMPI_COMM_WORLD_LOCAL_RANK"] = "0";
-    CHECK(parse(rank0).root_port == info.root_port);
+    CHECK(parse(rank0).root_path == info.root_path);
     CHECK(parse(rank0).token == info.token);
     auto nodes = ompi;
     nodes["OMPI_COMM_WORLD_SIZE"] = "4";
     CHECK(test::contains(error_of(nodes), "needs PGAS_ROOT=host:port"));
     nodes["MASTER_ADDR"] = "n1";
     nodes["MASTER_PORT"] = "100";
+    // Across nodes a token derived from public ids is refused: the user must give one.
+    CHECK(error_of(nodes) ==
+          "pgas: world::init (launch environment): an Open MPI job with a TCP rendezvous (it spans nodes) needs "
+          "PGAS_TOKEN: a token derived from the job's public ids would let any user of these nodes join it. Export a "
+          "secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), and PGAS_ROOT=host:port of rank 0's "
+          "node, before starting the job");
+    nodes["PGAS_TOKEN"] = "secret";
     CHECK(parse(nodes).root_host == "n1");
     CHECK(parse(nodes).root_port == 101);
     auto bad = ompi;
@@ -156,7 +163,7 @@ TEST_CASE("launch env: Open MPI's variables - one node needs no root address") {
     // Without a job id the ranks of one node share their parent, the launcher's daemon.
     auto no_job = ompi;
     no_job.erase("PMIX_NAMESPACE");
-    CHECK(parse(no_job).root_host == "127.0.0.1");
+    CHECK(parse(no_job).root_path != info.root_path);
     CHECK(parse(no_job).token != info.token);
 }
 
@@ -166,6 +173,8 @@ TEST_CASE("launch env: MPICH's (Hydra) variables") {
     auto multi = hydra;
     CHECK(test::contains(error_of(multi), "an MPICH (Hydra) job across nodes needs PGAS_ROOT=host:port"));
     multi["PGAS_ROOT"] = "10.1.1.1:999";
+    CHECK(test::contains(error_of(multi), "an MPICH (Hydra) job with a TCP rendezvous (PGAS_ROOT is set) needs PGAS_TOKEN"));
+    multi["PGAS_TOKEN"] = "secret";
     auto info = parse(multi);
     CHECK(info.source == "MPICH (Hydra)");
     CHECK(info.rank == 2);
@@ -176,7 +185,7 @@ TEST_CASE("launch env: MPICH's (Hydra) variables") {
     auto one_node = hydra;
     one_node["MPI_LOCALRANKID"] = "2";
     one_node["MPI_LOCALNRANKS"] = "4";
-    CHECK(parse(one_node).root_host == "127.0.0.1");
+    CHECK(!parse(one_node).root_path.empty());
     auto bad = hydra;
     bad["PMI_SIZE"] = "-4";
     CHECK(test::contains(error_of(bad), "PMI_SIZE=-4 must be at least 1"));
@@ -186,17 +195,20 @@ TEST_CASE("launch env: Slurm's variables - the root is the step's first node") {
     const test::environment slurm{{"SLURM_PROCID", "5"},          {"SLURM_NTASKS", "8"},
                                   {"SLURM_LOCALID", "1"},         {"SLURM_NNODES", "4"},
                                   {"SLURM_JOB_ID", "777"},        {"SLURM_STEP_ID", "0"},
-                                  {"SLURM_STEP_NODELIST", "gpu[07-09,12]"}};
+                                  {"SLURM_STEP_NODELIST", "gpu[07-09,12]"}, {"PGAS_TOKEN", "secret"}};
     auto info = parse(slurm);
     CHECK(info.source == "Slurm");
     CHECK(info.rank == 5);
     CHECK(info.size == 8);
     CHECK(info.local_rank == -1);  // several nodes: the bootstrap finds the node-local ranks
     CHECK(info.root_host == "gpu07");
+    auto no_token = slurm;
+    no_token.erase("PGAS_TOKEN");
+    CHECK(test::contains(error_of(no_token), "a Slurm job with a TCP rendezvous (it spans nodes) needs PGAS_TOKEN"));
     auto one_node = slurm;
     one_node["SLURM_NNODES"] = "1";
     one_node["SLURM_LOCALID"] = "5";
-    CHECK(parse(one_node).root_host == "127.0.0.1");
+    CHECK(!parse(one_node).root_path.empty());
     CHECK(parse(one_node).local_rank == 5);
     CHECK(parse(one_node).local_size == 8);
     auto bad = slurm;

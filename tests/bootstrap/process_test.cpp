@@ -163,7 +163,7 @@ TEST_CASE("processes: worlds started with torchrun's, Open MPI's, MPICH's and Sl
         });
         for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
     }
-    SUBCASE("Open MPI on one node (no root address: 127.0.0.1 and a port from the job id)") {
+    SUBCASE("Open MPI on one node (no root address: a private Unix-domain socket named by the job id)") {
         auto results = world_with([&](int r) {
             return test::environment{{"OMPI_COMM_WORLD_RANK", std::to_string(r)},
                                      {"OMPI_COMM_WORLD_SIZE", std::to_string(n)},
@@ -185,7 +185,8 @@ TEST_CASE("processes: worlds started with torchrun's, Open MPI's, MPICH's and Sl
             return test::environment{{"SLURM_PROCID", std::to_string(r)}, {"SLURM_NTASKS", std::to_string(n)},
                                      {"SLURM_LOCALID", std::to_string(r)}, {"SLURM_NNODES", "1"},
                                      {"SLURM_JOB_ID", job},               {"SLURM_STEP_ID", "0"},
-                                     {"PGAS_ROOT", "127.0.0.1:" + std::to_string(port)}};
+                                     {"PGAS_ROOT", "127.0.0.1:" + std::to_string(port)},
+                                     {"PGAS_TOKEN", "secret-" + job}};
         });
         for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
     }

@@ -2,6 +2,11 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <cstdio>
+
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <thread>
 #include <vector>
 #include <cstdint>
@@ -341,4 +346,169 @@ TEST_CASE("tcp bootstrap: the frame decoders check kinds, versions, codes, calls
     CHECK(join_error(port) == "pgas: bootstrap init on PE 1: 127.0.0.1:" + std::to_string(port) +
                                   " is not a pgas bootstrap root: unknown frame kind 42");
     root.join();
+}
+
+// --- the single-node rendezvous (issue 13): a Unix-domain socket only this user can reach ---------------
+
+namespace {
+pgas::launch_info unix_launch(int rank, int size, const std::string& path) {
+    auto info = test::launch(rank, size, 0, 5s);
+    info.root_host.clear();
+    info.root_port = 0;
+    info.root_path = path;
+    return info;
+}
+
+// A fresh directory name under /tmp (not created).
+std::string scratch_dir(const char* what) {
+    return "/tmp/pgas-test-" + std::string(what) + "-" + std::to_string(::getpid()) + "-" +
+           std::to_string(test::free_port());
+}
+}  // namespace
+
+TEST_CASE("unix rendezvous: a world forms over a private socket, which is gone after init") {
+    const std::string dir = scratch_dir("ok"), path = dir + "/job.sock";
+    std::atomic<int> sum{0};
+    auto endings = test::run_peers(3, [&](int rank) {
+        tcp_bootstrap b(unix_launch(rank, 3, path));
+        for (int v : b.allgather_value(rank + 1)) sum += v;
+    });
+    for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
+    CHECK(sum == 3 * 6);
+    struct stat info {};
+    REQUIRE(::stat(dir.c_str(), &info) == 0);
+    CHECK((info.st_mode & 0777) == 0700);
+    CHECK(::access(path.c_str(), F_OK) != 0);  // no socket file left behind
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("unix rendezvous: a directory another user owns or can enter is refused, naming it") {
+    const std::string dir = scratch_dir("open");
+    REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+    ::chmod(dir.c_str(), 0755);
+    for (int rank : {0, 1}) {
+        try {
+            tcp_bootstrap b(unix_launch(rank, 2, dir + "/job.sock"));
+            FAIL("a world formed in a directory open to others");
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::bootstrap);
+            CHECK_MESSAGE(test::contains(e.what(), "the rendezvous directory " + dir + " is not a directory of this user"),
+                          e.what());
+            CHECK_MESSAGE(test::contains(e.what(), "another user may be squatting it"), e.what());
+        }
+    }
+    ::rmdir(dir.c_str());
+}
+
+TEST_CASE("unix rendezvous: a process of another user cannot reach the root") {
+    if (::geteuid() != 0) return;  // needs to become another user (CI runs as root)
+    const std::string dir = scratch_dir("uid"), path = dir + "/job.sock";
+    std::thread root([&] {
+        try {
+            tcp_bootstrap b(unix_launch(0, 2, path));
+        } catch (const pgas::error&) {
+        }
+    });
+    // Wait until the root listens, then try to connect as uid 65534 from a child process.
+    for (int i = 0; i < 100 && ::access(path.c_str(), F_OK) != 0; ++i) std::this_thread::sleep_for(20ms);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+        tcp::unique_fd s(::socket(AF_UNIX, SOCK_STREAM, 0));
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+        const int rc = ::connect(s.get(), reinterpret_cast<sockaddr*>(&address), sizeof address);
+        ::_exit(rc == 0 ? 1 : errno == EACCES ? 0 : 3);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // EACCES: the directory keeps other users out
+    tcp_bootstrap peer(unix_launch(1, 2, path));  // the job's own rank still joins
+    root.join();
+    ::rmdir(dir.c_str());
+}
+
+// --- hostile clients (issue 13): strangers hold up nobody, and the root's memory stays bounded -----------
+
+namespace {
+long rss_kib() {
+    std::FILE* f = std::fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f && std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+    if (f) std::fclose(f);
+    return kib;
+}
+}  // namespace
+
+TEST_CASE("hostile clients: idle, dripping, garbage, huge, truncated and wrong-token connections delay nobody") {
+    const int port = test::free_port();
+    const long rss_before = rss_kib();
+    std::atomic<bool> stop{false}, ready{false};
+    std::vector<tcp::unique_fd> idle;
+    std::thread strangers([&] {
+        // Many idle connections, more than the root holds at once.
+        for (int i = 0; i < 100; ++i) idle.push_back(connect_raw(port));
+        auto garbage = connect_raw(port);
+        std::vector<unsigned char> noise(8192);
+        for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<unsigned char>(i * 131 + 7);
+        (void)tcp::send_all(garbage.get(), noise.data(), noise.size(), tcp::clock::now() + 1s);
+        auto huge = connect_raw(port);
+        auto head = tcp::encode_header(tcp::kind::hello, ~std::uint64_t{0});
+        (void)tcp::send_all(huge.get(), head.data(), head.size(), tcp::clock::now() + 1s);
+        auto truncated = connect_raw(port);
+        auto hello = tcp::encode_hello(1, 2, "test-token");
+        auto frame_bytes = tcp::encode_header(tcp::kind::hello, hello.size());
+        frame_bytes.insert(frame_bytes.end(), hello.begin(), hello.end() - 3);
+        (void)tcp::send_all(truncated.get(), frame_bytes.data(), frame_bytes.size(), tcp::clock::now() + 1s);
+        truncated.reset();
+        auto wrong = connect_raw(port);
+        auto bad = tcp::encode_hello(1, 2, "not-the-token");
+        (void)tcp::send_frame(wrong.get(), tcp::kind::hello, bad.data(), bad.size(), tcp::clock::now() + 1s);
+        auto drip = connect_raw(port);  // a valid-looking header, one byte at a time
+        ready = true;
+        for (std::size_t i = 0; i < head.size() && !stop; ++i) {
+            (void)tcp::send_all(drip.get(), &head[i], 1, tcp::clock::now() + 1s);
+            std::this_thread::sleep_for(50ms);
+        }
+        while (!stop) std::this_thread::sleep_for(10ms);
+    });
+    double seconds = 0;
+    auto endings = test::run_peers(2, [&](int rank) {
+        if (rank == 1)  // the strangers come first
+            while (!ready) std::this_thread::sleep_for(5ms);
+        const auto start = test::clock_type::now();
+        tcp_bootstrap b(test::launch(rank, 2, port, 3s));
+        b.barrier();
+        if (rank == 1) seconds = test::seconds_since(start);
+    });
+    stop = true;
+    strangers.join();
+    for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
+    CHECK(seconds < 1.5);  // not 5 s per silent stranger
+    CHECK(rss_kib() - rss_before < 16 * 1024);  // nothing sized by what strangers claim
+}
+
+TEST_CASE("hostile clients: an impostor rank is refused clearly, a connection after init finds nobody") {
+    const int port = test::free_port();
+    // A stray process of the same launch (it has the token) claims rank 1 after the real one.
+    auto endings = test::run_peers(4, [&](int who) {
+        const int rank = who == 3 ? 1 : who;
+        if (who == 3) std::this_thread::sleep_for(100ms);
+        if (who == 2) std::this_thread::sleep_for(500ms);
+        tcp_bootstrap b(test::launch(rank, 3, port, 3s));
+        b.barrier();
+    });
+    for (int who : {0, 1, 2}) CHECK_MESSAGE(endings[std::size_t(who)].what.empty(), endings[std::size_t(who)].what);
+    CHECK_MESSAGE(test::contains(endings[3].what, "rejected this process: rank 1 has already joined"), endings[3].what);
+    // After init the listener is closed: a late connection is refused by the OS, not read by the root.
+    tcp::unique_fd late(::socket(AF_INET, SOCK_STREAM, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(std::uint16_t(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(::connect(late.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0);
 }

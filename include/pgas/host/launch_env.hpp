@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
 
+#include <sys/types.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -24,9 +26,13 @@ struct launch_info {
     int local_rank = -1;  // index among the processes of this node; -1: unknown (found through the bootstrap)
     int local_size = -1;  // processes on this node; -1: unknown
     // The rendezvous store: rank 0 listens here, the others connect. Empty
-    // only for a world of one process.
+    // only for a world of one process, or when root_path is set.
     std::string root_host;
     int root_port = 0;
+    // Instead of host:port, a Unix-domain socket in a directory only this
+    // user can enter (MPI and Slurm jobs on one node without PGAS_ROOT); the
+    // root and the ranks also check each other's uid (SO_PEERCRED).
+    std::string root_path;
     // Shared by every process of one launch; a connection presenting another
     // token (a stray process of another job on the same port) is rejected.
     std::string token;
@@ -150,6 +156,14 @@ inline std::string first_slurm_host(const std::string& list) {
 
 // A port both sides compute alike: 10000..29999, below Linux's ephemeral range.
 inline int derived_port(const std::string& seed) { return 10000 + int(fnv1a(seed) % 20000); }
+
+// This user's rendezvous directory, ${TMPDIR:-/tmp}/pgas-<uid> (the bootstrap
+// creates it 0700 and refuses one that another user owns or can enter).
+inline std::string private_rendezvous_dir(const launch_env_reader& env) {
+    std::string base = env.get("TMPDIR").value_or("/tmp");
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    return base + "/pgas-" + std::to_string(::getuid());
+}
 
 inline void check_ranks(launch_info& info, const char* rank_name, const char* size_name, const char* local_rank_name,
                         const char* local_size_name) {
@@ -278,14 +292,17 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
             root_from_master(env, info);
         } else if (token_seed.empty() || token_seed == ".") {
             launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
+        } else if (info.local_size == info.size) {
+            // One node: a socket only this user can reach; its name may be public.
+            char name[32];
+            std::snprintf(name, sizeof name, "/%016llx.sock",
+                          static_cast<unsigned long long>(fnv1a(info.source + "|" + token_seed)));
+            info.root_path = private_rendezvous_dir(env) + name;
         } else if (info.source == "Slurm") {
             const auto list = env.get("SLURM_STEP_NODELIST").value_or(env.get("SLURM_JOB_NODELIST").value_or(""));
-            info.root_host = info.local_size == info.size ? "127.0.0.1" : first_slurm_host(list);
+            info.root_host = first_slurm_host(list);
             if (info.root_host.empty())
                 launch_error("SLURM_STEP_NODELIST is not set and the job spans nodes: set PGAS_ROOT=host:port");
-            info.root_port = derived_port(token_seed);
-        } else if (info.local_size == info.size) {
-            info.root_host = "127.0.0.1";
             info.root_port = derived_port(token_seed);
         } else {
             launch_error("an " + info.source +
@@ -294,10 +311,18 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         }
     }
 
-    // PGAS_TOKEN comes from pgasrun (random). Other launchers have no
-    // pgas-specific secret to hand out, so the token is derived from the job's
-    // identity, which every rank of this launch sees alike: it separates jobs
-    // that share a port by accident, it is not authentication.
+    // PGAS_TOKEN comes from pgasrun (random). MPI and Slurm have no
+    // pgas-specific secret to hand out: on one node the private socket keeps
+    // other users out and a token derived from the job's identity only
+    // separates this user's jobs; over TCP a derived token would be public
+    // (anyone could compute it and join), so there PGAS_TOKEN is required.
+    const bool mpi_or_slurm = info.source == "Open MPI" || info.source == "MPICH (Hydra)" || info.source == "Slurm";
+    if (mpi_or_slurm && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
+        launch_error(std::string(info.source == "Slurm" ? "a " : "an ") + info.source + " job with a TCP rendezvous (" +
+                     (env.has("PGAS_ROOT") ? std::string("PGAS_ROOT is set") : std::string("it spans nodes")) +
+                     ") needs PGAS_TOKEN: a token derived from the job's public ids would let any user of these "
+                     "nodes join it. Export a secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), "
+                     "and PGAS_ROOT=host:port of rank 0's node, before starting the job");
     if (auto token = env.get("PGAS_TOKEN")) {
         if (token->size() > max_token_bytes)
             launch_error("PGAS_TOKEN is " + std::to_string(token->size()) + " bytes long; at most " +

@@ -8,6 +8,7 @@
 #include <pgas/host/launch_env.hpp>
 
 #include <chrono>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -29,6 +30,8 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -346,6 +349,72 @@ inline void resolve(addresses& out, const std::string& host, int port, bool pass
                                                              std::to_string(port) + ": " + ::gai_strerror(rc));
 }
 
+// Where the root listens: the addresses of root_host:root_port, or the
+// Unix-domain socket root_path.
+struct endpoint {
+    sockaddr_storage address{};
+    socklen_t length = 0;
+    int family = AF_UNSPEC;
+};
+
+inline std::vector<endpoint> endpoints(const launch_info& launch, bool passive, int rank) {
+    std::vector<endpoint> out;
+    if (!launch.root_path.empty()) {
+        endpoint e;
+        auto* un = reinterpret_cast<sockaddr_un*>(&e.address);
+        if (launch.root_path.size() >= sizeof un->sun_path)
+            throw_error(errc::bootstrap, rank, "bootstrap init",
+                        "the rendezvous socket path " + launch.root_path + " is longer than " +
+                            std::to_string(sizeof un->sun_path - 1) + " bytes: set TMPDIR to a shorter directory");
+        un->sun_family = AF_UNIX;
+        std::memcpy(un->sun_path, launch.root_path.c_str(), launch.root_path.size() + 1);
+        e.length = socklen_t(offsetof(sockaddr_un, sun_path) + launch.root_path.size() + 1);
+        e.family = AF_UNIX;
+        out.push_back(e);
+        return out;
+    }
+    addresses found;
+    resolve(found, launch.root_host, launch.root_port, passive, rank);
+    for (addrinfo* a = found.list; a; a = a->ai_next) {
+        endpoint e;
+        std::memcpy(&e.address, a->ai_addr, a->ai_addrlen);
+        e.length = a->ai_addrlen;
+        e.family = a->ai_family;
+        out.push_back(e);
+    }
+    return out;
+}
+
+// The private directory of a Unix-domain rendezvous: created 0700 when
+// missing; one that is a link, not a directory, owned by another user or open
+// to others is refused (another local user could otherwise squat the path).
+inline void check_private_dir(const std::string& socket_path, bool create, int rank) {
+    const std::string dir = socket_path.substr(0, socket_path.rfind('/'));
+    if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        throw_error(errc::bootstrap, rank, "bootstrap init",
+                    "cannot create the rendezvous directory " + dir + ": " + errno_text(errno));
+    struct stat info {};
+    if (::lstat(dir.c_str(), &info) != 0) {
+        if (!create) return;  // the root has not made it yet: connecting retries
+        throw_error(errc::bootstrap, rank, "bootstrap init", "cannot inspect " + dir + ": " + errno_text(errno));
+    }
+    if (!S_ISDIR(info.st_mode) || info.st_uid != ::getuid() || (info.st_mode & 077) != 0)
+        throw_error(errc::bootstrap, rank, "bootstrap init",
+                    "the rendezvous directory " + dir + " is not a directory of this user (uid " +
+                        std::to_string(::getuid()) + ") closed to others (owner uid " + std::to_string(info.st_uid) +
+                        ", mode " + std::to_string(info.st_mode & 0777) +
+                        " decimal): another user may be squatting it; remove it, or set TMPDIR or PGAS_ROOT and "
+                        "PGAS_TOKEN");
+}
+
+// The uid of the process at the other end of a Unix-domain socket.
+inline long peer_uid(int fd) {
+    ucred credentials{};
+    socklen_t length = sizeof credentials;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    return long(credentials.uid);
+}
+
 inline void no_delay(int fd) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -372,7 +441,9 @@ class tcp_bootstrap final : public bootstrap {
 public:
     explicit tcp_bootstrap(const launch_info& launch)
         : rank_(launch.rank), size_(launch.size), timeout_(launch.bootstrap_timeout), token_(launch.token),
-          root_(launch.root_host + ":" + std::to_string(launch.root_port)) {
+          root_(launch.root_path.empty() ? launch.root_host + ":" + std::to_string(launch.root_port)
+                                         : launch.root_path),
+          root_path_(launch.root_path) {
         if (size_ < 1 || rank_ < 0 || rank_ >= size_)
             throw_error(errc::invalid_argument, rank_, "bootstrap",
                         "rank " + std::to_string(rank_) + " outside a world of " + std::to_string(size_));
@@ -457,23 +528,7 @@ private:
         if (size_ == 1) return;
         listen_on(launch);
         const auto deadline = tcp::clock::now() + timeout_;
-        int joined = 0;
-        while (joined < size_ - 1) {
-            if (tcp::wait_ready(listener_.get(), POLLIN, deadline) == tcp::io::timeout) break;
-            sockaddr_storage address{};
-            socklen_t length = sizeof address;
-            tcp::unique_fd connection(
-                ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC));
-            if (!connection) continue;
-            tcp::no_delay(connection.get());
-            // A silent stranger delays the others by a bounded time only.
-            const auto hello_deadline = std::min(deadline, tcp::clock::now() + std::chrono::milliseconds(5000));
-            const int rank = admit(connection, tcp::peer_name(address), hello_deadline);
-            if (rank > 0) {
-                peers_[std::size_t(rank)] = std::move(connection);
-                ++joined;
-            }
-        }
+        const int joined = admit_all(deadline);
         if (joined < size_ - 1) {
             std::string missing;
             int first_missing = -1;
@@ -496,19 +551,23 @@ private:
                 tcp::io::ok)
                 fail(errc::peer_failed, "bootstrap init", "PE " + std::to_string(r) + " closed its connection during init",
                      r);
-        listener_.reset();
+        close_listener();
     }
 
     void listen_on(const launch_info& launch) {
-        tcp::addresses found;
-        tcp::resolve(found, launch.root_host, launch.root_port, true, rank_);
+        if (!root_path_.empty()) {
+            tcp::check_private_dir(root_path_, true, rank_);
+            ::unlink(root_path_.c_str());  // a stale socket of a dead job of this user
+        }
         int last_error = 0;
-        for (addrinfo* a = found.list; a; a = a->ai_next) {
-            tcp::unique_fd s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+        for (const auto& e : tcp::endpoints(launch, true, rank_)) {
+            tcp::unique_fd s(::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));  // accept never blocks
             if (!s) continue;
             int one = 1;
-            ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-            if (::bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(s.get(), 128) == 0) {
+            if (e.family != AF_UNIX) ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            const bool bound = ::bind(s.get(), reinterpret_cast<const sockaddr*>(&e.address), e.length) == 0;
+            if (bound && e.family == AF_UNIX) socket_file_.path = root_path_;
+            if (bound && ::listen(s.get(), 128) == 0) {
                 listener_ = std::move(s);
                 return;
             }
@@ -519,36 +578,133 @@ private:
                         "; set PGAS_ROOT to a free host:port of rank 0's node)");
     }
 
-    // Reads a joining process's hello; returns its rank, or -1 after
-    // rejecting it (with the reason sent back and remembered).
-    int admit(tcp::unique_fd& connection, const std::string& from, tcp::clock::time_point deadline) {
-        auto reject = [&](const std::string& reason) {
-            (void)tcp::send_frame(connection.get(), tcp::kind::reject, reason.data(), reason.size(), deadline);
-            remember_rejected(from + ": " + reason);
-            return -1;
-        };
-        unsigned char raw[tcp::header_bytes];
-        if (tcp::recv_all(connection.get(), raw, sizeof raw, deadline) != tcp::io::ok) {
-            remember_rejected(from + ": no hello");
-            return -1;
+    // The socket file goes as soon as nobody needs to connect any more.
+    void close_listener() {
+        listener_.reset();
+        socket_file_.remove();
+    }
+
+    // A connection whose hello is still arriving.
+    struct pending_hello {
+        tcp::unique_fd fd;
+        std::string from;
+        tcp::clock::time_point deadline;
+        std::vector<unsigned char> bytes;  // header, then the hello (at most max_hello_bytes)
+    };
+    // Strangers held at once; past it the oldest is dropped. With the 4 KiB
+    // hello bound the root holds at most ~280 KiB for connections in handshake.
+    static constexpr std::size_t max_pending = 64;
+    // A connection must deliver its hello within this (or the init deadline).
+    static constexpr std::chrono::milliseconds hello_limit{5000};
+
+    // Accepts connections and reads their hellos concurrently (a silent,
+    // dripping or garbage-sending stranger holds up nobody) until every rank
+    // joined or the deadline passed; returns how many joined.
+    int admit_all(tcp::clock::time_point deadline) {
+        std::vector<pending_hello> pending;
+        int joined = 0;
+        while (joined < size_ - 1) {
+            const auto now = tcp::clock::now();
+            if (now >= deadline) break;
+            auto wake = deadline;
+            for (auto& p : pending) wake = std::min(wake, p.deadline);
+            std::vector<pollfd> polls{{listener_.get(), POLLIN, 0}};
+            for (auto& p : pending) polls.push_back({p.fd.get(), POLLIN, 0});
+            const int n = ::poll(polls.data(), polls.size(), std::max(1, tcp::remaining_ms(wake)));
+            if (n < 0 && errno != EINTR) break;
+            std::vector<pending_hello> still;
+            for (std::size_t i = 0; i < pending.size(); ++i) {
+                auto& p = pending[i];
+                int rank = -1;
+                const bool done = polls[i + 1].revents != 0 ? read_hello(p, rank) : false;
+                if (rank > 0) {
+                    peers_[std::size_t(rank)] = std::move(p.fd);
+                    ++joined;
+                } else if (!done && tcp::clock::now() >= p.deadline) {
+                    remember_rejected(p.from + ": no hello within " + std::to_string(hello_limit.count()) + " ms");
+                } else if (!done) {
+                    still.push_back(std::move(p));
+                }
+            }
+            pending = std::move(still);
+            for (int accepted = 0; accepted < 8 && (polls[0].revents & POLLIN); ++accepted) {
+                sockaddr_storage address{};
+                socklen_t length = sizeof address;
+                tcp::unique_fd connection(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length,
+                                                    SOCK_CLOEXEC | SOCK_NONBLOCK));
+                if (!connection) break;
+                if (address.ss_family != AF_UNIX) tcp::no_delay(connection.get());
+                std::string from = address.ss_family == AF_UNIX ? std::string("a local process")
+                                                                : tcp::peer_name(address);
+                if (pending.size() >= max_pending) {
+                    remember_rejected(pending.front().from + ": dropped, more than " + std::to_string(max_pending) +
+                                      " connections in handshake");
+                    pending.erase(pending.begin());
+                }
+                pending.push_back({std::move(connection), std::move(from),
+                                   std::min(deadline, tcp::clock::now() + hello_limit), {}});
+            }
         }
-        // Before the token is checked nothing longer than max_hello_bytes is read.
-        auto head = tcp::decode_header(raw, sizeof raw, tcp::max_hello_bytes);
-        if (!head) return reject(head.problem);
-        if (head->type != tcp::kind::hello) return reject("expected a hello frame first");
-        std::vector<unsigned char> bytes(head->length);
-        if (tcp::recv_all(connection.get(), bytes.data(), bytes.size(), deadline) != tcp::io::ok)
-            return reject("hello cut short");
-        auto hello = tcp::decode_hello(bytes.data(), bytes.size());
-        if (!hello) return reject(hello.problem);
+        return joined;
+    }
+
+    // Reads what has arrived of p's hello. Returns true when p is finished
+    // with (rank set when it was admitted, else it was rejected or closed).
+    bool read_hello(pending_hello& p, int& rank) {
+        const std::size_t want = p.bytes.size() < tcp::header_bytes
+                                     ? tcp::header_bytes
+                                     : tcp::header_bytes + std::size_t(tcp::get(p.bytes.data() + 8, 8));
+        unsigned char chunk[512];
+        const std::size_t room = std::min(want - p.bytes.size(), sizeof chunk);
+        const ssize_t n = ::recv(p.fd.get(), chunk, room, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            remember_rejected(p.from + (p.bytes.empty() ? ": closed without a hello" : ": hello cut short"));
+            return true;
+        }
+        if (n < 0) return false;
+        p.bytes.insert(p.bytes.end(), chunk, chunk + n);
+        if (p.bytes.size() == tcp::header_bytes) {
+            // Before the token is checked nothing longer than max_hello_bytes is read.
+            auto head = tcp::decode_header(p.bytes.data(), tcp::header_bytes, tcp::max_hello_bytes);
+            if (!head) return reject(p, head.problem);
+            if (head->type != tcp::kind::hello) return reject(p, "expected a hello frame first");
+        }
+        if (p.bytes.size() < tcp::header_bytes ||
+            p.bytes.size() < tcp::header_bytes + tcp::get(p.bytes.data() + 8, 8))
+            return false;
+        rank = admit(p);
+        return true;
+    }
+
+    bool reject(pending_hello& p, const std::string& reason) {
+        (void)tcp::send_frame(p.fd.get(), tcp::kind::reject, reason.data(), reason.size(),
+                              tcp::clock::now() + std::chrono::milliseconds(100));
+        remember_rejected(p.from + ": " + reason);
+        return true;
+    }
+
+    // Checks a complete hello; returns its rank, or -1 after rejecting it
+    // (with the reason sent back and remembered).
+    int admit(pending_hello& p) {
+        if (!root_path_.empty()) {
+            const long uid = tcp::peer_uid(p.fd.get());
+            if (uid != long(::getuid()))
+                return reject(p, "a process of uid " + std::to_string(uid) + " may not join a job of uid " +
+                                     std::to_string(::getuid())),
+                       -1;
+        }
+        auto hello = tcp::decode_hello(p.bytes.data() + tcp::header_bytes, p.bytes.size() - tcp::header_bytes);
+        if (!hello) return reject(p, hello.problem), -1;
         if (hello->token != token_)
-            return reject("wrong token: this process belongs to another launch that uses the same root " + root_);
+            return reject(p, "wrong token: this process belongs to another launch that uses the same root " + root_),
+                   -1;
         if (hello->size != size_)
-            return reject("world size " + std::to_string(hello->size) + " differs from the root's " +
-                          std::to_string(size_));
-        if (hello->rank == 0) return reject("rank 0 is the root itself");
+            return reject(p, "world size " + std::to_string(hello->size) + " differs from the root's " +
+                                 std::to_string(size_)),
+                   -1;
+        if (hello->rank == 0) return reject(p, "rank 0 is the root itself"), -1;
         if (peers_[std::size_t(hello->rank)])
-            return reject("rank " + std::to_string(hello->rank) + " has already joined");
+            return reject(p, "rank " + std::to_string(hello->rank) + " has already joined"), -1;
         return hello->rank;
     }
 
@@ -670,16 +826,16 @@ private:
     }
 
     void connect_root(const launch_info& launch, tcp::clock::time_point deadline) {
-        tcp::addresses found;
-        tcp::resolve(found, launch.root_host, launch.root_port, false, rank_);
+        const auto found = tcp::endpoints(launch, false, rank_);
         int last_error = ETIMEDOUT;
         // Rank 0 may not listen yet: retry until the deadline.
         for (;;) {
-            for (addrinfo* a = found.list; a; a = a->ai_next) {
-                tcp::unique_fd s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+            if (!root_path_.empty()) tcp::check_private_dir(root_path_, false, rank_);
+            for (const auto& e : found) {
+                tcp::unique_fd s(::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
                 if (!s) continue;
-                int rc = ::connect(s.get(), a->ai_addr, a->ai_addrlen);
-                if (rc != 0 && errno == EINPROGRESS) {
+                int rc = ::connect(s.get(), reinterpret_cast<const sockaddr*>(&e.address), e.length);
+                if (rc != 0 && (errno == EINPROGRESS || errno == EAGAIN)) {
                     if (tcp::wait_ready(s.get(), POLLOUT, deadline) == tcp::io::timeout) {
                         last_error = ETIMEDOUT;
                         continue;
@@ -691,7 +847,11 @@ private:
                     errno = code;
                 }
                 if (rc == 0) {
-                    tcp::no_delay(s.get());
+                    if (e.family == AF_UNIX && tcp::peer_uid(s.get()) != long(::getuid()))
+                        throw_error(errc::bootstrap, rank_, "bootstrap init",
+                                    "the rendezvous socket " + root_ + " belongs to uid " +
+                                        std::to_string(tcp::peer_uid(s.get())) + ", not this job's user");
+                    if (e.family != AF_UNIX) tcp::no_delay(s.get());
                     root_fd_ = std::move(s);
                     return;
                 }
@@ -868,7 +1028,17 @@ private:
     int size_;
     std::chrono::milliseconds timeout_;
     std::string token_;
-    std::string root_;  // host:port, for messages
+    std::string root_;  // host:port or the socket path, for messages
+    std::string root_path_;  // a Unix-domain rendezvous: its socket path
+    // Rank 0: the socket file, removed once everyone joined or init failed.
+    struct socket_file {
+        std::string path;
+        void remove() {
+            if (!path.empty()) ::unlink(path.c_str());
+            path.clear();
+        }
+        ~socket_file() { remove(); }
+    } socket_file_;
     tcp::unique_fd listener_;             // rank 0 during init
     std::vector<tcp::unique_fd> peers_;   // rank 0: one per rank (index 0 empty)
     tcp::unique_fd root_fd_;              // other ranks: the connection to rank 0
