@@ -1,14 +1,14 @@
 // pgasrun: starts N processes of one pgas program on this node, forwards their output with a rank prefix, and stops
 // them all when one fails.
 //
-//   pgasrun -n N [--timeout S] [--] program [args...]
+//   pgasrun -n N [--timeout S] [--grace S] [--] program [args...]
 //
 // Each process gets PGAS_RANK, PGAS_WORLD_SIZE, PGAS_LOCAL_RANK,
 // PGAS_LOCAL_SIZE, PGAS_ROOT (a free port on 127.0.0.1) and PGAS_TOKEN (random)
 // for world::init(). Their stdout and stderr lines reach pgasrun's stdout and
 // stderr as "[rank] line". When a process exits non-zero or is killed by a
-// signal, pgasrun says which rank and how, stops the others (SIGTERM, SIGKILL
-// after a grace period) and exits with that process's status (128+signal for
+// signal, pgasrun says which rank and how, gives the others --grace S (3) to
+// report the loss themselves, then stops them (SIGTERM, SIGKILL 3 s later) and exits with that process's status (128+signal for
 // a signal). --timeout S stops everything after S seconds with status 124.
 // SIGINT/SIGTERM/SIGHUP to pgasrun are passed on to every process. Each rank
 // runs in its own process group (stopping a rank stops what it started) with
@@ -51,9 +51,10 @@ void on_child(int) {
 [[noreturn]] void usage(const char* problem) {
     if (problem) std::fprintf(stderr, "pgasrun: %s\n", problem);
     std::fprintf(stderr,
-                 "usage: pgasrun -n N [--timeout SECONDS] [--] program [args...]\n"
+                 "usage: pgasrun -n N [--timeout SECONDS] [--grace SECONDS] [--] program [args...]\n"
                  "  starts N local processes of program with PGAS_RANK, PGAS_WORLD_SIZE, PGAS_LOCAL_RANK,\n"
-                 "  PGAS_LOCAL_SIZE, PGAS_ROOT and PGAS_TOKEN set; stops all when one fails\n");
+                 "  PGAS_LOCAL_SIZE, PGAS_ROOT and PGAS_TOKEN set; when one fails, the others get --grace\n"
+                 "  seconds (default 3) to report it, then SIGTERM, then SIGKILL 3 s later\n");
     std::exit(2);
 }
 
@@ -197,13 +198,15 @@ pid_t start(int rank, int size, const std::string& root, const std::string& toke
 }  // namespace
 
 int main(int argc, char** argv) {
-    int n = 0, timeout_s = 0, first = argc;
+    int n = 0, timeout_s = 0, grace_s = 3, first = argc;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if ((arg == "-n" || arg == "--np") && i + 1 < argc) {
             n = positive("-n", argv[++i]);
         } else if (arg == "--timeout" && i + 1 < argc) {
             timeout_s = positive("--timeout", argv[++i]);
+        } else if (arg == "--grace" && i + 1 < argc) {
+            grace_s = std::string(argv[i + 1]) == "0" ? (++i, 0) : positive("--grace", argv[++i]);
         } else if (arg == "-h" || arg == "--help") {
             usage(nullptr);
         } else if (arg == "--") {
@@ -238,22 +241,27 @@ int main(int argc, char** argv) {
     int failed_status = 0;  // pgasrun's exit status once something went wrong
     auto stop_all = [&](int signal) {
         for (auto& r : ranks)
-            if (r.running) ::kill(-r.pid, signal);
+            if (r.running) {
+                ::kill(-r.pid, signal);
+                if (signal != SIGKILL) ::kill(-r.pid, SIGCONT);  // a stopped rank handles it now
+            }
     };
-    clock_type::time_point kill_at{};  // SIGKILL whoever is left after the grace period
-    bool stopping = false;
-    auto begin_stop = [&](int status) {
+    // After a rank fails the others get grace_s to report it themselves (pgas
+    // names the lost PE within its bounds), then SIGTERM, then SIGKILL 3 s later.
+    clock_type::time_point term_at{}, kill_at{};
+    bool stopping = false, termed = false;
+    auto begin_stop = [&](int status, int grace) {
         if (stopping) return;
         stopping = true;
         failed_status = status;
-        stop_all(SIGTERM);
-        kill_at = clock_type::now() + std::chrono::seconds(3);
+        term_at = clock_type::now() + std::chrono::seconds(grace);
+        kill_at = term_at + std::chrono::seconds(3);
     };
 
     for (int r = 0; r < n && !stopping; ++r) {
         auto& p = ranks[std::size_t(r)];
         p.pid = start(r, n, root, token, argv + first, p.out, p.err);
-        if (p.pid < 0) begin_stop(1);
+        if (p.pid < 0) begin_stop(1, 0);
         p.running = p.pid > 0;
     }
 
@@ -268,9 +276,10 @@ int main(int argc, char** argv) {
                 p.running = false;
                 const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
                 if (failed && !stopping) {
-                    std::fprintf(stderr, "pgasrun: rank %d (pid %d) %s; stopping the other ranks\n", r, int(pid),
-                                 describe(status).c_str());
-                    begin_stop(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+                    std::fprintf(stderr,
+                                 "pgasrun: rank %d (pid %d) %s; stopping the other ranks in %d s unless they exit\n",
+                                 r, int(pid), describe(status).c_str(), grace_s);
+                    begin_stop(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), grace_s);
                 }
             }
             if (std::none_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; }))
@@ -305,7 +314,7 @@ int main(int argc, char** argv) {
         if (received_signal && !stopping) {
             std::fprintf(stderr, "pgasrun: received signal %d; passing it to every rank\n", int(received_signal));
             stop_all(received_signal);
-            stopping = true;
+            stopping = termed = true;
             failed_status = 128 + received_signal;
             kill_at = clock_type::now() + std::chrono::seconds(3);
         }
@@ -314,7 +323,11 @@ int main(int argc, char** argv) {
             for (int r = 0; r < n; ++r)
                 if (ranks[std::size_t(r)].running) left += (left.empty() ? "" : ", ") + std::to_string(r);
             std::fprintf(stderr, "pgasrun: time limit of %d s reached; stopping rank(s) %s\n", timeout_s, left.c_str());
-            begin_stop(124);
+            begin_stop(124, 0);
+        }
+        if (stopping && !termed && clock_type::now() >= term_at) {
+            stop_all(SIGTERM);
+            termed = true;
         }
         if (stopping && clock_type::now() > kill_at) stop_all(SIGKILL);
     }

@@ -78,3 +78,21 @@ TEST_CASE("shm heap: heap sizes that differ between processes are reported namin
     CHECK_MESSAGE(test::contains(endings[0].what, "PE 1's heap is 16777216 bytes but 8388608 here"), endings[0].what);
     CHECK_MESSAGE(test::contains(endings[1].what, "PE 0's heap is 8388608 bytes but 16777216 here"), endings[1].what);
 }
+
+TEST_CASE("fd exchange: a PE that never reaches the exchange is named by the others") {
+    auto shared = std::make_shared<pgas::detail::thread_bootstrap::shared>(3, std::chrono::milliseconds(1000));
+    auto endings = test::run_peers(3, [&](int rank) {
+        pgas::detail::thread_bootstrap b(shared, rank);
+        auto node = pgas::detail::discover_node(b);
+        if (rank == 2) node = pgas::detail::node_group{};  // PE 2 takes part in the bootstrap steps only
+        pgas::detail::tcp::unique_fd mine(::memfd_create("fd-exchange-test", MFD_CLOEXEC));
+        (void)pgas::detail::allgather_fds(b, mine.get(), node, 1000ms);
+    });
+    // The first to fail closes its socket, so the other may name it instead: each names a PE, one names PE 2.
+    const std::string named = "connecting to PE 2's socket (it died or never reached the exchange)";
+    for (int rank : {0, 1})
+        CHECK_MESSAGE(test::contains(endings[std::size_t(rank)].what, "fd exchange on PE " + std::to_string(rank) +
+                                                                          ": connecting to PE "),
+                      endings[std::size_t(rank)].what);
+    CHECK((test::contains(endings[0].what, named) || test::contains(endings[1].what, named)));
+}

@@ -135,19 +135,26 @@ TEST_CASE("launch env: Open MPI's variables - one node needs no root address") {
     CHECK(info.source == "Open MPI");
     CHECK(info.rank == 1);
     CHECK(info.local_rank == 1);
-    CHECK(info.root_host == "127.0.0.1");
-    CHECK(info.root_port >= 10000);
-    CHECK(info.root_port < 30000);
+    // One node: a Unix-domain socket in this user's private directory, no TCP port.
+    CHECK(info.root_host.empty());
+    CHECK(test::contains(info.root_path, "/tmp/pgas-" + std::to_string(::getuid()) + "/"));
     auto rank0 = ompi;
     rank0["OMPI_COMM_WORLD_RANK"] = "0";
     rank0["OMPI_COMM_WORLD_LOCAL_RANK"] = "0";
-    CHECK(parse(rank0).root_port == info.root_port);
+    CHECK(parse(rank0).root_path == info.root_path);
     CHECK(parse(rank0).token == info.token);
     auto nodes = ompi;
     nodes["OMPI_COMM_WORLD_SIZE"] = "4";
     CHECK(test::contains(error_of(nodes), "needs PGAS_ROOT=host:port"));
     nodes["MASTER_ADDR"] = "n1";
     nodes["MASTER_PORT"] = "100";
+    // Across nodes a token derived from public ids is refused: the user must give one.
+    CHECK(error_of(nodes) ==
+          "pgas: world::init (launch environment): an Open MPI job with a TCP rendezvous (it spans nodes) needs "
+          "PGAS_TOKEN: a token derived from the job's public ids would let any user of these nodes join it. Export a "
+          "secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), and PGAS_ROOT=host:port of rank 0's "
+          "node, before starting the job");
+    nodes["PGAS_TOKEN"] = "secret";
     CHECK(parse(nodes).root_host == "n1");
     CHECK(parse(nodes).root_port == 101);
     auto bad = ompi;
@@ -156,7 +163,7 @@ TEST_CASE("launch env: Open MPI's variables - one node needs no root address") {
     // Without a job id the ranks of one node share their parent, the launcher's daemon.
     auto no_job = ompi;
     no_job.erase("PMIX_NAMESPACE");
-    CHECK(parse(no_job).root_host == "127.0.0.1");
+    CHECK(parse(no_job).root_path != info.root_path);
     CHECK(parse(no_job).token != info.token);
 }
 
@@ -166,6 +173,8 @@ TEST_CASE("launch env: MPICH's (Hydra) variables") {
     auto multi = hydra;
     CHECK(test::contains(error_of(multi), "an MPICH (Hydra) job across nodes needs PGAS_ROOT=host:port"));
     multi["PGAS_ROOT"] = "10.1.1.1:999";
+    CHECK(test::contains(error_of(multi), "an MPICH (Hydra) job with a TCP rendezvous (PGAS_ROOT is set) needs PGAS_TOKEN"));
+    multi["PGAS_TOKEN"] = "secret";
     auto info = parse(multi);
     CHECK(info.source == "MPICH (Hydra)");
     CHECK(info.rank == 2);
@@ -176,7 +185,7 @@ TEST_CASE("launch env: MPICH's (Hydra) variables") {
     auto one_node = hydra;
     one_node["MPI_LOCALRANKID"] = "2";
     one_node["MPI_LOCALNRANKS"] = "4";
-    CHECK(parse(one_node).root_host == "127.0.0.1");
+    CHECK(!parse(one_node).root_path.empty());
     auto bad = hydra;
     bad["PMI_SIZE"] = "-4";
     CHECK(test::contains(error_of(bad), "PMI_SIZE=-4 must be at least 1"));
@@ -186,17 +195,20 @@ TEST_CASE("launch env: Slurm's variables - the root is the step's first node") {
     const test::environment slurm{{"SLURM_PROCID", "5"},          {"SLURM_NTASKS", "8"},
                                   {"SLURM_LOCALID", "1"},         {"SLURM_NNODES", "4"},
                                   {"SLURM_JOB_ID", "777"},        {"SLURM_STEP_ID", "0"},
-                                  {"SLURM_STEP_NODELIST", "gpu[07-09,12]"}};
+                                  {"SLURM_STEP_NODELIST", "gpu[07-09,12]"}, {"PGAS_TOKEN", "secret"}};
     auto info = parse(slurm);
     CHECK(info.source == "Slurm");
     CHECK(info.rank == 5);
     CHECK(info.size == 8);
     CHECK(info.local_rank == -1);  // several nodes: the bootstrap finds the node-local ranks
     CHECK(info.root_host == "gpu07");
+    auto no_token = slurm;
+    no_token.erase("PGAS_TOKEN");
+    CHECK(test::contains(error_of(no_token), "a Slurm job with a TCP rendezvous (it spans nodes) needs PGAS_TOKEN"));
     auto one_node = slurm;
     one_node["SLURM_NNODES"] = "1";
     one_node["SLURM_LOCALID"] = "5";
-    CHECK(parse(one_node).root_host == "127.0.0.1");
+    CHECK(!parse(one_node).root_path.empty());
     CHECK(parse(one_node).local_rank == 5);
     CHECK(parse(one_node).local_size == 8);
     auto bad = slurm;
@@ -211,4 +223,64 @@ TEST_CASE("launch env: Slurm's variables - the root is the step's first node") {
     CHECK(pgas::detail::first_slurm_host("a1,b2") == "a1");
     CHECK(pgas::detail::first_slurm_host("node[001-004]") == "node001");
     CHECK(pgas::detail::first_slurm_host("x[3,5]-ib") == "x3-ib");
+}
+
+TEST_CASE("launch env: sizes, timeouts and tokens past their limits fail at once with a short message") {
+    const auto start = test::clock_type::now();
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "100000000"}, {"PGAS_ROOT", "127.0.0.1:1"}}) ==
+          "pgas: world::init (launch environment): PGAS_WORLD_SIZE=100000000 is larger than the limit of 65536 PEs");
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "100000000"}}) ==
+          "pgas: world::init (launch environment): PGAS_WORLD_SIZE=100000000 is larger than the limit of 65536 PEs");
+    CHECK(error_of({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "99999999999"}}) ==
+          "pgas: world::init (launch environment): OMPI_COMM_WORLD_SIZE=99999999999 is larger than the limit of "
+          "65536 PEs");
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                    {"PGAS_BOOTSTRAP_TIMEOUT_MS", "99999999999"}}) ==
+          "pgas: world::init (launch environment): PGAS_BOOTSTRAP_TIMEOUT_MS=99999999999 is larger than the limit of "
+          "86400000 ms (one day)");
+    CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
+                    {"PGAS_TOKEN", std::string(2000, 'x')}}) ==
+          "pgas: world::init (launch environment): PGAS_TOKEN is 2000 bytes long; at most 1024 are allowed");
+    CHECK(test::seconds_since(start) < 1);
+}
+
+TEST_CASE("environment: heap sizes and timeouts past their limits are refused naming the variable and value") {
+    auto error_of_init = [](const char* name, const char* value) -> std::string {
+        ::setenv(name, value, 1);
+        std::string text = "no error";
+        try {
+            (void)pgas::world::init_local(1);
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::invalid_argument);
+            text = e.what();
+        }
+        ::unsetenv(name);
+        return text;
+    };
+    CHECK(error_of_init("PGAS_HEAP_SIZE", "99999999999G") ==
+          "pgas: PGAS_HEAP_SIZE: '99999999999G' is larger than the limit of 1099511627776 bytes (1T)");
+    CHECK(error_of_init("PGAS_HEAP_SIZE", "18446744073709551615") ==
+          "pgas: PGAS_HEAP_SIZE: '18446744073709551615' is larger than the limit of 1099511627776 bytes (1T)");
+    CHECK(error_of_init("PGAS_HEAP_SIZE", " 5M") ==
+          "pgas: PGAS_HEAP_SIZE: expected a positive size such as 268435456, 256M or 1G, got ' 5M'");
+    CHECK(error_of_init("PGAS_TIMEOUT_MS", "18446744073709551615") ==
+          "pgas: PGAS_TIMEOUT_MS: '18446744073709551615' is larger than the limit of 86400000 ms (one day)");
+    CHECK(error_of_init("PGAS_TIMEOUT_MS", "+5") ==
+          "pgas: PGAS_TIMEOUT_MS: expected milliseconds as a non-negative integer (0 disables), got '+5'");
+    std::string text;
+    try {
+        pgas::world::run_threads(100000000, [](pgas::world&) {});
+    } catch (const pgas::error& e) {
+        text = e.what();
+    }
+    CHECK(text == "pgas: world::run_threads: PE count 100000000 is larger than the limit of 65536");
+    ::setenv("PGAS_BOOTSTRAP_TIMEOUT_MS", "0", 1);
+    text.clear();
+    try {
+        pgas::world::run_threads(2, [](pgas::world&) {});
+    } catch (const pgas::error& e) {
+        text = e.what();
+    }
+    ::unsetenv("PGAS_BOOTSTRAP_TIMEOUT_MS");
+    CHECK(text == "pgas: PGAS_BOOTSTRAP_TIMEOUT_MS: must be positive: bootstrap steps are always bounded");
 }

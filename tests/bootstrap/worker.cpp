@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <csignal>
 #include <unistd.h>
 #include <vector>
 
@@ -153,6 +154,47 @@ int exit_with(int rank, int code) {
     return 0;
 }
 
+// Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; alloc,
+// barrier: before that host collective; device: inside a loop of device barriers). The survivors must fail
+// with an error naming the victim; they print it with the time it took and exit 1, as a real program would.
+int fault(const std::string& stage, const std::string& signal_name, int victim) {
+    const int sig = signal_name == "STOP" ? SIGSTOP : SIGKILL;
+    std::printf("pid %d\n", int(::getpid()));
+    std::fflush(stdout);
+    const bool me = my_rank() == victim;
+    if (me && stage == "init") ::raise(sig);
+    auto w = pgas::world::init(options());
+    auto ctx = w.context<pgas::host>();
+    auto flag = w.alloc<std::uint64_t>(1);
+    w.barrier();
+    const auto before = clock_type::now();
+    try {
+        if (stage == "alloc") {
+            if (me) ::raise(sig);
+            (void)w.alloc<std::uint64_t>(16);
+        } else if (stage == "barrier") {
+            if (me) ::raise(sig);
+            w.barrier();
+        } else if (stage == "device") {
+            for (int i = 0; i < 1000000; ++i) {
+                if (me && i == 100) ::raise(sig);
+                pgas::barrier_all(ctx);
+            }
+        }
+        if (stage != "init") {
+            std::printf("PE %d: %s completed without PE %d\n", w.my_pe(), stage.c_str(), victim);
+            return 2;
+        }
+    } catch (const pgas::error& e) {
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - before).count();
+        std::printf("lost PE reported after %lld ms: %s\n", static_cast<long long>(took), e.what());
+        std::fflush(stdout);
+        return 1;
+    }
+    (void)flag;
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +206,14 @@ int main(int argc, char** argv) {
         if (scenario == "die_in_init") return die_in_init(std::stoi(arg(2)), arg(3));
         if (scenario == "die_in_barrier") return die_in_barrier(std::stoi(arg(2)), arg(3));
         if (scenario == "exit") return exit_with(std::stoi(arg(2)), std::stoi(arg(3)));
+        if (scenario == "fault") return fault(arg(2), arg(3), std::stoi(arg(4)));
+    } catch (const pgas::error& e) {
+        if (scenario == "fault") {  // init itself failed: the loss was found during init
+            std::printf("lost PE reported after %lld ms: %s\n", elapsed_ms(), e.what());
+            return 1;
+        }
+        std::printf("unexpected error after %lld ms: %s\n", elapsed_ms(), e.what());
+        return 1;
     } catch (const std::exception& e) {
         std::printf("unexpected error after %lld ms: %s\n", elapsed_ms(), e.what());
         return 1;

@@ -2,6 +2,9 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
 #include <cstdint>
 #include <string>
 
@@ -172,4 +175,130 @@ TEST_CASE("PGAS_TIMEOUT_MS and PGAS_HEAP_SIZE are read and checked") {
     CHECK_THROWS_WITH_AS(pgas::world::init_local(1), Contains("smaller than"), pgas::error);
     ::unsetenv("PGAS_HEAP_SIZE");
     ::unsetenv("PGAS_TIMEOUT_MS");
+}
+
+// --- faults of PE threads (issue 13): one failure path, heaps that outlive every PE ---------------
+
+namespace {
+long long ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+TEST_CASE("SPMD threads: a PE that throws inside a barrier_all loop stops the others, and no heap is freed early") {
+    std::atomic<int> stopped{0};
+    // No device timeout: only the shared abort flag can end the others' waits.
+    CHECK_THROWS_WITH_AS(pgas::world::run_threads(4, [&](pgas::world& w) {
+        auto ctx = w.context<pgas::host>();
+        try {
+            for (int i = 0; i < 100000; ++i) {
+                if (ctx.my_pe() == 1 && i == 50) throw std::runtime_error("PE 1 broke");
+                pgas::barrier_all(ctx);
+            }
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::peer_failed);
+            CHECK_MESSAGE(test::contains(e.what(), "stopped waiting: failed PE 1"), e.what());
+            ++stopped;
+            throw;
+        }
+    }, test::options(/*timeout_ms=*/0)), "PE 1 broke", std::runtime_error);
+    CHECK(stopped == 3);
+}
+
+TEST_CASE("SPMD threads: a PE that throws before a host collective stops the others at once, naming it") {
+    for (const char* call : {"alloc", "barrier", "split_strided"}) {
+        CAPTURE(call);
+        std::atomic<int> stopped{0};
+        const auto start = std::chrono::steady_clock::now();
+        CHECK_THROWS_WITH_AS(pgas::world::run_threads(4, [&](pgas::world& w) {
+            if (w.my_pe() == 2) throw std::runtime_error("PE 2 broke");
+            try {
+                if (std::string(call) == "alloc") (void)w.alloc<int>(4);
+                if (std::string(call) == "barrier") w.barrier();
+                if (std::string(call) == "split_strided") (void)w.split_strided(w.team_world(), 0, 1, 2);
+            } catch (const pgas::error& e) {
+                CHECK(e.code() == pgas::errc::peer_failed);
+                CHECK_MESSAGE(test::contains(e.what(), std::string("pgas: ") + call + " on PE " +
+                                                           std::to_string(w.my_pe()) + ": PE 2 failed; stopped waiting in " + call),
+                              e.what());
+                ++stopped;
+                throw;
+            }
+        }, test::options()), "PE 2 broke", std::runtime_error);
+        CHECK(stopped == 3);
+        CHECK(ms_since(start) < 2000);  // not the 30 s bootstrap timeout
+    }
+}
+
+TEST_CASE("SPMD threads: PGAS_BOOTSTRAP_TIMEOUT_MS bounds host collectives and names the late PE") {
+    ::setenv("PGAS_BOOTSTRAP_TIMEOUT_MS", "300", 1);
+    std::atomic<int> timed_out{0};
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_AS(pgas::world::run_threads(3, [&](pgas::world& w) {
+        if (w.my_pe() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        try {
+            w.barrier();
+        } catch (const pgas::error& e) {
+            if (e.code() == pgas::errc::timeout) {
+                CHECK_MESSAGE(test::contains(e.what(), "PE(s) 1 did not reach barrier #"), e.what());
+                CHECK_MESSAGE(test::contains(e.what(), "within 300 ms"), e.what());
+                ++timed_out;
+            }
+            throw;
+        }
+    }, test::options()), pgas::error);
+    ::unsetenv("PGAS_BOOTSTRAP_TIMEOUT_MS");
+    CHECK(timed_out >= 1);
+    CHECK(ms_since(start) < 2500);
+}
+
+TEST_CASE("SPMD threads: different collective calls are found on every PE, naming both calls") {
+    std::atomic<int> mismatches{0};
+    CHECK_THROWS_AS(pgas::world::run_threads(4, [&](pgas::world& w) {
+        try {
+            if (w.my_pe() == 1)
+                w.barrier();
+            else
+                (void)w.alloc<std::uint64_t>(1);
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::collective_mismatch);
+            const std::string text = e.what();
+            CHECK_MESSAGE(test::contains(text, "collective calls differ between PEs"), text);
+            CHECK_MESSAGE(test::contains(text, "called barrier #"), text);
+            CHECK_MESSAGE(test::contains(text, "called alloc #"), text);
+            ++mismatches;
+            throw;
+        }
+    }, test::options()), pgas::error);
+    CHECK(mismatches == 4);
+    mismatches = 0;
+    CHECK_THROWS_AS(pgas::world::run_threads(3, [&](pgas::world& w) {
+        auto x = w.alloc<std::uint64_t>(1);
+        try {
+            if (w.my_pe() == 0)
+                (void)w.alloc<std::uint64_t>(1);  // the same 8-byte exchange as free's, but another call
+            else
+                w.free(x);
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::collective_mismatch);
+            CHECK_MESSAGE(test::contains(e.what(), "alloc #"), e.what());
+            CHECK_MESSAGE(test::contains(e.what(), "free #"), e.what());
+            ++mismatches;
+            throw;
+        }
+    }, test::options()), pgas::error);
+    CHECK(mismatches == 3);
+}
+
+TEST_CASE("bad input: team geometry that overflows int is rejected, naming call, PE and value") {
+    auto w = pgas::world::init_local(4, test::options());
+    CHECK_THROWS_WITH_AS(w.split_strided(w.team_world(), 0, 1 << 30, 5),
+                         "pgas: split_strided on PE 0: members start=0 stride=1073741824 size=5: the last member "
+                         "start + stride * (size - 1) = 4294967296 is outside a parent team of 4 PEs",
+                         pgas::error);
+    CHECK_THROWS_WITH_AS(w.split_strided(w.team_world(), 3, 2147483647, 2),
+                         Contains("= 2147483650 is outside a parent team of 4 PEs"), pgas::error);
+    auto one = w.split_strided(w.team_world(), 3, 2147483647, 1);  // one member: the stride is never used
+    CHECK(one.n_pes() == 1);
+    CHECK(one.world_pe(0) == 3);
 }

@@ -4,6 +4,7 @@
 #include <pgas/core/error.hpp>
 
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -11,6 +12,14 @@
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
+
+// Bounds of what pgas accepts from its environment (and from explicit
+// arguments): values past them are mistakes, reported before anything is
+// allocated or waited for.
+inline constexpr int max_world_size = 1 << 16;                     // PEs of one world
+inline constexpr std::uint64_t max_heap_bytes = std::uint64_t{1} << 40;  // 1 TiB per PE
+inline constexpr std::uint64_t max_timeout_ms = 24ull * 3600 * 1000;    // one day
+inline constexpr std::uint64_t default_bootstrap_timeout_ms = 30000;
 
 inline std::optional<std::string> env(const char* name) {
     const char* value = std::getenv(name);
@@ -37,9 +46,13 @@ inline std::uint64_t parse_size(const char* what, const std::string& text) {
         }
         if (used) ++used;
     }
-    if (used == 0 || used != text.size() || number == 0 || text[0] == '-')
+    if (used == 0 || used != text.size() || number == 0 || text[0] == '-' || text[0] == '+' ||
+        std::isspace(static_cast<unsigned char>(text[0])))
         throw_error(errc::invalid_argument, -1, what,
                     "expected a positive size such as 268435456, 256M or 1G, got '" + text + "'");
+    if (number > max_heap_bytes / scale)
+        throw_error(errc::invalid_argument, -1, what,
+                    "'" + text + "' is larger than the limit of " + std::to_string(max_heap_bytes) + " bytes (1T)");
     return std::uint64_t(number) * scale;
 }
 
@@ -58,10 +71,24 @@ inline std::uint64_t env_milliseconds(const char* name, std::uint64_t fallback) 
     } catch (...) {
         used = 0;
     }
-    if (used == 0 || used != text->size() || (*text)[0] == '-')
+    if (used == 0 || used != text->size() || !std::isdigit(static_cast<unsigned char>((*text)[0])))
         throw_error(errc::invalid_argument, -1, name,
                     "expected milliseconds as a non-negative integer (0 disables), got '" + *text + "'");
+    if (value > max_timeout_ms)
+        throw_error(errc::invalid_argument, -1, name,
+                    "'" + *text + "' is larger than the limit of " + std::to_string(max_timeout_ms) +
+                        " ms (one day)");
     return value;
+}
+
+// PGAS_BOOTSTRAP_TIMEOUT_MS: the bound on every host-side collective step
+// (default 30 s); it cannot be disabled.
+inline std::chrono::milliseconds env_bootstrap_timeout() {
+    const auto ms = env_milliseconds("PGAS_BOOTSTRAP_TIMEOUT_MS", default_bootstrap_timeout_ms);
+    if (ms == 0)
+        throw_error(errc::invalid_argument, -1, "PGAS_BOOTSTRAP_TIMEOUT_MS",
+                    "must be positive: bootstrap steps are always bounded");
+    return std::chrono::milliseconds(ms);
 }
 
 }  // namespace detail

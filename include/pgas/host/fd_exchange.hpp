@@ -93,7 +93,7 @@ inline socklen_t socket_address(sockaddr_un& address, const std::array<unsigned 
     return socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
 }
 
-inline void send_fd(int rank, int fd, const note& what, const sockaddr_un& address, socklen_t length,
+inline void send_fd(int rank, int peer, int fd, const note& what, const sockaddr_un& address, socklen_t length,
                     tcp::clock::time_point deadline) {
     tcp::unique_fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!s) fail(rank, "socket(AF_UNIX)", errno);
@@ -103,7 +103,8 @@ inline void send_fd(int rank, int fd, const note& what, const sockaddr_un& addre
     limit.tv_usec = (ms % 1000) * 1000;
     ::setsockopt(s.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0)
-        fail(rank, "connecting to a node-local peer's socket", errno);
+        fail(rank, "connecting to PE " + std::to_string(peer) + "'s socket (it died or never reached the exchange)",
+             errno);
     iovec data{const_cast<note*>(&what), sizeof what};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr message{};
@@ -117,7 +118,7 @@ inline void send_fd(int rank, int fd, const note& what, const sockaddr_un& addre
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
     if (::sendmsg(s.get(), &message, MSG_NOSIGNAL) != ssize_t(sizeof what))
-        fail(rank, "sending a descriptor to a node-local peer", errno);
+        fail(rank, "sending a descriptor to PE " + std::to_string(peer), errno);
 }
 
 // Receives one descriptor and its note; returns the descriptor (owned by the caller).
@@ -186,13 +187,18 @@ inline std::vector<int> allgather_fds(bootstrap& channel, int my_fd, const node_
             if (peer == rank) continue;
             sockaddr_un address;
             const socklen_t length = fd_detail::socket_address(address, session, peer);
-            fd_detail::send_fd(rank, my_fd, mine, address, length, deadline);
+            fd_detail::send_fd(rank, peer, my_fd, mine, address, length, deadline);
         }
         for (int got = 1; got < node.size(); ++got) {
-            if (tcp::wait_ready(listener.get(), POLLIN, deadline) != tcp::io::ok)
-                fd_detail::fail(rank, "only " + std::to_string(got - 1) + " of " + std::to_string(node.size() - 1) +
-                                          " node-local peers sent their descriptor within " +
-                                          std::to_string(timeout.count()) + " ms");
+            if (tcp::wait_ready(listener.get(), POLLIN, deadline) != tcp::io::ok) {
+                std::string missing;  // the PEs whose descriptor never came: they stalled or died here
+                for (std::size_t i = 0; i < node.ranks.size(); ++i)
+                    if (!received[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(node.ranks[i]);
+                throw_error(errc::timeout, rank, "fd exchange",
+                            "PE(s) " + missing + " did not send their descriptor within " +
+                                std::to_string(timeout.count()) +
+                                " ms (they stalled or died in the exchange; PGAS_BOOTSTRAP_TIMEOUT_MS bounds it)");
+            }
             tcp::unique_fd connection(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
             if (!connection) fd_detail::fail(rank, "accept on the Unix socket", errno);
             ucred credentials{};

@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
 
+#include <sys/types.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -24,9 +26,13 @@ struct launch_info {
     int local_rank = -1;  // index among the processes of this node; -1: unknown (found through the bootstrap)
     int local_size = -1;  // processes on this node; -1: unknown
     // The rendezvous store: rank 0 listens here, the others connect. Empty
-    // only for a world of one process.
+    // only for a world of one process, or when root_path is set.
     std::string root_host;
     int root_port = 0;
+    // Instead of host:port, a Unix-domain socket in a directory only this
+    // user can enter (MPI and Slurm jobs on one node without PGAS_ROOT); the
+    // root and the ranks also check each other's uid (SO_PEERCRED).
+    std::string root_path;
     // Shared by every process of one launch; a connection presenting another
     // token (a stray process of another job on the same port) is rejected.
     std::string token;
@@ -40,7 +46,8 @@ namespace detail {
 
 using env_lookup = std::function<std::optional<std::string>(const char*)>;
 
-inline constexpr std::int64_t default_bootstrap_timeout_ms = 30000;
+// A token must fit the root's bounded hello.
+inline constexpr std::size_t max_token_bytes = 1024;
 
 [[noreturn]] inline void launch_error(const std::string& detail) {
     throw_error(errc::bootstrap, -1, "world::init (launch environment)", detail);
@@ -150,10 +157,21 @@ inline std::string first_slurm_host(const std::string& list) {
 // A port both sides compute alike: 10000..29999, below Linux's ephemeral range.
 inline int derived_port(const std::string& seed) { return 10000 + int(fnv1a(seed) % 20000); }
 
+// This user's rendezvous directory, ${TMPDIR:-/tmp}/pgas-<uid> (the bootstrap
+// creates it 0700 and refuses one that another user owns or can enter).
+inline std::string private_rendezvous_dir(const launch_env_reader& env) {
+    std::string base = env.get("TMPDIR").value_or("/tmp");
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    return base + "/pgas-" + std::to_string(::getuid());
+}
+
 inline void check_ranks(launch_info& info, const char* rank_name, const char* size_name, const char* local_rank_name,
                         const char* local_size_name) {
     if (info.size < 1)
         launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " must be at least 1");
+    if (info.size > max_world_size)
+        launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " is larger than the limit of " +
+                     std::to_string(max_world_size) + " PEs");
     if (info.rank < 0 || info.rank >= info.size)
         launch_error(std::string(rank_name) + "=" + std::to_string(info.rank) + " is outside [0, " + size_name + "=" +
                      std::to_string(info.size) + ")");
@@ -166,8 +184,20 @@ inline void check_ranks(launch_info& info, const char* rank_name, const char* si
                      local_size_name + "=" + std::to_string(info.local_size) + ")");
 }
 
-// Launch values beyond any real world size stay out of range without overflowing int.
+// Launch values beyond any real world size stay out of range without
+// overflowing int (check_ranks reports them; messages show the clamped value
+// only past +-2^30).
 inline int to_int(std::int64_t v) { return v < -(1 << 30) ? -(1 << 30) : v > (1 << 30) ? (1 << 30) : int(v); }
+
+// A world size read from `name`, refused at once past max_world_size (before
+// anything is sized by it); below 1 is check_ranks's to report.
+inline int world_size_from(const launch_env_reader& env, const char* name, const char* why) {
+    const auto size = env.require_int(name, why);
+    if (size > max_world_size)
+        launch_error(std::string(name) + "=" + std::to_string(size) + " is larger than the limit of " +
+                     std::to_string(max_world_size) + " PEs");
+    return to_int(size);
+}
 
 inline launch_info parse_launch_env(const env_lookup& lookup) {
     launch_env_reader env(lookup);
@@ -180,14 +210,14 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         rank_name = "PGAS_RANK", size_name = "PGAS_WORLD_SIZE";
         local_rank_name = "PGAS_LOCAL_RANK", local_size_name = "PGAS_LOCAL_SIZE";
         info.rank = to_int(env.require_int("PGAS_RANK", "PGAS_WORLD_SIZE is set"));
-        info.size = to_int(env.require_int("PGAS_WORLD_SIZE", "PGAS_RANK is set"));
+        info.size = world_size_from(env, "PGAS_WORLD_SIZE", "PGAS_RANK is set");
         if (info.size > 1) parse_root("PGAS_ROOT", env.require("PGAS_ROOT", "the rendezvous host:port"), info);
         token_seed = env.get("PGAS_ROOT").value_or("");
     } else if (env.has("RANK") || env.has("WORLD_SIZE")) {
         info.source = "torchrun";
         rank_name = "RANK", size_name = "WORLD_SIZE", local_rank_name = "LOCAL_RANK", local_size_name = "LOCAL_WORLD_SIZE";
         info.rank = to_int(env.require_int("RANK", "WORLD_SIZE is set"));
-        info.size = to_int(env.require_int("WORLD_SIZE", "RANK is set"));
+        info.size = world_size_from(env, "WORLD_SIZE", "RANK is set");
         if (info.size > 1 && !env.has("PGAS_ROOT")) root_from_master(env, info);
         // torchrun's run id is "none" unless --rdzv-id is given; the master
         // address and the restart count still separate concurrent and restarted jobs.
@@ -198,7 +228,7 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         rank_name = "OMPI_COMM_WORLD_RANK", size_name = "OMPI_COMM_WORLD_SIZE";
         local_rank_name = "OMPI_COMM_WORLD_LOCAL_RANK", local_size_name = "OMPI_COMM_WORLD_LOCAL_SIZE";
         info.rank = to_int(env.require_int(rank_name, "OMPI_COMM_WORLD_SIZE is set"));
-        info.size = to_int(env.require_int(size_name, "OMPI_COMM_WORLD_RANK is set"));
+        info.size = world_size_from(env, size_name, "OMPI_COMM_WORLD_RANK is set");
         // The job's identity: PMIx namespace (Open MPI 4 and 5), else the ORTE job id.
         token_seed = env.get("PMIX_NAMESPACE").value_or(env.get("OMPI_MCA_ess_base_jobid").value_or(""));
     } else if (env.has("PMI_RANK") || env.has("PMI_SIZE")) {
@@ -206,7 +236,7 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         rank_name = "PMI_RANK", size_name = "PMI_SIZE";
         local_rank_name = "MPI_LOCALRANKID", local_size_name = "MPI_LOCALNRANKS";
         info.rank = to_int(env.require_int(rank_name, "PMI_SIZE is set"));
-        info.size = to_int(env.require_int(size_name, "PMI_RANK is set"));
+        info.size = world_size_from(env, size_name, "PMI_RANK is set");
         token_seed = env.get("PMI_KVSNAME").value_or("");
     } else if (env.has("SLURM_PROCID")) {
         info.source = "Slurm";
@@ -215,7 +245,7 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         size_name = env.has("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
         rank_name = "SLURM_PROCID", local_rank_name = "SLURM_LOCALID", local_size_name = size_name;
         info.rank = to_int(env.require_int(rank_name, "srun sets it"));
-        info.size = to_int(env.require_int(size_name, "srun sets it"));
+        info.size = world_size_from(env, size_name, "srun sets it");
         token_seed = env.get("SLURM_JOB_ID").value_or("") + "." + env.get("SLURM_STEP_ID").value_or("");
     } else {
         // No launcher: a world of this one process (like an MPI singleton).
@@ -262,14 +292,17 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
             root_from_master(env, info);
         } else if (token_seed.empty() || token_seed == ".") {
             launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
+        } else if (info.local_size == info.size) {
+            // One node: a socket only this user can reach; its name may be public.
+            char name[32];
+            std::snprintf(name, sizeof name, "/%016llx.sock",
+                          static_cast<unsigned long long>(fnv1a(info.source + "|" + token_seed)));
+            info.root_path = private_rendezvous_dir(env) + name;
         } else if (info.source == "Slurm") {
             const auto list = env.get("SLURM_STEP_NODELIST").value_or(env.get("SLURM_JOB_NODELIST").value_or(""));
-            info.root_host = info.local_size == info.size ? "127.0.0.1" : first_slurm_host(list);
+            info.root_host = first_slurm_host(list);
             if (info.root_host.empty())
                 launch_error("SLURM_STEP_NODELIST is not set and the job spans nodes: set PGAS_ROOT=host:port");
-            info.root_port = derived_port(token_seed);
-        } else if (info.local_size == info.size) {
-            info.root_host = "127.0.0.1";
             info.root_port = derived_port(token_seed);
         } else {
             launch_error("an " + info.source +
@@ -278,20 +311,36 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         }
     }
 
-    // PGAS_TOKEN comes from pgasrun (random). Other launchers have no
-    // pgas-specific secret to hand out, so the token is derived from the job's
-    // identity, which every rank of this launch sees alike: it separates jobs
-    // that share a port by accident, it is not authentication.
-    if (auto token = env.get("PGAS_TOKEN"))
+    // PGAS_TOKEN comes from pgasrun (random). MPI and Slurm have no
+    // pgas-specific secret to hand out: on one node the private socket keeps
+    // other users out and a token derived from the job's identity only
+    // separates this user's jobs; over TCP a derived token would be public
+    // (anyone could compute it and join), so there PGAS_TOKEN is required.
+    const bool mpi_or_slurm = info.source == "Open MPI" || info.source == "MPICH (Hydra)" || info.source == "Slurm";
+    if (mpi_or_slurm && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
+        launch_error(std::string(info.source == "Slurm" ? "a " : "an ") + info.source + " job with a TCP rendezvous (" +
+                     (env.has("PGAS_ROOT") ? std::string("PGAS_ROOT is set") : std::string("it spans nodes")) +
+                     ") needs PGAS_TOKEN: a token derived from the job's public ids would let any user of these "
+                     "nodes join it. Export a secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), "
+                     "and PGAS_ROOT=host:port of rank 0's node, before starting the job");
+    if (auto token = env.get("PGAS_TOKEN")) {
+        if (token->size() > max_token_bytes)
+            launch_error("PGAS_TOKEN is " + std::to_string(token->size()) + " bytes long; at most " +
+                         std::to_string(max_token_bytes) + " are allowed");
         info.token = *token;
+    }
     else
         info.token = "derived-" + std::to_string(fnv1a(info.source + "|" + token_seed + "|" + std::to_string(info.size) +
                                                        "|" + info.root_host + ":" + std::to_string(info.root_port)));
 
-    const auto timeout = env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(default_bootstrap_timeout_ms);
+    const auto timeout =
+        env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(std::int64_t(default_bootstrap_timeout_ms));
     if (timeout <= 0)
         launch_error("PGAS_BOOTSTRAP_TIMEOUT_MS=" + std::to_string(timeout) +
                      " must be positive (bootstrap steps are always bounded)");
+    if (std::uint64_t(timeout) > max_timeout_ms)
+        launch_error("PGAS_BOOTSTRAP_TIMEOUT_MS=" + std::to_string(timeout) + " is larger than the limit of " +
+                     std::to_string(max_timeout_ms) + " ms (one day)");
     info.bootstrap_timeout = std::chrono::milliseconds(timeout);
     return info;
 }

@@ -4,9 +4,11 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/host/bootstrap.hpp>
+#include <pgas/host/env.hpp>
 #include <pgas/host/launch_env.hpp>
 
 #include <chrono>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +17,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -27,6 +30,8 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -114,7 +119,8 @@ inline io recv_all(int fd, void* data, std::size_t bytes, clock::time_point dead
 // Integers travel little-endian whatever the hosts are.
 
 inline constexpr std::uint32_t magic = 0x53414750;  // "PGAS"
-inline constexpr std::uint16_t version = 1;
+// 2: the data prefix names the host call (see exchange_id).
+inline constexpr std::uint16_t version = 2;
 inline constexpr std::size_t header_bytes = 16;
 // Before a peer has shown the token nothing bigger than this is read.
 inline constexpr std::uint64_t max_hello_bytes = 4096;
@@ -122,6 +128,7 @@ inline constexpr std::uint64_t max_abort_bytes = 65536;
 
 // bye: the sender destroys its bootstrap in good order (its EOF that follows is no failure).
 enum class kind : std::uint16_t { hello = 1, welcome = 2, reject = 3, data = 4, abort = 5, bye = 6 };
+inline constexpr std::uint16_t max_kind = 6;
 
 inline void put(std::vector<unsigned char>& out, std::uint64_t value, int bytes) {
     for (int i = 0; i < bytes; ++i) out.push_back(static_cast<unsigned char>(value >> (8 * i)));
@@ -158,13 +165,130 @@ inline io send_frame(int fd, kind type, const void* payload, std::size_t bytes, 
     return send_all(fd, payload, bytes, deadline);
 }
 
-inline io recv_header(int fd, header& out, clock::time_point deadline) {
-    unsigned char raw[header_bytes];
-    if (auto r = recv_all(fd, raw, sizeof raw, deadline); r != io::ok) return r;
+// --- decoders: every byte that comes from a socket goes through one of
+// these. Each checks what it reads (magic, version, kind, lengths, counts,
+// ranks, enum values) and returns the value or why it is not one; none
+// allocates more than its input, none has undefined behaviour on any input
+// (fuzzed: tests/fuzz).
+
+template <class T>
+struct decoded {
+    std::optional<T> value;
+    std::string problem;  // set when value is empty
+    explicit operator bool() const { return value.has_value(); }
+    const T& operator*() const { return *value; }
+    const T* operator->() const { return &*value; }
+};
+template <class T>
+decoded<T> invalid(std::string why) {
+    return {std::nullopt, std::move(why)};
+}
+
+// The fixed header; `max_length` bounds the payload the reader will accept.
+inline decoded<header> decode_header(const unsigned char* raw, std::size_t n, std::uint64_t max_length) {
+    if (n != header_bytes) return invalid<header>("frame header of " + std::to_string(n) + " bytes");
+    header out;
     out.magic = std::uint32_t(get(raw, 4));
     out.version = std::uint16_t(get(raw + 4, 2));
-    out.type = kind(get(raw + 6, 2));
+    const auto type = std::uint16_t(get(raw + 6, 2));
     out.length = get(raw + 8, 8);
+    if (out.magic != magic) return invalid<header>("not a pgas bootstrap frame");
+    if (out.version != version)
+        return invalid<header>("protocol version " + std::to_string(out.version) + " where " +
+                               std::to_string(version) + " was expected (pgas versions differ)");
+    if (type < 1 || type > max_kind) return invalid<header>("unknown frame kind " + std::to_string(type));
+    out.type = kind(type);
+    if (out.length > max_length)
+        return invalid<header>("frame of " + std::to_string(out.length) + " bytes (limit " +
+                               std::to_string(max_length) + ")");
+    return {out, {}};
+}
+
+// A joining process's hello: rank, world size and the launch token.
+struct hello_frame {
+    int rank = 0;
+    int size = 0;
+    std::string token;
+};
+inline constexpr std::size_t hello_fixed_bytes = 12;
+
+inline decoded<hello_frame> decode_hello(const unsigned char* data, std::size_t n) {
+    if (n < hello_fixed_bytes) return invalid<hello_frame>("hello of " + std::to_string(n) + " bytes is cut short");
+    const std::uint64_t rank = get(data, 4), size = get(data + 4, 4), token_bytes = get(data + 8, 4);
+    if (token_bytes != n - hello_fixed_bytes)
+        return invalid<hello_frame>("malformed hello: token of " + std::to_string(token_bytes) + " bytes in " +
+                                    std::to_string(n - hello_fixed_bytes));
+    if (size < 1 || size > std::uint64_t(max_world_size))
+        return invalid<hello_frame>("world size " + std::to_string(size) + " is outside [1, " +
+                                    std::to_string(max_world_size) + "]");
+    if (rank >= size)
+        return invalid<hello_frame>("rank " + std::to_string(rank) + " is outside a world of " + std::to_string(size));
+    return {hello_frame{int(rank), int(size), std::string(data + hello_fixed_bytes, data + n)}, {}};
+}
+
+// The 16 bytes that open every data frame: host call, step, (reserved, 0) and
+// the exchange's sequence number. `block_bytes`: the payload after it.
+inline constexpr std::size_t prefix_bytes = 16;
+
+inline decoded<exchange_id> decode_prefix(const unsigned char* data, std::size_t n, std::uint64_t block_bytes) {
+    if (n != prefix_bytes) return invalid<exchange_id>("data prefix of " + std::to_string(n) + " bytes");
+    const auto call = std::uint16_t(get(data, 2)), op = std::uint16_t(get(data + 2, 2));
+    if (call >= std::uint16_t(host_call::count_))
+        return invalid<exchange_id>("unknown host call " + std::to_string(call));
+    if (op < 1 || op >= std::uint16_t(exchange_op::count_))
+        return invalid<exchange_id>("unknown exchange step " + std::to_string(op));
+    if (get(data + 4, 4) != 0) return invalid<exchange_id>("reserved bytes are not zero");
+    return {exchange_id{host_call(call), exchange_op(op), get(data + 8, 8), block_bytes}, {}};
+}
+
+inline std::vector<unsigned char> encode_prefix(const exchange_id& id) {
+    std::vector<unsigned char> out;
+    put(out, std::uint16_t(id.call), 2);
+    put(out, std::uint16_t(id.op), 2);
+    put(out, 0, 4);
+    put(out, id.sequence, 8);
+    return out;
+}
+
+// The root's abort: error code, the failed PE (+1, 0 when none is at fault)
+// and the text. world_size bounds the PE.
+struct abort_frame {
+    errc code = errc::peer_failed;
+    int failed_pe = -1;
+    std::string text;
+};
+inline constexpr std::size_t abort_fixed_bytes = 8;
+
+inline decoded<abort_frame> decode_abort(const unsigned char* data, std::size_t n, int world_size) {
+    if (n < abort_fixed_bytes) return invalid<abort_frame>("abort of " + std::to_string(n) + " bytes is cut short");
+    const std::uint64_t code = get(data, 4), failed = get(data + 4, 4);
+    if (code < std::uint64_t(errc::invalid_argument) || code > std::uint64_t(errc::system))
+        return invalid<abort_frame>("abort with unknown error code " + std::to_string(code));
+    if (failed > std::uint64_t(world_size))
+        return invalid<abort_frame>("abort names PE " + std::to_string(failed - 1) + ", outside a world of " +
+                                    std::to_string(world_size));
+    return {abort_frame{errc(code), int(failed) - 1, std::string(data + abort_fixed_bytes, data + n)}, {}};
+}
+
+inline std::vector<unsigned char> encode_abort(errc code, int failed_pe, const std::string& text) {
+    std::vector<unsigned char> out;
+    put(out, std::uint32_t(code), 4);
+    put(out, std::uint32_t(failed_pe < 0 ? 0 : failed_pe + 1), 4);
+    out.insert(out.end(), text.begin(), text.end());
+    return out;
+}
+
+// Reads a header; a header that does not decode is io::closed with `problem` set.
+inline io recv_header(int fd, header& out, clock::time_point deadline, std::string* problem = nullptr,
+                      std::uint64_t max_length = ~std::uint64_t{0}) {
+    unsigned char raw[header_bytes];
+    if (auto r = recv_all(fd, raw, sizeof raw, deadline); r != io::ok) return r;
+    auto head = decode_header(raw, sizeof raw, max_length);
+    if (!head) {
+        if (problem) *problem = head.problem;
+        return io::closed;
+    }
+    out = *head;
     return io::ok;
 }
 
@@ -188,7 +312,6 @@ inline std::string text_payload(int fd, std::uint64_t length, clock::time_point 
     return text;
 }
 
-// The hello a joining process sends: rank, world size and the launch token.
 inline std::vector<unsigned char> encode_hello(int rank, int size, const std::string& token) {
     std::vector<unsigned char> out;
     put(out, std::uint32_t(rank), 4);
@@ -226,6 +349,72 @@ inline void resolve(addresses& out, const std::string& host, int port, bool pass
                                                              std::to_string(port) + ": " + ::gai_strerror(rc));
 }
 
+// Where the root listens: the addresses of root_host:root_port, or the
+// Unix-domain socket root_path.
+struct endpoint {
+    sockaddr_storage address{};
+    socklen_t length = 0;
+    int family = AF_UNSPEC;
+};
+
+inline std::vector<endpoint> endpoints(const launch_info& launch, bool passive, int rank) {
+    std::vector<endpoint> out;
+    if (!launch.root_path.empty()) {
+        endpoint e;
+        auto* un = reinterpret_cast<sockaddr_un*>(&e.address);
+        if (launch.root_path.size() >= sizeof un->sun_path)
+            throw_error(errc::bootstrap, rank, "bootstrap init",
+                        "the rendezvous socket path " + launch.root_path + " is longer than " +
+                            std::to_string(sizeof un->sun_path - 1) + " bytes: set TMPDIR to a shorter directory");
+        un->sun_family = AF_UNIX;
+        std::memcpy(un->sun_path, launch.root_path.c_str(), launch.root_path.size() + 1);
+        e.length = socklen_t(offsetof(sockaddr_un, sun_path) + launch.root_path.size() + 1);
+        e.family = AF_UNIX;
+        out.push_back(e);
+        return out;
+    }
+    addresses found;
+    resolve(found, launch.root_host, launch.root_port, passive, rank);
+    for (addrinfo* a = found.list; a; a = a->ai_next) {
+        endpoint e;
+        std::memcpy(&e.address, a->ai_addr, a->ai_addrlen);
+        e.length = a->ai_addrlen;
+        e.family = a->ai_family;
+        out.push_back(e);
+    }
+    return out;
+}
+
+// The private directory of a Unix-domain rendezvous: created 0700 when
+// missing; one that is a link, not a directory, owned by another user or open
+// to others is refused (another local user could otherwise squat the path).
+inline void check_private_dir(const std::string& socket_path, bool create, int rank) {
+    const std::string dir = socket_path.substr(0, socket_path.rfind('/'));
+    if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        throw_error(errc::bootstrap, rank, "bootstrap init",
+                    "cannot create the rendezvous directory " + dir + ": " + errno_text(errno));
+    struct stat info {};
+    if (::lstat(dir.c_str(), &info) != 0) {
+        if (!create) return;  // the root has not made it yet: connecting retries
+        throw_error(errc::bootstrap, rank, "bootstrap init", "cannot inspect " + dir + ": " + errno_text(errno));
+    }
+    if (!S_ISDIR(info.st_mode) || info.st_uid != ::getuid() || (info.st_mode & 077) != 0)
+        throw_error(errc::bootstrap, rank, "bootstrap init",
+                    "the rendezvous directory " + dir + " is not a directory of this user (uid " +
+                        std::to_string(::getuid()) + ") closed to others (owner uid " + std::to_string(info.st_uid) +
+                        ", mode " + std::to_string(info.st_mode & 0777) +
+                        " decimal): another user may be squatting it; remove it, or set TMPDIR or PGAS_ROOT and "
+                        "PGAS_TOKEN");
+}
+
+// The uid of the process at the other end of a Unix-domain socket.
+inline long peer_uid(int fd) {
+    ucred credentials{};
+    socklen_t length = sizeof credentials;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    return long(credentials.uid);
+}
+
 inline void no_delay(int fd) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -252,10 +441,16 @@ class tcp_bootstrap final : public bootstrap {
 public:
     explicit tcp_bootstrap(const launch_info& launch)
         : rank_(launch.rank), size_(launch.size), timeout_(launch.bootstrap_timeout), token_(launch.token),
-          root_(launch.root_host + ":" + std::to_string(launch.root_port)) {
+          root_(launch.root_path.empty() ? launch.root_host + ":" + std::to_string(launch.root_port)
+                                         : launch.root_path),
+          root_path_(launch.root_path) {
         if (size_ < 1 || rank_ < 0 || rank_ >= size_)
             throw_error(errc::invalid_argument, rank_, "bootstrap",
                         "rank " + std::to_string(rank_) + " outside a world of " + std::to_string(size_));
+        if (size_ > max_world_size)
+            throw_error(errc::invalid_argument, rank_, "bootstrap",
+                        "world size " + std::to_string(size_) + " is larger than the limit of " +
+                            std::to_string(max_world_size));
         if (timeout_.count() <= 0)
             throw_error(errc::invalid_argument, rank_, "bootstrap", "the bootstrap timeout must be positive");
         if (rank_ == 0)
@@ -306,30 +501,24 @@ public:
         watcher_.join();
     }
 
-    void allgather(const void* mine, void* all, std::size_t bytes) override {
-        exchange(call_allgather, mine, all, bytes);
-    }
-
-    void barrier() override {
-        const char token = 0;
-        std::vector<char> all(static_cast<std::size_t>(size_));
-        exchange(call_barrier, &token, all.data(), 1);
+protected:
+    void exchange(const exchange_id& id, const void* mine, void* all, std::size_t bytes) override {
+        std::lock_guard io(io_);  // the watcher stays off the sockets meanwhile
+        if (!broken_.empty())
+            throw_error(broken_code_, rank_, what(id), "the bootstrap failed earlier: " + broken_);
+        if (rank_ == 0)
+            exchange_root(id, mine, all, bytes);
+        else if (size_ > 1)
+            exchange_peer(id, mine, all, bytes);
     }
 
 private:
-    static constexpr std::uint32_t call_allgather = 1, call_barrier = 2;
-    static constexpr std::size_t prefix_bytes = 16;  // call id, reserved, sequence number
+    static constexpr std::size_t prefix_bytes = tcp::prefix_bytes;
     // A non-root waits this much longer than the root, so the root's
     // explanation (which PE failed) arrives before its own timeout.
     static constexpr std::chrono::milliseconds answer_slack{1000};
 
-    static const char* call_name(std::uint32_t call) {
-        return call == call_allgather ? "allgather" : call == call_barrier ? "barrier" : "unknown collective";
-    }
-
-    std::string what(std::uint32_t call) const {
-        return std::string("bootstrap ") + call_name(call) + " #" + std::to_string(sequence_);
-    }
+    static std::string what(const exchange_id& id) { return describe(id); }
 
     // --- rank 0 ---------------------------------------------------------------
 
@@ -339,23 +528,7 @@ private:
         if (size_ == 1) return;
         listen_on(launch);
         const auto deadline = tcp::clock::now() + timeout_;
-        int joined = 0;
-        while (joined < size_ - 1) {
-            if (tcp::wait_ready(listener_.get(), POLLIN, deadline) == tcp::io::timeout) break;
-            sockaddr_storage address{};
-            socklen_t length = sizeof address;
-            tcp::unique_fd connection(
-                ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC));
-            if (!connection) continue;
-            tcp::no_delay(connection.get());
-            // A silent stranger delays the others by a bounded time only.
-            const auto hello_deadline = std::min(deadline, tcp::clock::now() + std::chrono::milliseconds(5000));
-            const int rank = admit(connection, tcp::peer_name(address), hello_deadline);
-            if (rank > 0) {
-                peers_[std::size_t(rank)] = std::move(connection);
-                ++joined;
-            }
-        }
+        const int joined = admit_all(deadline);
         if (joined < size_ - 1) {
             std::string missing;
             int first_missing = -1;
@@ -368,7 +541,9 @@ private:
                  "PE(s) " + missing + " did not connect to the root at " + root_ + " within " +
                      std::to_string(timeout_.count()) +
                      " ms (they failed before init, or were started with another PGAS_ROOT or world size)" +
-                     (rejected_.empty() ? std::string() : "; rejected connections: " + rejected_),
+                     (rejected_.empty() ? std::string()
+                                       : "; rejected connections: " + rejected_ +
+                                             (rejected_more_ ? " and " + std::to_string(rejected_more_) + " more" : "")),
                  first_missing);
         }
         for (int r = 1; r < size_; ++r)
@@ -376,19 +551,23 @@ private:
                 tcp::io::ok)
                 fail(errc::peer_failed, "bootstrap init", "PE " + std::to_string(r) + " closed its connection during init",
                      r);
-        listener_.reset();
+        close_listener();
     }
 
     void listen_on(const launch_info& launch) {
-        tcp::addresses found;
-        tcp::resolve(found, launch.root_host, launch.root_port, true, rank_);
+        if (!root_path_.empty()) {
+            tcp::check_private_dir(root_path_, true, rank_);
+            ::unlink(root_path_.c_str());  // a stale socket of a dead job of this user
+        }
         int last_error = 0;
-        for (addrinfo* a = found.list; a; a = a->ai_next) {
-            tcp::unique_fd s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+        for (const auto& e : tcp::endpoints(launch, true, rank_)) {
+            tcp::unique_fd s(::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));  // accept never blocks
             if (!s) continue;
             int one = 1;
-            ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-            if (::bind(s.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(s.get(), 128) == 0) {
+            if (e.family != AF_UNIX) ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            const bool bound = ::bind(s.get(), reinterpret_cast<const sockaddr*>(&e.address), e.length) == 0;
+            if (bound && e.family == AF_UNIX) socket_file_.path = root_path_;
+            if (bound && ::listen(s.get(), 128) == 0) {
                 listener_ = std::move(s);
                 return;
             }
@@ -399,42 +578,146 @@ private:
                         "; set PGAS_ROOT to a free host:port of rank 0's node)");
     }
 
-    // Reads a joining process's hello; returns its rank, or -1 after
-    // rejecting it (with the reason sent back and remembered).
-    int admit(tcp::unique_fd& connection, const std::string& from, tcp::clock::time_point deadline) {
-        auto reject = [&](const std::string& reason) {
-            (void)tcp::send_frame(connection.get(), tcp::kind::reject, reason.data(), reason.size(), deadline);
-            rejected_ += (rejected_.empty() ? "" : "; ") + from + ": " + reason;
-            return -1;
-        };
-        tcp::header head;
-        if (tcp::recv_header(connection.get(), head, deadline) != tcp::io::ok) {
-            rejected_ += (rejected_.empty() ? "" : "; ") + from + ": no hello";
-            return -1;
-        }
-        if (head.magic != tcp::magic || head.version != tcp::version) return reject("not a pgas bootstrap peer");
-        if (head.type != tcp::kind::hello) return reject("expected a hello frame first");
-        if (head.length > tcp::max_hello_bytes || head.length < 12)
-            return reject("hello of " + std::to_string(head.length) + " bytes (limit " +
-                          std::to_string(tcp::max_hello_bytes) + ")");
-        std::vector<unsigned char> hello(head.length);
-        if (tcp::recv_all(connection.get(), hello.data(), hello.size(), deadline) != tcp::io::ok)
-            return reject("hello cut short");
-        const int rank = int(tcp::get(hello.data(), 4));
-        const int size = int(tcp::get(hello.data() + 4, 4));
-        const std::uint64_t token_bytes = tcp::get(hello.data() + 8, 4);
-        if (token_bytes != hello.size() - 12) return reject("malformed hello");
-        const std::string token(hello.begin() + 12, hello.end());
-        if (token != token_)
-            return reject("wrong token: this process belongs to another launch that uses the same root " + root_);
-        if (size != size_)
-            return reject("world size " + std::to_string(size) + " differs from the root's " + std::to_string(size_));
-        if (rank <= 0 || rank >= size_) return reject("rank " + std::to_string(rank) + " is not in 1.." + std::to_string(size_ - 1));
-        if (peers_[std::size_t(rank)]) return reject("rank " + std::to_string(rank) + " has already joined");
-        return rank;
+    // The socket file goes as soon as nobody needs to connect any more.
+    void close_listener() {
+        listener_.reset();
+        socket_file_.remove();
     }
 
-    void exchange_root(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
+    // A connection whose hello is still arriving.
+    struct pending_hello {
+        tcp::unique_fd fd;
+        std::string from;
+        tcp::clock::time_point deadline;
+        std::vector<unsigned char> bytes;  // header, then the hello (at most max_hello_bytes)
+    };
+    // Strangers held at once; past it the oldest is dropped. With the 4 KiB
+    // hello bound the root holds at most ~280 KiB for connections in handshake.
+    static constexpr std::size_t max_pending = 64;
+    // A connection must deliver its hello within this (or the init deadline).
+    static constexpr std::chrono::milliseconds hello_limit{5000};
+
+    // Accepts connections and reads their hellos concurrently (a silent,
+    // dripping or garbage-sending stranger holds up nobody) until every rank
+    // joined or the deadline passed; returns how many joined.
+    int admit_all(tcp::clock::time_point deadline) {
+        std::vector<pending_hello> pending;
+        int joined = 0;
+        while (joined < size_ - 1) {
+            const auto now = tcp::clock::now();
+            if (now >= deadline) break;
+            auto wake = deadline;
+            for (auto& p : pending) wake = std::min(wake, p.deadline);
+            std::vector<pollfd> polls{{listener_.get(), POLLIN, 0}};
+            for (auto& p : pending) polls.push_back({p.fd.get(), POLLIN, 0});
+            const int n = ::poll(polls.data(), polls.size(), std::max(1, tcp::remaining_ms(wake)));
+            if (n < 0 && errno != EINTR) break;
+            std::vector<pending_hello> still;
+            for (std::size_t i = 0; i < pending.size(); ++i) {
+                auto& p = pending[i];
+                int rank = -1;
+                const bool done = polls[i + 1].revents != 0 ? read_hello(p, rank) : false;
+                if (rank > 0) {
+                    peers_[std::size_t(rank)] = std::move(p.fd);
+                    ++joined;
+                } else if (!done && tcp::clock::now() >= p.deadline) {
+                    remember_rejected(p.from + ": no hello within " + std::to_string(hello_limit.count()) + " ms");
+                } else if (!done) {
+                    still.push_back(std::move(p));
+                }
+            }
+            pending = std::move(still);
+            for (int accepted = 0; accepted < 8 && (polls[0].revents & POLLIN); ++accepted) {
+                sockaddr_storage address{};
+                socklen_t length = sizeof address;
+                tcp::unique_fd connection(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length,
+                                                    SOCK_CLOEXEC | SOCK_NONBLOCK));
+                if (!connection) break;
+                if (address.ss_family != AF_UNIX) tcp::no_delay(connection.get());
+                std::string from = address.ss_family == AF_UNIX ? std::string("a local process")
+                                                                : tcp::peer_name(address);
+                if (pending.size() >= max_pending) {
+                    remember_rejected(pending.front().from + ": dropped, more than " + std::to_string(max_pending) +
+                                      " connections in handshake");
+                    pending.erase(pending.begin());
+                }
+                pending.push_back({std::move(connection), std::move(from),
+                                   std::min(deadline, tcp::clock::now() + hello_limit), {}});
+            }
+        }
+        return joined;
+    }
+
+    // Reads what has arrived of p's hello. Returns true when p is finished
+    // with (rank set when it was admitted, else it was rejected or closed).
+    bool read_hello(pending_hello& p, int& rank) {
+        const std::size_t want = p.bytes.size() < tcp::header_bytes
+                                     ? tcp::header_bytes
+                                     : tcp::header_bytes + std::size_t(tcp::get(p.bytes.data() + 8, 8));
+        unsigned char chunk[512];
+        const std::size_t room = std::min(want - p.bytes.size(), sizeof chunk);
+        const ssize_t n = ::recv(p.fd.get(), chunk, room, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            remember_rejected(p.from + (p.bytes.empty() ? ": closed without a hello" : ": hello cut short"));
+            return true;
+        }
+        if (n < 0) return false;
+        p.bytes.insert(p.bytes.end(), chunk, chunk + n);
+        if (p.bytes.size() == tcp::header_bytes) {
+            // Before the token is checked nothing longer than max_hello_bytes is read.
+            auto head = tcp::decode_header(p.bytes.data(), tcp::header_bytes, tcp::max_hello_bytes);
+            if (!head) return reject(p, head.problem);
+            if (head->type != tcp::kind::hello) return reject(p, "expected a hello frame first");
+        }
+        if (p.bytes.size() < tcp::header_bytes ||
+            p.bytes.size() < tcp::header_bytes + tcp::get(p.bytes.data() + 8, 8))
+            return false;
+        rank = admit(p);
+        return true;
+    }
+
+    bool reject(pending_hello& p, const std::string& reason) {
+        (void)tcp::send_frame(p.fd.get(), tcp::kind::reject, reason.data(), reason.size(),
+                              tcp::clock::now() + std::chrono::milliseconds(100));
+        remember_rejected(p.from + ": " + reason);
+        return true;
+    }
+
+    // Checks a complete hello; returns its rank, or -1 after rejecting it
+    // (with the reason sent back and remembered).
+    int admit(pending_hello& p) {
+        if (!root_path_.empty()) {
+            const long uid = tcp::peer_uid(p.fd.get());
+            if (uid != long(::getuid()))
+                return reject(p, "a process of uid " + std::to_string(uid) + " may not join a job of uid " +
+                                     std::to_string(::getuid())),
+                       -1;
+        }
+        auto hello = tcp::decode_hello(p.bytes.data() + tcp::header_bytes, p.bytes.size() - tcp::header_bytes);
+        if (!hello) return reject(p, hello.problem), -1;
+        if (hello->token != token_)
+            return reject(p, "wrong token: this process belongs to another launch that uses the same root " + root_),
+                   -1;
+        if (hello->size != size_)
+            return reject(p, "world size " + std::to_string(hello->size) + " differs from the root's " +
+                                 std::to_string(size_)),
+                   -1;
+        if (hello->rank == 0) return reject(p, "rank 0 is the root itself"), -1;
+        if (peers_[std::size_t(hello->rank)])
+            return reject(p, "rank " + std::to_string(hello->rank) + " has already joined"), -1;
+        return hello->rank;
+    }
+
+    // The reasons for the timeout message, bounded whatever strangers send.
+    void remember_rejected(const std::string& reason) {
+        if (rejected_.size() > 2048) {
+            ++rejected_more_;
+            return;
+        }
+        rejected_ += (rejected_.empty() ? "" : "; ") + reason.substr(0, 256);
+    }
+
+    void exchange_root(const exchange_id& call, const void* mine, void* all, std::size_t bytes) {
         auto* out = static_cast<unsigned char*>(all);
         std::memcpy(out, mine, bytes);
         for (int r = 1; r < size_; ++r)
@@ -468,43 +751,43 @@ private:
             }
             pending = std::move(still);
         }
-        const auto prefix = data_prefix(call);
+        const auto prefix = tcp::encode_prefix(call);
         for (int r = 1; r < size_; ++r)
             if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::data, out, bytes * std::size_t(size_),
                                 deadline + answer_slack, prefix.data(), prefix.size()) != tcp::io::ok)
                 fail(errc::peer_failed, what(call), "PE " + std::to_string(r) + " exited or closed its connection", r);
     }
 
-    void receive_block(int r, std::uint32_t call, unsigned char* into, std::size_t bytes,
+    void receive_block(int r, const exchange_id& call, unsigned char* into, std::size_t bytes,
                        tcp::clock::time_point deadline) {
         const int fd = peers_[std::size_t(r)].get();
         const std::string pe = "PE " + std::to_string(r);
-        tcp::header head;
-        unsigned char prefix[prefix_bytes];
-        auto result = tcp::recv_header(fd, head, deadline);
-        if (result == tcp::io::ok && head.magic == tcp::magic && head.type == tcp::kind::bye)
-            fail(errc::peer_failed, what(call), pe + " has left: it destroyed its world before this collective call", r);
-        if (result == tcp::io::ok && (head.magic != tcp::magic || head.type != tcp::kind::data || head.length < prefix_bytes))
-            fail(errc::bootstrap, what(call), pe + " sent a malformed frame", r);
-        if (result == tcp::io::ok) result = tcp::recv_all(fd, prefix, prefix_bytes, deadline);
+        unsigned char raw[tcp::header_bytes];
+        auto result = tcp::recv_all(fd, raw, sizeof raw, deadline);
+        if (result == tcp::io::ok) {
+            // Nothing longer than this exchange's block (plus prefix) is accepted.
+            auto head = tcp::decode_header(raw, sizeof raw, prefix_bytes + bytes);
+            if (!head && tcp::get(raw + 6, 2) == std::uint16_t(tcp::kind::data) && tcp::get(raw, 4) == tcp::magic)
+                head = tcp::decode_header(raw, sizeof raw, ~std::uint64_t{0});  // a bigger block: named below
+            if (!head) fail(errc::bootstrap, what(call), pe + " sent a malformed frame: " + head.problem, r);
+            if (head->type == tcp::kind::bye)
+                fail(errc::peer_failed, what(call), pe + " has left: it destroyed its world before this collective call",
+                     r);
+            if (head->type != tcp::kind::data || head->length < prefix_bytes)
+                fail(errc::bootstrap, what(call), pe + " sent a malformed frame (not a data frame)", r);
+            unsigned char prefix[prefix_bytes];
+            result = tcp::recv_all(fd, prefix, prefix_bytes, deadline);
+            if (result == tcp::io::ok) {
+                auto theirs = tcp::decode_prefix(prefix, prefix_bytes, head->length - prefix_bytes);
+                if (!theirs) fail(errc::bootstrap, what(call), pe + " sent a malformed frame: " + theirs.problem, r);
+                if (!(*theirs == call))
+                    fail(errc::collective_mismatch, what(call), mismatch_text(r, *theirs, 0, call));
+                result = tcp::recv_all(fd, into, bytes, deadline);
+            }
+        }
         if (result == tcp::io::closed)
             fail(errc::peer_failed, what(call), pe + " exited or closed its connection (the process died or failed)", r);
         if (result == tcp::io::timeout) fail(errc::timeout, what(call), pe + " sent a partial frame and stalled", r);
-        const auto their_call = std::uint32_t(tcp::get(prefix, 4));
-        const auto their_sequence = tcp::get(prefix + 8, 8);
-        if (their_call != call || their_sequence != sequence_)
-            fail(errc::collective_mismatch, what(call),
-                 pe + " called " + call_name(their_call) + " #" + std::to_string(their_sequence) +
-                     " while PE 0 called " + call_name(call) + " #" + std::to_string(sequence_) +
-                     " (PEs must make collective calls in the same order)",
-                 r);
-        if (head.length - prefix_bytes != bytes)
-            fail(errc::collective_mismatch, what(call),
-                 pe + " contributed " + std::to_string(head.length - prefix_bytes) + " bytes but PE 0 " +
-                     std::to_string(bytes) + " (collective arguments differ between PEs)",
-                 r);
-        if (tcp::recv_all(fd, into, bytes, deadline) != tcp::io::ok)
-            fail(errc::peer_failed, what(call), pe + " exited or stalled in the middle of its block", r);
     }
 
     // --- other ranks ------------------------------------------------------------
@@ -515,36 +798,44 @@ private:
         const auto hello = tcp::encode_hello(rank_, size_, token_);
         if (tcp::send_frame(root_fd_.get(), tcp::kind::hello, hello.data(), hello.size(), deadline) != tcp::io::ok)
             fail(errc::bootstrap, "bootstrap init", "the root at " + root_ + " closed the connection during the handshake");
-        tcp::header head;
-        const auto result = tcp::recv_header(root_fd_.get(), head, deadline + answer_slack);
+        unsigned char raw[tcp::header_bytes];
+        const auto result = tcp::recv_all(root_fd_.get(), raw, sizeof raw, deadline + answer_slack);
         if (result == tcp::io::timeout)
             fail(errc::timeout, "bootstrap init",
                  "the root at " + root_ + " did not complete the launch within " + std::to_string(timeout_.count()) +
                      " ms (another PE did not join)");
         if (result == tcp::io::closed)
             fail(errc::peer_failed, "bootstrap init",
-                 "the root (PE 0) at " + root_ + " closed the connection during the handshake (it exited or failed)");
-        if (head.magic != tcp::magic) fail(errc::bootstrap, "bootstrap init", root_ + " is not a pgas bootstrap root");
-        if (head.type == tcp::kind::reject)
+                 "the root (PE 0) at " + root_ + " closed the connection during the handshake (it exited or failed)", 0);
+        auto head = tcp::decode_header(raw, sizeof raw, tcp::max_abort_bytes);
+        if (!head) fail(errc::bootstrap, "bootstrap init", root_ + " is not a pgas bootstrap root: " + head.problem);
+        if (head->type == tcp::kind::reject)
             fail(errc::bootstrap, "bootstrap init",
                  "the root at " + root_ + " rejected this process: " +
-                     tcp::text_payload(root_fd_.get(), head.length, deadline + answer_slack));
-        check_abort(head, "bootstrap init");
-        if (head.type != tcp::kind::welcome || head.length != 0)
+                     tcp::text_payload(root_fd_.get(), head->length, deadline + answer_slack));
+        if (head->type == tcp::kind::abort) {
+            std::vector<unsigned char> payload(head->length);
+            if (tcp::recv_all(root_fd_.get(), payload.data(), payload.size(), deadline + answer_slack) != tcp::io::ok)
+                fail(errc::peer_failed, "bootstrap init", "the root (PE 0) aborted; its reason was lost", 0);
+            auto reason = tcp::decode_abort(payload.data(), payload.size(), size_);
+            if (!reason) fail(errc::bootstrap, "bootstrap init", "malformed abort from the root: " + reason.problem, 0);
+            fail(reason->code, "bootstrap init", "the root (PE 0) aborted: " + reason->text, reason->failed_pe);
+        }
+        if (head->type != tcp::kind::welcome || head->length != 0)
             fail(errc::bootstrap, "bootstrap init", "unexpected frame from the root during the handshake");
     }
 
     void connect_root(const launch_info& launch, tcp::clock::time_point deadline) {
-        tcp::addresses found;
-        tcp::resolve(found, launch.root_host, launch.root_port, false, rank_);
+        const auto found = tcp::endpoints(launch, false, rank_);
         int last_error = ETIMEDOUT;
         // Rank 0 may not listen yet: retry until the deadline.
         for (;;) {
-            for (addrinfo* a = found.list; a; a = a->ai_next) {
-                tcp::unique_fd s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+            if (!root_path_.empty()) tcp::check_private_dir(root_path_, false, rank_);
+            for (const auto& e : found) {
+                tcp::unique_fd s(::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
                 if (!s) continue;
-                int rc = ::connect(s.get(), a->ai_addr, a->ai_addrlen);
-                if (rc != 0 && errno == EINPROGRESS) {
+                int rc = ::connect(s.get(), reinterpret_cast<const sockaddr*>(&e.address), e.length);
+                if (rc != 0 && (errno == EINPROGRESS || errno == EAGAIN)) {
                     if (tcp::wait_ready(s.get(), POLLOUT, deadline) == tcp::io::timeout) {
                         last_error = ETIMEDOUT;
                         continue;
@@ -556,7 +847,11 @@ private:
                     errno = code;
                 }
                 if (rc == 0) {
-                    tcp::no_delay(s.get());
+                    if (e.family == AF_UNIX && tcp::peer_uid(s.get()) != long(::getuid()))
+                        throw_error(errc::bootstrap, rank_, "bootstrap init",
+                                    "the rendezvous socket " + root_ + " belongs to uid " +
+                                        std::to_string(tcp::peer_uid(s.get())) + ", not this job's user");
+                    if (e.family != AF_UNIX) tcp::no_delay(s.get());
                     root_fd_ = std::move(s);
                     return;
                 }
@@ -571,75 +866,67 @@ private:
                         launch.source + ")");
     }
 
-    void exchange_peer(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
+    void exchange_peer(const exchange_id& call, const void* mine, void* all, std::size_t bytes) {
         if (root_left_) fail(errc::peer_failed, what(call), "the root (PE 0) has left: it destroyed its world", 0);
         const auto deadline = tcp::clock::now() + timeout_ + answer_slack;
         const int fd = root_fd_.get();
-        const auto prefix = data_prefix(call);
+        const auto prefix = tcp::encode_prefix(call);
         // When the send fails the root may have aborted already: its reason is
         // still readable, so look for it briefly before reporting a lost root.
         const bool sent =
             tcp::send_frame(fd, tcp::kind::data, mine, bytes, deadline, prefix.data(), prefix.size()) == tcp::io::ok;
-        tcp::header head;
-        const auto result =
-            tcp::recv_header(fd, head, sent ? deadline : tcp::clock::now() + std::chrono::milliseconds(500));
-        if (result == tcp::io::timeout && sent)
-            fail(errc::timeout, what(call),
-                 "no answer from the root (PE 0) within " + std::to_string((timeout_ + answer_slack).count()) + " ms");
-        if (result != tcp::io::ok)
-            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0): it exited or failed");
-        if (head.magic != tcp::magic) fail(errc::bootstrap, what(call), "malformed frame from the root");
-        if (head.type == tcp::kind::bye)
-            fail(errc::peer_failed, what(call), "the root (PE 0) has left: it destroyed its world", 0);
-        check_abort(head, what(call));
         const std::uint64_t expected = prefix_bytes + bytes * std::uint64_t(size_);
+        const auto head = root_header(what(call), sent ? deadline : tcp::clock::now() + std::chrono::milliseconds(500),
+                                      expected, sent);
         if (head.type != tcp::kind::data || head.length != expected)
             fail(errc::bootstrap, what(call),
                  "the root sent " + std::to_string(head.length) + " bytes where " + std::to_string(expected) +
                      " were expected");
         unsigned char their_prefix[prefix_bytes];
-        if (tcp::recv_all(fd, their_prefix, prefix_bytes, deadline) != tcp::io::ok ||
-            tcp::recv_all(fd, all, bytes * std::size_t(size_), deadline) != tcp::io::ok)
-            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer");
+        if (tcp::recv_all(fd, their_prefix, prefix_bytes, deadline) != tcp::io::ok)
+            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer", 0);
+        auto theirs = tcp::decode_prefix(their_prefix, prefix_bytes, bytes);
+        if (!theirs) fail(errc::bootstrap, what(call), "malformed answer from the root: " + theirs.problem, 0);
+        // No value is read from an answer to another call.
+        if (!(*theirs == call)) fail(errc::collective_mismatch, what(call), mismatch_text(0, *theirs, rank_, call));
+        if (tcp::recv_all(fd, all, bytes * std::size_t(size_), deadline) != tcp::io::ok)
+            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer", 0);
     }
 
-    // An abort frame from the root carries its error code and text.
-    void check_abort(const tcp::header& head, const std::string& call) {
-        if (head.type != tcp::kind::abort) return;
-        const std::string payload = tcp::text_payload(root_fd_.get(), head.length,
-                                                      tcp::clock::now() + std::chrono::milliseconds(1000));
-        errc code = errc::peer_failed;
-        std::string text = payload;
-        int failed = 0;
-        if (payload.size() >= 8) {
-            const auto* raw = reinterpret_cast<const unsigned char*>(payload.data());
-            code = errc(tcp::get(raw, 4));
-            failed = int(tcp::get(raw + 4, 4)) - 1;
-            text = payload.substr(8);
+    // The next frame from the root, checked: a lost connection, a bye, an
+    // abort (thrown with the root's code and text), a malformed header or one
+    // longer than max_length never return.
+    tcp::header root_header(const std::string& call, tcp::clock::time_point deadline, std::uint64_t max_length,
+                            bool waited_full = true) {
+        unsigned char raw[tcp::header_bytes];
+        const auto result = tcp::recv_all(root_fd_.get(), raw, sizeof raw, deadline);
+        if (result == tcp::io::timeout && waited_full)
+            fail(errc::timeout, call,
+                 "no answer from the root (PE 0) within " + std::to_string((timeout_ + answer_slack).count()) + " ms", 0);
+        if (result != tcp::io::ok)
+            fail(errc::peer_failed, call, "lost the connection to the root (PE 0) at " + root_ + ": it exited or failed",
+                 0);
+        auto head = tcp::decode_header(raw, sizeof raw, std::max<std::uint64_t>(max_length, tcp::max_abort_bytes));
+        if (!head) fail(errc::bootstrap, call, "malformed frame from the root at " + root_ + ": " + head.problem, 0);
+        if (head->type == tcp::kind::bye) fail(errc::peer_failed, call, "the root (PE 0) has left: it destroyed its world", 0);
+        if (head->type == tcp::kind::abort) {
+            std::vector<unsigned char> payload(head->length);
+            if (tcp::recv_all(root_fd_.get(), payload.data(), payload.size(),
+                              tcp::clock::now() + std::chrono::milliseconds(1000)) != tcp::io::ok)
+                fail(errc::peer_failed, call, "the root (PE 0) aborted; its reason was lost", 0);
+            auto reason = tcp::decode_abort(payload.data(), payload.size(), size_);
+            if (!reason) fail(errc::bootstrap, call, "malformed abort from the root: " + reason.problem, 0);
+            fail(reason->code, call, "the root (PE 0) aborted: " + reason->text, reason->failed_pe);
         }
-        fail(code, call, "the root (PE 0) aborted: " + text, failed);
+        if (head->type != tcp::kind::reject && head->length > max_length)
+            fail(errc::bootstrap, call,
+                 "the root sent a frame of " + std::to_string(head->length) + " bytes (limit " +
+                     std::to_string(max_length) + ")",
+                 0);
+        return *head;
     }
 
     // --- both -------------------------------------------------------------------
-
-    std::vector<unsigned char> data_prefix(std::uint32_t call) const {
-        std::vector<unsigned char> prefix;
-        tcp::put(prefix, call, 4);
-        tcp::put(prefix, 0, 4);
-        tcp::put(prefix, sequence_, 8);
-        return prefix;
-    }
-
-    void exchange(std::uint32_t call, const void* mine, void* all, std::size_t bytes) {
-        std::lock_guard io(io_);  // the watcher stays off the sockets meanwhile
-        if (!broken_.empty())
-            throw_error(broken_code_, rank_, what(call), "the bootstrap failed earlier: " + broken_);
-        if (rank_ == 0)
-            exchange_root(call, mine, all, bytes);
-        else if (size_ > 1)
-            exchange_peer(call, mine, all, bytes);
-        ++sequence_;
-    }
 
     // Records the failure, tells every connected rank (root) or drops the
     // connection to the root (others), and throws. failed_pe: the PE at
@@ -653,11 +940,10 @@ private:
         broken_ = detail;
         broken_code_ = code;
         if (rank_ == 0) {
-            std::vector<unsigned char> payload;
-            tcp::put(payload, std::uint32_t(code), 4);
-            tcp::put(payload, std::uint32_t(failed_pe + 1), 4);
-            const std::string text = "PE 0 in " + call + ": " + detail;
-            payload.insert(payload.end(), text.begin(), text.end());
+            std::string text = "PE 0 in " + call + ": " + detail;
+            if (text.size() > tcp::max_abort_bytes - tcp::abort_fixed_bytes)
+                text.resize(tcp::max_abort_bytes - tcp::abort_fixed_bytes);
+            const auto payload = tcp::encode_abort(code, failed_pe, text);
             const auto deadline = tcp::clock::now() + std::chrono::milliseconds(1000);
             for (auto& peer : peers_)
                 if (peer) {
@@ -731,8 +1017,9 @@ private:
             return -1;
         }
         if (type == tcp::kind::abort && n == ssize_t(sizeof raw)) {
-            const int failed = int(tcp::get(raw + tcp::header_bytes + 4, 4)) - 1;
-            return failed >= 0 ? failed : 0;
+            // Only the fixed part is peeked: the PE it names (when in range).
+            auto reason = tcp::decode_abort(raw + tcp::header_bytes, tcp::abort_fixed_bytes, size_);
+            return reason && reason->failed_pe >= 0 ? reason->failed_pe : 0;
         }
         return -1;
     }
@@ -741,12 +1028,22 @@ private:
     int size_;
     std::chrono::milliseconds timeout_;
     std::string token_;
-    std::string root_;  // host:port, for messages
-    std::uint64_t sequence_ = 0;
+    std::string root_;  // host:port or the socket path, for messages
+    std::string root_path_;  // a Unix-domain rendezvous: its socket path
+    // Rank 0: the socket file, removed once everyone joined or init failed.
+    struct socket_file {
+        std::string path;
+        void remove() {
+            if (!path.empty()) ::unlink(path.c_str());
+            path.clear();
+        }
+        ~socket_file() { remove(); }
+    } socket_file_;
     tcp::unique_fd listener_;             // rank 0 during init
     std::vector<tcp::unique_fd> peers_;   // rank 0: one per rank (index 0 empty)
     tcp::unique_fd root_fd_;              // other ranks: the connection to rank 0
     std::string rejected_;                // rank 0: connections turned away, for the timeout message
+    int rejected_more_ = 0;               // ... and how many more
     std::string broken_;
     errc broken_code_ = errc::bootstrap;
     std::vector<bool> left_;          // rank 0: peers that said bye

@@ -123,10 +123,18 @@ public:
     }
 
 private:
+    static void check_world_size(const char* call, std::int64_t n_pes) {
+        if (n_pes > detail::max_world_size)
+            detail::throw_error(errc::invalid_argument, -1, call,
+                                "PE count " + std::to_string(n_pes) + " is larger than the limit of " +
+                                    std::to_string(detail::max_world_size));
+    }
+
     static world init_local_host(int n_pes, world_options options) {
         if (n_pes <= 0)
             detail::throw_error(errc::invalid_argument, -1, "world::init_local",
                                 "PE count must be positive, got " + std::to_string(n_pes));
+        check_world_size("world::init_local", n_pes);
         std::vector<int> local(static_cast<std::size_t>(n_pes));
         for (int i = 0; i < n_pes; ++i) local[std::size_t(i)] = i;
         return world(std::make_shared<detail::single_bootstrap>(), std::move(local), n_pes, options);
@@ -136,18 +144,31 @@ public:
 
     // SPMD form of the host transport: n threads, each running body(world&)
     // with its own single-PE world, as n processes would. Collective calls
-    // (alloc, free, split, barrier) really are collective here. Rethrows the
-    // first PE's exception after all threads end.
+    // (alloc, free, split, barrier) really are collective here. A PE that
+    // throws stops the others' waits at once (host collectives and device
+    // waits end in errc::peer_failed naming it); every PE's heap lives until
+    // all threads have ended. Rethrows the root-cause exception after all
+    // threads end. Host collectives are bounded by PGAS_BOOTSTRAP_TIMEOUT_MS.
     template <class Body>
         requires std::invocable<Body&, world&>
     static void run_threads(int n_pes, Body&& body, world_options options = {}) {
         if (n_pes <= 0)
             detail::throw_error(errc::invalid_argument, -1, "world::run_threads",
                                 "PE count must be positive, got " + std::to_string(n_pes));
-        auto rendezvous = std::make_shared<detail::thread_bootstrap::shared>(n_pes, std::chrono::seconds(30));
+        check_world_size("world::run_threads", n_pes);
+        auto rendezvous =
+            std::make_shared<detail::thread_bootstrap::shared>(n_pes, detail::env_bootstrap_timeout());
+        // Destroyed after every thread has joined: no PE frees memory a peer still reaches.
+        std::vector<std::unique_ptr<world>> worlds(static_cast<std::size_t>(n_pes));
         run_each(n_pes, [&](int pe) {
-            world w(std::make_shared<detail::thread_bootstrap>(rendezvous, pe), {pe}, n_pes, options);
-            body(w);
+            try {
+                worlds[std::size_t(pe)] = std::make_unique<world>(
+                    std::make_shared<detail::thread_bootstrap>(rendezvous, pe), std::vector<int>{pe}, n_pes, options);
+                body(*worlds[std::size_t(pe)]);
+            } catch (...) {
+                rendezvous->fail(pe);
+                throw;
+            }
         });
     }
 
@@ -177,6 +198,7 @@ public:
         if (std::uint64_t(count) > state_->heap_bytes / sizeof(T))
             heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
         const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::alloc);
         agree("alloc", "bytes", bytes);
         const std::uint64_t alignment =
             alignof(T) > detail::heap_allocator::min_granule ? alignof(T) : detail::heap_allocator::min_granule;
@@ -191,6 +213,7 @@ public:
     template <class T>
     void free(symmetric_ptr<T> p) {
         PGAS_NVTX_RANGE("pgas::world::free");
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::free);
         agree("free", "heap offset", p.offset());
         if (!p || !state_->allocator.deallocate(p.offset()))
             detail::throw_error(errc::not_symmetric, my_pe_or_all(), "free",
@@ -236,21 +259,32 @@ public:
     // Collective: the team of parent members start, start+stride, ... (size
     // of them), indices in parent. Like nvshmem_team_split_strided.
     team split_strided(const team& parent, int start, int stride, int size) {
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_strided);
         agree("split_strided", "start", std::uint64_t(std::int64_t(start)));
         agree("split_strided", "stride", std::uint64_t(std::int64_t(stride)));
         agree("split_strided", "size", std::uint64_t(std::int64_t(size)));
-        const int last = start + (size - 1) * stride;
-        if (size <= 0 || stride <= 0 || start < 0 || !parent.contains_index(start) || !parent.contains_index(last))
+        const auto members = [&] {
+            return "members start=" + std::to_string(start) + " stride=" + std::to_string(stride) +
+                   " size=" + std::to_string(size);
+        };
+        if (size <= 0 || stride <= 0 || start < 0)
             detail::throw_error(errc::pe_out_of_range, parent.bound_pe(), "split_strided",
-                                "members start=" + std::to_string(start) + " stride=" + std::to_string(stride) +
-                                    " size=" + std::to_string(size) + " do not fit a parent team of " +
+                                members() + ": start must be >= 0, stride and size > 0");
+        // In 64 bits: start + stride * (size - 1) overflows int for hostile arguments.
+        const std::int64_t last = std::int64_t(start) + std::int64_t(stride) * (std::int64_t(size) - 1);
+        if (last >= parent.n_pes())
+            detail::throw_error(errc::pe_out_of_range, parent.bound_pe(), "split_strided",
+                                members() + ": the last member start + stride * (size - 1) = " +
+                                    std::to_string(last) + " is outside a parent team of " +
                                     std::to_string(parent.n_pes()) + " PEs");
-        return parent.sub_team(start, stride, size, next_slot("split_strided"));
+        // One member: the stride is never used, and parent stride * stride may not fit an int.
+        return parent.sub_team(start, size == 1 ? 1 : stride, size, next_slot("split_strided"));
     }
 
     // Collective: views the parent as rows of xrange PEs. Returns {x, y}: x is
     // the caller's row (consecutive members), y its column. Like nvshmem_team_split_2d.
     std::pair<team, team> split_2d(const team& parent, int xrange) {
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_2d);
         agree("split_2d", "xrange", std::uint64_t(std::int64_t(xrange)));
         if (xrange <= 0)
             detail::throw_error(errc::invalid_argument, parent.bound_pe(), "split_2d",
@@ -266,7 +300,10 @@ public:
     }
 
     // Collective host-side barrier between the processes of the world.
-    void barrier() { state_->bootstrap->barrier(); }
+    void barrier() {
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::barrier);
+        state_->bootstrap->barrier();
+    }
 
     // The context a kernel (or host PE thread) of local PE `local` receives.
     template <class Transport>
@@ -281,7 +318,7 @@ public:
     void launch_host(Body&& body) {
         // A failure recorded before this launch (a peer process that died) stays:
         // the watcher reports it only once. Only one process's threads reset it.
-        if (state_->bootstrap->size() == 1) state_->abort_flag.store(0);
+        if (state_->bootstrap->size() == 1) state_->abort->store(0);
         run_each(n_local_pes(), [&](int local) {
             try {
                 body(context<host>(local));
@@ -318,7 +355,9 @@ public:
                                             : std::int64_t(detail::env_milliseconds("PGAS_TIMEOUT_MS", PGAS_DEFAULT_TIMEOUT_MS));
         s.timeout_ns = std::uint64_t(timeout_ms) * 1000000ull;
         s.allocator = detail::heap_allocator(detail::heap_layout::user_offset, s.heap_bytes);
+        if (auto* shared = s.bootstrap->shared_abort_flag()) s.abort = shared;
         detail::heap_request request{s.heap_bytes, s.local_pes, s.n_pes, s.bootstrap.get()};
+        detail::bootstrap::call_scope call(*s.bootstrap, detail::host_call::init);
         s.memory = make_heap(request);
     }
 
@@ -332,7 +371,7 @@ public:
     device::runtime_state runtime() const {
         device::runtime_state r;
         r.timeout_ns = state_->timeout_ns;
-        r.abort_flag = reinterpret_cast<const volatile int*>(&state_->abort_flag);
+        r.abort_flag = reinterpret_cast<const volatile int*>(state_->abort);
         if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) r.abort_flag = gpu->abort_flag();
         return r;
     }
@@ -363,6 +402,8 @@ private:
         std::unique_ptr<detail::heap_memory> memory;
         int next_team_slot = 1;               // slot 0 is the world team
         std::atomic<int> abort_flag{0};
+        // The flag waits poll: abort_flag, or the one PE threads of run_threads share.
+        std::atomic<int>* abort = &abort_flag;
         std::shared_ptr<detail::bootstrap> bootstrap;
         detail::nvtx_range_begin nvtx_finalize_begin{"pgas::world::finalize"};  // last member: destroyed first
     };
@@ -450,7 +491,7 @@ private:
     // The host-side flag (host transport) and, for GPU heaps, the mapped one kernels poll.
     static void raise_abort(state_t& state, int failed_pe) {
         int expected = 0;
-        state.abort_flag.compare_exchange_strong(expected, failed_pe + 1);
+        state.abort->compare_exchange_strong(expected, failed_pe + 1);
         if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state.memory.get()))
             if (*gpu->abort_flag() == 0) *gpu->abort_flag() = failed_pe + 1;
     }
