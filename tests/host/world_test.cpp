@@ -1,5 +1,6 @@
 // The host side of a world: collective alloc/free, SPMD threads, and every bad input with a clear error.
 #include "support.hpp"
+#include "../wait_timeout_format.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -137,6 +138,7 @@ TEST_CASE("a wait that cannot finish times out with the PE, address, condition a
         const std::string text = e.what();
         CHECK_MESSAGE(test::contains(text, "signal_wait_until on PE 1"), text);
         CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string(flag.offset()) + " >= 5 (seen 3)"), text);
+        CHECK_MESSAGE(test::is_wait_timeout(text), text);  // the format of the proxy's and IBGDA's timeouts too
     }
 }
 
