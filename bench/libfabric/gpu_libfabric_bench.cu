@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-namespace gpu_libfabric_bench {  // named: PGAS_KERNEL sets visibility, which anonymous namespaces refuse
+namespace gpu_libfabric_bench {
 
 using ctx_t = pgas::device::context<pgas::libfabric>;
 

@@ -85,7 +85,7 @@ TEST_CASE("processes: without the watcher's help a device wait still ends, by it
     auto results = test::run_world(2, {"die_in_barrier", "1", "device-unwatched"},
                                    {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "1500"}}, 60s);
     CHECK(results[1].exited(3));
-    check_survivor(results[0], "on PE 0: no progress after", 15);
+    check_survivor(results[0], "on PE 0: timed out after", 15);
 }
 
 TEST_CASE("pgasrun: output is forwarded line by line with the rank prefix - success exits 0") {

@@ -20,6 +20,11 @@ static_assert(!pgas::transport<int>);
 
 static_assert(pgas::group<pgas::thread> && pgas::group<pgas::warp> && pgas::group<pgas::block> &&
               pgas::group<pgas::tile<8>>);
+// The group-templated members are checked for every kind of group, one named clause each.
+static_assert(pgas::transport_clause::rma<pgas::host, pgas::thread> && pgas::transport_clause::rma<pgas::host, pgas::warp> &&
+              pgas::transport_clause::rma<pgas::host, pgas::block> && pgas::transport_clause::rma<pgas::host, pgas::tile<8>>);
+static_assert(pgas::transport_clause::put_signal<pgas::host, pgas::tile<4>>);
+static_assert(!pgas::transport_clause::put<test::claims_rma_transport, pgas::thread>);
 
 TEST_CASE("a context over a transport without load/store gives no peer pointers") {
     pgas::device::context<test::identity_only_transport> ctx{};

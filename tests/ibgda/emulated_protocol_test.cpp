@@ -1,5 +1,6 @@
 // The IBGDA protocol against the emulated NIC: wrap-around, batching, doorbell order, completions, errors, no NIC.
 #include "support.hpp"
+#include "../wait_timeout_format.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -230,7 +231,9 @@ TEST_CASE("a NIC that stops consuming is a timeout naming the PE, not a hang") {
     auto ctx = ib.context(0);
     const std::string text = error_text([&] { (void)pgas::g(ctx, data, 1); });
     CAPTURE(text);
-    CHECK(test::contains(text, "pgas: get on PE 0: ibgda: no completion from the NIC within the timeout on the QP to PE 1"));
+    CHECK(test::contains(text, "pgas: get on PE 0: timed out after "));
+    CHECK(test::contains(text, " ms waiting for a completion from the NIC on the ibgda QP to PE 1 (WQE blocks"));
+    CHECK(test::is_wait_timeout(text));  // the format of every wait's timeout
 }
 
 TEST_CASE("many threads posting to one QP at once: reservation and in-order publication lose nothing") {

@@ -2,6 +2,8 @@
 #include <pgas/transport/proxy/proxy_ops.hpp>
 #include <pgas/host/proxy/service.hpp>
 
+#include "../wait_timeout_format.hpp"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -230,6 +232,7 @@ TEST_CASE("a dead proxy thread: device waits time out with a diagnostic instead 
         const std::string text = e.what();
         CHECK_MESSAGE(text.find("quiet on PE 0") != std::string::npos, text);
         CHECK_MESSAGE(text.find("is the proxy thread alive") != std::string::npos, text);
+        CHECK_MESSAGE(test::is_wait_timeout(text), text);  // the format of every wait's timeout
     }
 }
 

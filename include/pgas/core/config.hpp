@@ -32,9 +32,15 @@
     }                      \
     }
 
-// Every __global__ of the library goes through this macro: hidden visibility
-// keeps each shared library's kernel instances its own (CCCL does the same).
-#define PGAS_KERNEL __global__ __attribute__((visibility("hidden")))
+// Every __global__ of the library is a PGAS_KERNEL declared between
+// PGAS_KERNELS_BEGIN and PGAS_KERNELS_END: hidden visibility keeps each shared
+// library's kernel instances its own (CCCL does the same). A visibility pragma,
+// not an attribute on each kernel: a kernel template instantiated with a user's
+// type of internal linkage (one in an anonymous namespace) has internal linkage
+// itself, and nvcc warns that the attribute cannot apply there (#1407-D).
+#define PGAS_KERNELS_BEGIN _Pragma("GCC visibility push(hidden)")
+#define PGAS_KERNELS_END _Pragma("GCC visibility pop")
+#define PGAS_KERNEL __global__
 
 // Device-side argument checks (PE range, heap bounds, alignment). Host-side
 // checks of collective calls (alloc, free, init) are always on.

@@ -1,12 +1,13 @@
-// The one polling loop behind every wait: acquire loads, back-off, timeout and peer-failure checks.
+// The one polling loop behind every wait (heap words, proxy ring, IBGDA completions): back-off, timeout, peer failure, one diagnostic.
 #pragma once
 
 #include <pgas/core/error.hpp>
 #include <pgas/core/ordering.hpp>
+#include <pgas/core/runtime_state.hpp>
 #include <pgas/detail/clock.hpp>
 
 #include <cstdint>
-#include <string>
+#include <cstdio>
 #include <type_traits>
 
 #include <cuda/atomic>
@@ -22,66 +23,91 @@ PGAS_HD T load_acquire(const T* address) {
 }
 
 
-template <class T>
-PGAS_HD double as_double(T v) {
-    return double(v);
-}
+// The one diagnostic of a wait that timed out, on the host and on the GPU:
+//   pgas: <call> on PE <pe>: timed out after <ms> ms waiting for <what>; raise PGAS_TIMEOUT_MS if the wait is legitimate
+// where <what> is what_format (a string literal, printf's format) filled
+// with its arguments. On the host it throws pgas::error (errc::timeout); on
+// the GPU it prints the line and traps. A macro so that the format stays one
+// literal, which device printf needs.
+#define PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, what_format, ...)                                                    \
+    NV_IF_TARGET(NV_IS_HOST,                                                                                           \
+                 (char pgas_text_[512];                                                                                \
+                  std::snprintf(pgas_text_, sizeof pgas_text_,                                                         \
+                                "timed out after %llu ms waiting for " what_format                                     \
+                                "; raise PGAS_TIMEOUT_MS if the wait is legitimate",                                   \
+                                (unsigned long long)(waited_ms), __VA_ARGS__);                                         \
+                  ::pgas::detail::throw_error(::pgas::errc::timeout, pe, call, pgas_text_);),                          \
+                 (printf("pgas: %s on PE %d: timed out after %llu ms waiting for " what_format                         \
+                         "; raise PGAS_TIMEOUT_MS if the wait is legitimate\n",                                        \
+                         call, pe, (unsigned long long)(waited_ms), __VA_ARGS__);                                      \
+                  __trap();))
 
-// Names the PE, the heap offset, the condition and the value seen.
+// A wait on a heap word: names the PE, the heap offset, the condition and the value seen.
 template <class T>
 PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset, cmp op, T expected,
                                  T seen, std::uint64_t waited_ms) {
-    NV_IF_TARGET(
-        NV_IS_HOST,
-        (throw_error(errc::timeout, pe, call,
-                     "no progress after " + std::to_string(waited_ms) + " ms waiting for heap offset " +
-                         std::to_string(offset) + " " + to_string(op) + " " +
-                         std::to_string(expected) + " (seen " + std::to_string(seen) +
-                         "); raise PGAS_TIMEOUT_MS if the wait is legitimate");),
-        (if constexpr (std::is_floating_point_v<T>) {
-            printf("pgas: %s on PE %d: timed out after %llu ms waiting for heap offset %llu %s %g "
-                   "(seen %g)\n",
-                   call, pe, (unsigned long long)waited_ms, (unsigned long long)offset, to_string(op),
-                   as_double(expected), as_double(seen));
-        } else {
-            printf("pgas: %s on PE %d: timed out after %llu ms waiting for heap offset %llu %s %lld "
-                   "(seen %lld)\n",
-                   call, pe, (unsigned long long)waited_ms, (unsigned long long)offset, to_string(op),
-                   (long long)expected, (long long)seen);
-        } __trap();))
+    if constexpr (std::is_floating_point_v<T>) {
+        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "heap offset %llu %s %g (seen %g)", (unsigned long long)offset,
+                            to_string(op), double(expected), double(seen));
+    } else {
+        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "heap offset %llu %s %lld (seen %lld)", (unsigned long long)offset,
+                            to_string(op), (long long)expected, (long long)seen);
+    }
 }
 
-// The one polling loop of every pgas wait: calls attempt() until it returns
-// true; every 256 polls checks the peer-failure flag and the clock, and
-// calls on_timeout(waited_ms) once the context's timeout has passed. The
-// clock is first read at that first check, not on the first miss: a
-// %globaltimer read sat between a barrier's first poll and its second and
-// cost every 2-PE barrier ~0.55 us on 2xH200 (bench_coll_tune barrier2:
-// red.release + inline polls 1.31 us, through this loop 1.86 us). Timeouts
-// therefore count from the 256th poll.
-//
-// Ctx is a device::context (a layer above, so named only by what is used
-// here): its `runtime` (a pgas::runtime_state), my_pe() and, for
-// wait_local, transport.local_address().
-template <class Ctx, class Attempt, class OnTimeout>
-PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnTimeout&& on_timeout) {
+// What a wait may add to the plain spin of poll_until, each a callable:
+// progress() runs before every retry and drives what the condition waits for
+// (the IBGDA CQ poll); back_off(polls) runs after every miss; check() runs
+// every 256 polls beside the peer-failure check and may end the wait with its
+// own diagnostic (a stopped proxy).
+struct no_hook {
+    PGAS_HD void operator()() const {}
+};
+// The default back-off: relax() (a yield on the host, nothing on the GPU).
+struct relax_back_off {
+    PGAS_HD void operator()(unsigned) const { relax(); }
+};
+
+// The one polling loop of every pgas wait (heap words, the proxy ring, IBGDA
+// completions): calls attempt() until it returns true; every 256 polls checks
+// the peer-failure flag, check() and the clock, and calls
+// on_timeout(waited_ms) once runtime's timeout has passed. The clock is first
+// read at that first check, not on the first miss: a %globaltimer read sat
+// between a barrier's first poll and its second and cost every 2-PE barrier
+// ~0.55 us on 2xH200 (bench_coll_tune barrier2: red.release + inline polls
+// 1.31 us, through this loop 1.86 us). Timeouts therefore count from the
+// 256th poll.
+template <class Attempt, class OnTimeout, class Progress = no_hook, class BackOff = relax_back_off,
+          class Check = no_hook>
+PGAS_HD void poll_until(const runtime_state& runtime, int pe, const char* call, Attempt&& attempt,
+                        OnTimeout&& on_timeout, Progress&& progress = {}, BackOff&& back_off = {},
+                        Check&& check = {}) {
     if (attempt()) return;
     std::uint64_t start = 0;
     bool started = false;
     for (unsigned polls = 1;; ++polls) {
+        progress();
         if (attempt()) return;
-        relax();
+        back_off(polls);
         if ((polls & 255u) != 0) continue;
-        if (ctx.runtime.abort_flag && *ctx.runtime.abort_flag != 0)
-            report(errc::peer_failed, call, ctx.my_pe(), "stopped waiting: failed PE", *ctx.runtime.abort_flag - 1);
+        if (runtime.abort_flag && *runtime.abort_flag != 0)
+            report(errc::peer_failed, call, pe, "stopped waiting: failed PE", *runtime.abort_flag - 1);
+        check();
         const std::uint64_t now = now_ns();
         if (!started) {
             start = now;
             started = true;
-        } else if (ctx.runtime.timeout_ns != 0 && now - start > ctx.runtime.timeout_ns) {
+        } else if (runtime.timeout_ns != 0 && now - start > runtime.timeout_ns) {
             on_timeout((now - start) / 1000000);
         }
     }
+}
+
+// The same for a device::context (a layer above, so named only by what is
+// used here: its `runtime` and my_pe()).
+template <class Ctx, class Attempt, class OnTimeout>
+PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnTimeout&& on_timeout) {
+    poll_until(ctx.runtime, ctx.my_pe(), call, attempt, on_timeout);
 }
 
 // Spins until `*address <op> value` holds and returns the value that made it

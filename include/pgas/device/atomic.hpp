@@ -13,9 +13,7 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 template <class Tr, class T>
 PGAS_HD constexpr void require_atomic() {
-    static_assert(atomic_transport<Tr>,
-                  "pgas: this transport cannot do remote atomics: it does not model pgas::atomic_transport "
-                  "(the transport type is named in the instantiation above)");
+    if constexpr (!atomic_transport<Tr>) diagnose_atomic_transport<Tr>();  // names the missing clause
     static_assert((sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>,
                   "pgas: remote atomics take 4- or 8-byte integers or floating-point values");
 }

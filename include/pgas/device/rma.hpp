@@ -16,9 +16,7 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 template <class Tr>
 PGAS_HD constexpr void require_rma() {
-    static_assert(rma_transport<Tr>,
-                  "pgas: this transport cannot put/get: it does not model pgas::rma_transport "
-                  "(the transport type is named in the instantiation above)");
+    if constexpr (!rma_transport<Tr>) diagnose_rma_transport<Tr>();  // names the missing clause
 }
 template <class T, class U>
 PGAS_HD constexpr void require_same_element() {

@@ -16,9 +16,7 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 template <class Tr>
 PGAS_HD constexpr void require_signal() {
-    static_assert(signal_transport<Tr>,
-                  "pgas: this transport cannot signal: it does not model pgas::signal_transport "
-                  "(the transport type is named in the instantiation above)");
+    if constexpr (!signal_transport<Tr>) diagnose_signal_transport<Tr>();  // names the missing clause
 }
 template <class Tr>
 PGAS_HD void check_signal(const device::context<Tr>& ctx, const char* call, symmetric_ptr<std::uint64_t> sig) {

@@ -38,6 +38,7 @@ PGAS_NAMESPACE_BEGIN
 // failure throws pgas::error with errc::cuda here. Every PE must enqueue the
 // same collectives in the same order on each team.
 namespace detail {
+PGAS_KERNELS_BEGIN
 
 // This block's part of the launch.
 __device__ inline coll_part launch_part() { return coll_part{blockIdx.x, gridDim.x}; }
@@ -81,6 +82,7 @@ template <class Tr>
 PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
     sync<block>(ctx, t);
 }
+PGAS_KERNELS_END
 
 // The launch of an on-stream collective: Policy::stream_threads threads per
 // block; one block where the device side runs LL (block_bytes, what one PE

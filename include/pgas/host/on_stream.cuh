@@ -16,6 +16,7 @@
 
 PGAS_NAMESPACE_BEGIN
 namespace detail::rma_stream {
+PGAS_KERNELS_BEGIN
 
 // Bytes one block moves per launch before another block is added: below it a
 // single block's latency wins, above it NVLink bandwidth needs many SMs.
@@ -68,6 +69,7 @@ PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
     ::pgas::quiet<thread>(ctx);
 }
 
+PGAS_KERNELS_END
 }  // namespace detail::rma_stream
 
 namespace detail {

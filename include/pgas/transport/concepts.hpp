@@ -12,6 +12,100 @@
 
 PGAS_NAMESPACE_BEGIN
 
+// Each concept is the conjunction of named clauses (transport_clause::*),
+// and each has a diagnose_* function that static_asserts the clauses one by
+// one with a message naming the missing member, as stdexec's
+// __diagnose_sender_concept_failure does: device/ calls it where an op needs
+// a capability the transport does not model, so the error says "has no
+// get_nbi<G>" rather than only "does not model rma_transport". Group-templated
+// members are checked for every kind of group: thread, warp, block and a tile.
+namespace transport_clause {
+template <class T>
+concept trivially_copyable = std::is_trivially_copyable_v<T>;
+template <class T>
+concept name = requires { { T::name } -> std::convertible_to<const char*>; };
+template <class T>
+concept my_pe = requires(const T& t) { { t.my_pe() } -> std::same_as<int>; };
+template <class T>
+concept n_pes = requires(const T& t) { { t.n_pes() } -> std::same_as<int>; };
+template <class T>
+concept reachable = requires(const T& t, int pe) { { t.reachable(pe) } -> std::same_as<bool>; };
+template <class T>
+concept local_address = requires(const T& t, std::uint64_t offset) {
+    { t.local_address(offset) } -> std::same_as<void*>;
+};
+template <class T>
+concept heap_bytes = requires(const T& t) { { t.heap_bytes() } -> std::same_as<std::uint64_t>; };
+
+template <class T, class G>
+concept put = requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset, int pe) {
+    t.template put<G>(offset, src, bytes, pe);
+};
+template <class T, class G>
+concept put_nbi = requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset, int pe) {
+    t.template put_nbi<G>(offset, src, bytes, pe);
+};
+template <class T, class G>
+concept get = requires(const T& t, void* dst, std::size_t bytes, std::uint64_t offset, int pe) {
+    t.template get<G>(dst, offset, bytes, pe);
+};
+template <class T, class G>
+concept get_nbi = requires(const T& t, void* dst, std::size_t bytes, std::uint64_t offset, int pe) {
+    t.template get_nbi<G>(dst, offset, bytes, pe);
+};
+template <class T, class G>
+concept fence = requires(const T& t) { t.template fence<G>(); };
+template <class T, class G>
+concept quiet = requires(const T& t) { t.template quiet<G>(); };
+template <class T, class G>
+concept rma = put<T, G> && put_nbi<T, G> && get<T, G> && get_nbi<T, G> && fence<T, G> && quiet<T, G>;
+
+template <class T>
+concept atomic = requires(const T& t, amo op, std::uint64_t offset, int pe) {
+    { t.template atomic<std::uint64_t>(op, offset, std::uint64_t{}, std::uint64_t{}, pe) }
+        -> std::same_as<std::uint64_t>;
+};
+template <class T>
+concept atomic_add = requires(const T& t, std::uint64_t offset, int pe) {
+    { t.template atomic_add<float>(offset, 1.0f, pe) } -> std::same_as<float>;
+};
+
+template <class T>
+concept signal = requires(const T& t, std::uint64_t offset, std::uint64_t value, signal_op op, int pe) {
+    t.signal(offset, value, op, pe);
+};
+template <class T, class G>
+concept put_signal = requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset,
+                              std::uint64_t value, signal_op op, int pe) {
+    t.template put_signal<G>(offset, src, bytes, offset, value, op, pe);
+};
+template <class T, class G>
+concept put_signal_nbi = requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset,
+                                  std::uint64_t value, signal_op op, int pe) {
+    t.template put_signal_nbi<G>(offset, src, bytes, offset, value, op, pe);
+};
+
+template <class T>
+concept peer_address = requires(const T& t, std::uint64_t offset, int pe) {
+    { t.peer_address(offset, pe) } -> std::same_as<void*>;
+};
+
+}  // namespace transport_clause
+
+namespace detail {
+// A clause over a group holds for every kind of group a device op may be
+// called by: thread, warp, block and a tile (Clause is a type: concepts
+// cannot be template arguments).
+template <template <class, class> class Clause, class T>
+inline constexpr bool every_group = Clause<T, thread>::value && Clause<T, warp>::value && Clause<T, block>::value &&
+                                    Clause<T, tile<8>>::value;
+template <class T, class G>
+struct rma_clause : std::bool_constant<transport_clause::rma<T, G>> {};
+template <class T, class G>
+struct put_signal_clause
+    : std::bool_constant<transport_clause::put_signal<T, G> && transport_clause::put_signal_nbi<T, G>> {};
+}  // namespace detail
+
 // A transport is the trivially copyable device-side state of one way to reach
 // peers; device::context<T> carries it into kernels by value. It opts in to
 // each capability with a constexpr flag and must then also have the members
@@ -23,39 +117,20 @@ PGAS_NAMESPACE_BEGIN
 //   local_address(offset)        the caller's own heap byte at a symmetric offset
 //   heap_bytes()                 size of each PE's symmetric heap
 template <class T>
-concept transport = std::is_trivially_copyable_v<T> &&
-                    requires(const T& t, int pe, std::uint64_t offset) {
-                        { T::name } -> std::convertible_to<const char*>;
-                        { t.my_pe() } -> std::same_as<int>;
-                        { t.n_pes() } -> std::same_as<int>;
-                        { t.reachable(pe) } -> std::same_as<bool>;
-                        { t.local_address(offset) } -> std::same_as<void*>;
-                        { t.heap_bytes() } -> std::same_as<std::uint64_t>;
-                    };
+concept transport = transport_clause::trivially_copyable<T> && transport_clause::name<T> &&
+                    transport_clause::my_pe<T> && transport_clause::n_pes<T> && transport_clause::reachable<T> &&
+                    transport_clause::local_address<T> && transport_clause::heap_bytes<T>;
 
 // put/get (blocking and _nbi) of bytes between local memory and a symmetric
-// offset on `pe`, called by every thread of group G; fence/quiet by G.
+// offset on `pe`, called by every thread of group G; fence/quiet by G. Each
+// for G = thread, warp, block and tile<N>.
 template <class T>
-concept rma_transport =
-    transport<T> && T::provides_rma &&
-    requires(const T& t, void* dst, const void* src, std::size_t bytes, std::uint64_t offset, int pe) {
-        t.template put<thread>(offset, src, bytes, pe);
-        t.template put_nbi<thread>(offset, src, bytes, pe);
-        t.template get<thread>(dst, offset, bytes, pe);
-        t.template get_nbi<thread>(dst, offset, bytes, pe);
-        t.template fence<thread>();
-        t.template quiet<thread>();
-    };
+concept rma_transport = transport<T> && T::provides_rma && detail::every_group<detail::rma_clause, T>;
 
 // One thread performs op on a naturally aligned 4- or 8-byte word on `pe`.
 template <class T>
 concept atomic_transport =
-    transport<T> && T::provides_atomics &&
-    requires(const T& t, amo op, std::uint64_t offset, int pe) {
-        { t.template atomic<std::uint64_t>(op, offset, std::uint64_t{}, std::uint64_t{}, pe) }
-            -> std::same_as<std::uint64_t>;
-        { t.template atomic_add<float>(offset, 1.0f, pe) } -> std::same_as<float>;
-    };
+    transport<T> && T::provides_atomics && transport_clause::atomic<T> && transport_clause::atomic_add<T>;
 
 // Optional: a transport that can start an atomic nobody reads the old value of
 // (add, inc, and, or, xor, set) without waiting for it; quiet completes it. A
@@ -67,24 +142,119 @@ concept atomic_update_transport =
         t.template atomic_update<V>(op, offset, operand, pe);
     };
 
-// Signals: 64-bit words updated (set/add) after the data of a put is visible.
+// Signals: 64-bit words updated (set/add) after the data of a put is visible;
+// put_signal(_nbi) for every kind of group.
 template <class T>
-concept signal_transport =
-    transport<T> && T::provides_signals &&
-    requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset, std::uint64_t value,
-             signal_op op, int pe) {
-        t.signal(offset, value, op, pe);
-        t.template put_signal<thread>(offset, src, bytes, offset, value, op, pe);
-        t.template put_signal_nbi<thread>(offset, src, bytes, offset, value, op, pe);
-    };
+concept signal_transport = transport<T> && T::provides_signals && transport_clause::signal<T> &&
+                           detail::every_group<detail::put_signal_clause, T>;
 
 // Peers' heaps are mapped: peer_address(offset, pe) is a pointer the caller
 // may load from and store to, or nullptr when pe is not reachable that way.
 template <class T>
-concept load_store_transport = transport<T> && T::provides_load_store &&
-                               requires(const T& t, std::uint64_t offset, int pe) {
-                                   { t.peer_address(offset, pe) } -> std::same_as<void*>;
-                               };
+concept load_store_transport = transport<T> && T::provides_load_store && transport_clause::peer_address<T>;
+
+// The diagnostics: each static_assert names one clause; the instantiation
+// context names the transport (and the group G where there is one).
+namespace detail {
+template <class T>
+PGAS_HD constexpr void diagnose_transport() {
+    static_assert(transport_clause::trivially_copyable<T>,
+                  "pgas: a transport must be trivially copyable (it travels into kernels by value)");
+    static_assert(transport_clause::name<T>, "pgas: the transport has no `static constexpr const char* name`");
+    static_assert(transport_clause::my_pe<T>, "pgas: the transport has no `int my_pe() const`");
+    static_assert(transport_clause::n_pes<T>, "pgas: the transport has no `int n_pes() const`");
+    static_assert(transport_clause::reachable<T>, "pgas: the transport has no `bool reachable(int pe) const`");
+    static_assert(transport_clause::local_address<T>,
+                  "pgas: the transport has no `void* local_address(std::uint64_t offset) const`");
+    static_assert(transport_clause::heap_bytes<T>, "pgas: the transport has no `std::uint64_t heap_bytes() const`");
+}
+
+template <class T, class G>
+PGAS_HD constexpr void diagnose_rma_members() {
+    static_assert(transport_clause::put<T, G>,
+                  "pgas: the transport opts in to RMA but has no put<G>(std::uint64_t offset, const void* src, "
+                  "std::size_t bytes, int pe) const for this group G");
+    static_assert(transport_clause::put_nbi<T, G>,
+                  "pgas: the transport opts in to RMA but has no put_nbi<G>(std::uint64_t offset, const void* src, "
+                  "std::size_t bytes, int pe) const for this group G");
+    static_assert(transport_clause::get<T, G>,
+                  "pgas: the transport opts in to RMA but has no get<G>(void* dst, std::uint64_t offset, "
+                  "std::size_t bytes, int pe) const for this group G");
+    static_assert(transport_clause::get_nbi<T, G>,
+                  "pgas: the transport opts in to RMA but has no get_nbi<G>(void* dst, std::uint64_t offset, "
+                  "std::size_t bytes, int pe) const for this group G");
+    static_assert(transport_clause::fence<T, G>,
+                  "pgas: the transport opts in to RMA but has no fence<G>() const for this group G");
+    static_assert(transport_clause::quiet<T, G>,
+                  "pgas: the transport opts in to RMA but has no quiet<G>() const for this group G");
+}
+
+// The opt-in flag first (an honest "cannot"), then each member for each kind of group.
+template <class T>
+PGAS_HD constexpr void diagnose_rma_transport() {
+    diagnose_transport<T>();
+    if constexpr (transport<T>) {
+        static_assert(T::provides_rma,
+                      "pgas: this transport cannot put/get: it does not model pgas::rma_transport "
+                      "(provides_rma is false; the transport type is named in the instantiation above)");
+        if constexpr (T::provides_rma) {
+            diagnose_rma_members<T, thread>();
+            diagnose_rma_members<T, warp>();
+            diagnose_rma_members<T, block>();
+            diagnose_rma_members<T, tile<8>>();
+        }
+    }
+}
+
+template <class T>
+PGAS_HD constexpr void diagnose_atomic_transport() {
+    diagnose_transport<T>();
+    if constexpr (transport<T>) {
+        static_assert(T::provides_atomics,
+                      "pgas: this transport cannot do remote atomics: it does not model pgas::atomic_transport "
+                      "(provides_atomics is false; the transport type is named in the instantiation above)");
+        if constexpr (T::provides_atomics) {
+            static_assert(transport_clause::atomic<T>,
+                          "pgas: the transport opts in to atomics but has no atomic<V>(amo op, std::uint64_t "
+                          "offset, V operand, V compare, int pe) const returning V");
+            static_assert(transport_clause::atomic_add<T>,
+                          "pgas: the transport opts in to atomics but has no atomic_add<V>(std::uint64_t offset, "
+                          "V value, int pe) const returning V");
+        }
+    }
+}
+
+template <class T, class G>
+PGAS_HD constexpr void diagnose_put_signal_members() {
+    static_assert(transport_clause::put_signal<T, G>,
+                  "pgas: the transport opts in to signals but has no put_signal<G>(std::uint64_t offset, const "
+                  "void* src, std::size_t bytes, std::uint64_t sig, std::uint64_t value, signal_op op, int pe) "
+                  "const for this group G");
+    static_assert(transport_clause::put_signal_nbi<T, G>,
+                  "pgas: the transport opts in to signals but has no put_signal_nbi<G>(std::uint64_t offset, "
+                  "const void* src, std::size_t bytes, std::uint64_t sig, std::uint64_t value, signal_op op, "
+                  "int pe) const for this group G");
+}
+
+template <class T>
+PGAS_HD constexpr void diagnose_signal_transport() {
+    diagnose_transport<T>();
+    if constexpr (transport<T>) {
+        static_assert(T::provides_signals,
+                      "pgas: this transport cannot signal: it does not model pgas::signal_transport "
+                      "(provides_signals is false; the transport type is named in the instantiation above)");
+        if constexpr (T::provides_signals) {
+            static_assert(transport_clause::signal<T>,
+                          "pgas: the transport opts in to signals but has no signal(std::uint64_t sig, "
+                          "std::uint64_t value, signal_op op, int pe) const");
+            diagnose_put_signal_members<T, thread>();
+            diagnose_put_signal_members<T, warp>();
+            diagnose_put_signal_members<T, block>();
+            diagnose_put_signal_members<T, tile<8>>();
+        }
+    }
+}
+}  // namespace detail
 
 namespace detail {
 template <class>

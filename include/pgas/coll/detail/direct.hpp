@@ -45,11 +45,13 @@ struct vec16 {
 };
 // Loads go through L2 only (ld.global.cg): L1 is not coherent with peers'
 // writes, and a collective called in a loop inside one kernel re-reads them.
+// On the host the lanes are assigned one by one: __half and __nv_bfloat16 have
+// a protected member, which a consumer's -Wclass-memaccess rejects in memcpy.
 template <class T>
 PGAS_HD inline vec16<T> load16(const T* p) {
     vec16<T> r;
     NV_IF_TARGET(NV_IS_DEVICE, (uint4 raw = __ldcg(reinterpret_cast<const uint4*>(p)); std::memcpy(&r, &raw, 16);),
-                 (std::memcpy(&r, p, 16);))
+                 (for (std::size_t i = 0; i < vec16<T>::lanes; ++i) r.v[i] = p[i];))
     return r;
 }
 template <class T>
@@ -68,7 +70,7 @@ PGAS_HD inline T load_peer(const T* p) {
 template <class T>
 PGAS_HD inline void store16(T* p, const vec16<T>& v) {
     NV_IF_TARGET(NV_IS_DEVICE, (uint4 raw; std::memcpy(&raw, &v, 16); *reinterpret_cast<uint4*>(p) = raw;),
-                 (std::memcpy(p, &v, 16);))
+                 (for (std::size_t i = 0; i < vec16<T>::lanes; ++i) p[i] = v.v[i];))
 }
 
 // Where a reduced slice goes: to one member's dst (team index), or to every

@@ -418,8 +418,7 @@ private:
         p.regions = pe.regions;
         p.n_regions = pe.n_regions;
         p.doorbell_batch = options_.doorbell_batch;
-        p.timeout_ns = runtime_.timeout_ns;
-        p.abort_flag = runtime_.abort_flag;
+        p.runtime = runtime_;
         return p;
     }
     ibgda_options options_;

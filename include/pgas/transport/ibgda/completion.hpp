@@ -2,7 +2,8 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/detail/clock.hpp>
+#include <pgas/core/runtime_state.hpp>
+#include <pgas/detail/wait.hpp>
 #include <pgas/transport/ibgda/cqe.hpp>
 #include <pgas/transport/ibgda/queue.hpp>
 #include <pgas/transport/ibgda/wqe.hpp>
@@ -17,12 +18,11 @@
 PGAS_NAMESPACE_BEGIN
 namespace detail {
 
-// Who is waiting, and when to give up: every IBGDA wait checks the world's
-// timeout and peer-failure flag like detail::wait_local does.
+// Who is waiting, and the world's timeout and peer-failure flag that every
+// IBGDA wait checks (through detail::poll_until, like every other wait).
 struct ibgda_waiter {
     int my_pe = 0;
-    std::uint64_t timeout_ns = 0;
-    const volatile int* abort_flag = nullptr;
+    runtime_state runtime;
 };
 
 PGAS_HD inline std::uint64_t ibgda_load(const ibgda_counter& c) {
@@ -138,30 +138,27 @@ PGAS_HD void ibgda_poll(const Access& access, const ibgda_waiter& w, ibgda_qp& q
     if (failed) report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(ibgda_load(qp.error)));
 }
 
-// The common wait: returns once ready() holds, polling the CQ between tries;
-// stops with a diagnostic on timeout or when another PE failed.
+// The common wait: detail::poll_until with the CQ polled before every retry
+// of ready(); a timeout names what it waited for and the QP's counters.
 template <class Access, class Ready>
 PGAS_HD void ibgda_wait(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, const char* call,
                         const char* what, Ready&& ready) {
-    if (ready()) return;
-    const std::uint64_t start = now_ns();
-    for (unsigned polls = 1;; ++polls) {
-        ibgda_poll(access, w, qp, call);
-        if (ready()) return;
-        relax();
-        if ((polls & 255u) == 0) {
-            if (w.abort_flag && *w.abort_flag != 0)
-                report(errc::peer_failed, call, w.my_pe, "stopped waiting: failed PE", *w.abort_flag - 1);
-            if (w.timeout_ns != 0 && now_ns() - start > w.timeout_ns) report(errc::timeout, call, w.my_pe, what, qp.pe);
-        }
-    }
+    poll_until(
+        w.runtime, w.my_pe, call, ready,
+        [&](std::uint64_t waited_ms) {
+            PGAS_WAIT_TIMED_OUT(call, w.my_pe, waited_ms,
+                                "%s on the ibgda QP to PE %d (WQE blocks reserved %llu, published %llu, completed %llu)",
+                                what, qp.pe, (unsigned long long)ibgda_load(qp.reserved),
+                                (unsigned long long)ibgda_load(qp.ready), (unsigned long long)ibgda_load(qp.completed));
+        },
+        [&] { ibgda_poll(access, w, qp, call); });
 }
 
 // Waits until every WQE of the QP below `end` has completed.
 template <class Access>
 PGAS_HD void ibgda_wait_completed(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, std::uint64_t end,
                                   const char* call) {
-    ibgda_wait(access, w, qp, call, "ibgda: no completion from the NIC within the timeout on the QP to PE",
+    ibgda_wait(access, w, qp, call, "a completion from the NIC",
                [&] { return ibgda_load(qp.completed) >= end; });
 }
 

@@ -3,6 +3,7 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/ordering.hpp>
+#include <pgas/core/runtime_state.hpp>
 #include <pgas/core/scope.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/ibgda/access.hpp>
@@ -31,8 +32,7 @@ struct ibgda_params {
     const ibgda_region* regions = nullptr;     // local memory the NIC may read/write; [0] is the heap
     int n_regions = 0;
     std::uint32_t doorbell_batch = 1;          // blocks an nbi op may leave un-rung (1: ring every post)
-    std::uint64_t timeout_ns = 0;
-    const volatile int* abort_flag = nullptr;
+    runtime_state runtime;                     // the world's timeout and peer-failure flag
 };
 }  // namespace detail
 
@@ -170,7 +170,7 @@ public:
     }
 
 private:
-    PGAS_HD detail::ibgda_waiter waiter() const { return {p_.my_pe, p_.timeout_ns, p_.abort_flag}; }
+    PGAS_HD detail::ibgda_waiter waiter() const { return {p_.my_pe, p_.runtime}; }
 
     PGAS_HD bool in_flight(int pe) const {
         const auto& qp = p_.qps[pe];

@@ -76,7 +76,7 @@ PGAS_HD void ibgda_wait_slot(const Access& access, const ibgda_waiter& w, ibgda_
     const std::uint64_t end = start + blocks;
     const std::uint64_t need = end > qp.blocks ? end - qp.blocks : 0;
     auto& held = qp.held[start & (qp.blocks - 1)];
-    ibgda_wait(access, w, qp, call, "ibgda: send queue full, no completion from the NIC within the timeout on the QP to PE",
+    ibgda_wait(access, w, qp, call, "a free send queue slot (send queue full)",
                [&] {
                    return ibgda_load(qp.completed) >= need &&
                           cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(held).load(
@@ -91,7 +91,7 @@ template <class Access>
 PGAS_HD void ibgda_publish(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, std::uint64_t start,
                            std::uint64_t end, std::uint64_t doorbell_value, bool ring_now, std::uint32_t doorbell_batch,
                            const char* call) {
-    ibgda_wait(access, w, qp, call, "ibgda: earlier WQEs were never published on the QP to PE",
+    ibgda_wait(access, w, qp, call, "earlier WQEs to be published",
                [&] { return ibgda_load(qp.ready) == start; });
     const std::uint64_t rung = ibgda_load(qp.rung);
     if (ring_now || end - rung >= doorbell_batch) {

@@ -5,6 +5,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/runtime_state.hpp>
 #include <pgas/detail/clock.hpp>
+#include <pgas/detail/wait.hpp>
 #include <pgas/transport/proxy/command.hpp>
 
 #include <cstddef>
@@ -22,11 +23,7 @@ namespace proxy {
 
 namespace detail {
 
-template <class T>
-PGAS_HD T load_acquire(const T* address) {
-    cuda::atomic_ref<T, cuda::thread_scope_system> word(*const_cast<T*>(address));
-    return word.load(cuda::memory_order_acquire);
-}
+using pgas::detail::load_acquire;
 template <class T>
 PGAS_HD void store_release(T* address, T value) {
     cuda::atomic_ref<T, cuda::thread_scope_system> word(*address);
@@ -184,25 +181,20 @@ struct ring_view {
         word.fetch_and(~(1u << (entry % 32)), cuda::memory_order_release);
     }
 
-    // The polling loop of every wait on the proxy: the same back-off,
-    // timeout and peer-failure checks as pgas::detail::wait_local, plus the
-    // proxy's own state: a failed or stopped proxy ends the wait with its
-    // message, and a proxy that makes no progress times out naming the ticket.
+    // Every wait on the proxy is detail::poll_until with the ring's back-off
+    // (below), and the proxy's own state checked beside the peer-failure flag:
+    // a failed or stopped proxy ends the wait with its message, and a proxy
+    // that makes no progress times out naming the ticket.
     template <class Ready>
     PGAS_HD void spin(const char* call, const char* what, std::uint64_t ticket, Ready&& ready) const {
-        if (ready()) return;
-        const std::uint64_t start = pgas::detail::now_ns();
-        for (unsigned polls = 1;; ++polls) {
-            if (ready()) return;
-            back_off(polls);
-            if ((polls & 255u) != 0) continue;
-            if (runtime.abort_flag && *runtime.abort_flag != 0)
-                pgas::detail::report(errc::peer_failed, call, pe, "stopped waiting: failed PE", *runtime.abort_flag - 1);
-            const std::uint32_t status = detail::load_acquire(&control->status);
-            if (status != status_running) fail_stopped(call, status);
-            const std::uint64_t waited = pgas::detail::now_ns() - start;
-            if (runtime.timeout_ns != 0 && waited > runtime.timeout_ns) fail_timeout(call, what, ticket, waited);
-        }
+        pgas::detail::poll_until(
+            runtime, pe, call, ready,
+            [&](std::uint64_t waited_ms) { fail_timeout(call, what, ticket, waited_ms); }, pgas::detail::no_hook{},
+            [](unsigned polls) { back_off(polls); },
+            [&] {
+                const std::uint32_t status = detail::load_acquire(&control->status);
+                if (status != status_running) fail_stopped(call, status);
+            });
     }
 
 private:
@@ -254,7 +246,7 @@ private:
                              status == status_failed ? control->error : "domain destroyed?");
                       __trap();))
     }
-    PGAS_HD void fail_timeout(const char* call, const char* what, std::uint64_t ticket, std::uint64_t waited) const {
+    PGAS_HD void fail_timeout(const char* call, const char* what, std::uint64_t ticket, std::uint64_t waited_ms) const {
         const auto completed = (unsigned long long)detail::load_acquire(&control->completed);
         const auto beat = (unsigned)detail::load_acquire(&control->heartbeat);
         // The oldest command not completed yet is still in its slot: name it.
@@ -264,22 +256,10 @@ private:
         const int to = stuck ? oldest.pe : -1;
         const auto bytes = (unsigned long long)(stuck ? oldest.bytes : 0);
         const auto offset = (unsigned long long)(stuck ? oldest.remote : 0);
-        NV_IF_TARGET(
-            NV_IS_HOST,
-            (pgas::detail::throw_error(
-                 errc::timeout, pe, call,
-                 "no progress after " + std::to_string(waited / 1000000) + " ms waiting for " + what +
-                     " of proxy command " + std::to_string(ticket) + " (proxy completed " +
-                     std::to_string(completed) + ", heartbeat " +
-                     std::to_string(beat) + "; oldest outstanding: " + op + " of " + std::to_string(bytes) +
-                     " bytes to PE " + std::to_string(to) + " at heap offset " + std::to_string(offset) +
-                     "); is the proxy thread alive, the peer reachable? raise PGAS_TIMEOUT_MS if the wait is "
-                     "legitimate");),
-            (printf("pgas: %s on PE %d: timed out after %llu ms waiting for %s of proxy command %llu "
-                    "(proxy completed %llu, heartbeat %u; oldest outstanding: %s of %llu bytes to "
-                    "PE %d at heap offset %llu); is the proxy thread alive, the peer reachable?\n",
-                    call, pe, (unsigned long long)(waited / 1000000), what, (unsigned long long)ticket, completed, beat, op, bytes, to, offset);
-             __trap();))
+        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms,
+                            "%s of proxy command %llu (proxy completed %llu, heartbeat %u; oldest outstanding: %s of "
+                            "%llu bytes to PE %d at heap offset %llu; is the proxy thread alive, the peer reachable?)",
+                            what, (unsigned long long)ticket, completed, beat, op, bytes, to, offset);
     }
 };
 
