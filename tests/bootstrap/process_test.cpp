@@ -208,10 +208,13 @@ TEST_CASE("processes: worlds started with torchrun's, Open MPI's, MPICH's and Sl
 // --- fault injection (issue 13): SIGKILL or SIGSTOP one PE of `pgasrun -n 4` at each stage ---------------
 
 namespace {
+// pgas's entries in /dev/shm (its heaps are memfds; names start with "pgas"). Only those: ctest runs other
+// tests beside this one, and libfabric's shm provider leaves and removes its own entries meanwhile.
 std::set<std::string> shm_entries() {
     std::set<std::string> out;
     if (DIR* d = ::opendir("/dev/shm")) {
-        while (auto* e = ::readdir(d)) out.insert(e->d_name);
+        while (auto* e = ::readdir(d))
+            if (std::string(e->d_name).rfind("pgas", 0) == 0) out.insert(e->d_name);
         ::closedir(d);
     }
     return out;
@@ -250,7 +253,8 @@ TEST_CASE("faults: a PE killed or stopped at init, alloc, host barrier or device
                 if (std::string(sig) == "STOP" && std::string(stage) == "device")
                     // Known gap: a stopped (not dead) PE keeps its connection open, so only the device
                     // wait's own timeout ends the others' waits, and it names the wait, not the PE.
-                    CHECK_MESSAGE(test::contains(line, "no progress after"), line);
+                    // Under load the peer-failure path can win the race and name the PE: also fine.
+                    CHECK_MESSAGE((test::contains(line, "timed out after") || test::contains(line, "PE 2")), line);
                 else
                     CHECK_MESSAGE((test::contains(line, "PE 2") || test::contains(line, "PE(s) 2")), line);
                 const long long ms = std::atoll(line.c_str() + prefix.size());
