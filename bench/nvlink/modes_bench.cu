@@ -13,7 +13,13 @@
 // piece by piece, because it is where process mode lost time: a release store alone, a release add alone,
 // put_signal from one thread, and put_signal from a whole block whose 256 threads all wait (the halo
 // exchange's shape).
+// (before the restructuring of issue 14 the stream collectives lived in coll/stream.cuh: this file also
+// builds against that tree, to compare commits)
+#if __has_include(<pgas/host/coll_on_stream.cuh>)
 #include <pgas/host/coll_on_stream.cuh>
+#else
+#include <pgas/coll/stream.cuh>
+#endif
 #include <pgas/pgas.hpp>
 
 #include <algorithm>
@@ -22,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace {
@@ -49,7 +56,12 @@ public:
             cuda_ok(cudaGetDeviceCount(&gpus), "device count");
             world_.emplace(pgas::world::init_local(gpus >= 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 0}, o));
         } else {
-            world_.emplace(pgas::world::init_gpu(o));
+            // Every process on GPU local_rank % GPUs (init_gpu's own default; spelled out so that this file
+            // also builds against older commits, whose default was the local rank itself).
+            const pgas::launch_info launch = pgas::read_launch_env();
+            int gpus = 0;
+            cuda_ok(cudaGetDeviceCount(&gpus), "device count");
+            world_.emplace(pgas::world::init_gpu(o, (launch.local_rank >= 0 ? launch.local_rank : launch.rank) % gpus));
         }
         if (world_->n_pes() != 2) {
             std::fprintf(stderr, "bench_modes: needs exactly 2 PEs, got %d\n", world_->n_pes());
@@ -69,24 +81,34 @@ public:
     bool prints() const { return world_->local_pe(0) == 0; }
     ctx_t context(int local) const { return world_->context<pgas::nvlink>(local); }
 
-    // Runs launch(ctx, stream, base) for every PE of this process (or only PE 0 when !both) and returns PE 0's
-    // milliseconds for it (0 on a process without PE 0). In process mode a host barrier lines the two
-    // processes up first, so PE 0's clock starts about when its peer's kernel does.
+    // Runs launch(ctx, stream, base, step) for step 0 .. steps-1, each step for every PE of this process (or
+    // only PE 0 when !both) before the next (PEs of one process whose kernels wait for each other must not
+    // queue all of one PE's launches first), and returns PE 0's milliseconds for it (0 on a process without
+    // PE 0). In process mode a host barrier lines the two processes up first, so PE 0's clock starts about
+    // when its peer's kernel does.
     template <class Launch>
-    double timed_ms(Launch&& launch, std::uint64_t base, bool both) {
+    double timed_ms(Launch&& launch, std::uint64_t base, bool both, int steps, bool sync_each_step) {
         if (!in_process_) world_->barrier();
         cudaEvent_t start = nullptr, stop = nullptr;
-        for (int i = 0; i < world_->n_local_pes(); ++i) {
-            const bool pe0 = world_->local_pe(i) == 0;
-            if (!pe0 && !both) continue;
-            cuda_ok(cudaSetDevice(world_->device_of(i)), "set device");
-            if (pe0) {
-                cuda_ok(cudaEventCreate(&start), "event");
-                cuda_ok(cudaEventCreate(&stop), "event");
-                cuda_ok(cudaEventRecord(start, streams_[i]), "record");
+        const int pe0 = world_->local_pe(0) == 0 ? 0 : -1;  // PE 0 is local PE 0 wherever it lives here
+        if (pe0 == 0) {
+            cuda_ok(cudaSetDevice(world_->device_of(0)), "set device");
+            cuda_ok(cudaEventCreate(&start), "event");
+            cuda_ok(cudaEventCreate(&stop), "event");
+            cuda_ok(cudaEventRecord(start, streams_[0]), "record");
+        }
+        for (int step = 0; step < steps; ++step) {
+            for (int i = 0; i < world_->n_local_pes(); ++i) {
+                if (i != pe0 && !both) continue;
+                cuda_ok(cudaSetDevice(world_->device_of(i)), "set device");
+                launch(context(i), streams_[i], base, step);
             }
-            launch(context(i), streams_[i], base);
-            if (pe0) cuda_ok(cudaEventRecord(stop, streams_[i]), "record");
+            if (sync_each_step)  // a time-step loop that reads a result on the host every step
+                for (int i = 0; i < world_->n_local_pes(); ++i) cuda_ok(cudaStreamSynchronize(streams_[i]), "step");
+        }
+        if (pe0 == 0) {
+            cuda_ok(cudaSetDevice(world_->device_of(0)), "set device");
+            cuda_ok(cudaEventRecord(stop, streams_[0]), "record");
         }
         for (int i = 0; i < world_->n_local_pes(); ++i) cuda_ok(cudaStreamSynchronize(streams_[i]), "kernel");
         float ms = 0;
@@ -102,11 +124,13 @@ public:
     // The median of `repeats` runs of timed_ms, divided by per_run (the operations one run times), in us.
     // Run r passes base = r * per_run_values: flags and signals that start at 0 keep growing across runs.
     template <class Launch>
-    double median_us(Launch&& launch, double per_run, std::uint64_t per_run_values, bool both = true) {
-        timed_ms(launch, 0, both);  // warm-up: module load, scratch set-up, first touch
+    double median_us(Launch&& launch, double per_run, std::uint64_t per_run_values, bool both = true,
+                     int steps = 1, bool sync_each_step = false) {
+        timed_ms(launch, 0, both, steps, sync_each_step);  // warm-up: module load, scratch set-up, first touch
         std::vector<double> us;
         for (int r = 1; r <= repeats; ++r)
-            us.push_back(timed_ms(launch, std::uint64_t(r) * per_run_values, both) * 1e3 / per_run);
+            us.push_back(timed_ms(launch, std::uint64_t(r) * per_run_values, both, steps, sync_each_step) * 1e3 /
+                         per_run);
         std::sort(us.begin(), us.end());
         return us[us.size() / 2];
     }
@@ -168,11 +192,31 @@ __global__ void barrier_loop(const __grid_constant__ ctx_t ctx, int iters) {
     for (int i = 0; i < iters; ++i) pgas::barrier_all<G>(ctx);
 }
 
-__global__ void fetch_add_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<unsigned long long> word,
-                               int iters) {
+// Round trips of fetch-add, cycling over `spread` words 4 KiB apart: on one GPU an atomic costs ~0.18 us
+// when its word sits in the L2 partition near the caller's SM and ~0.29 us when far, so one word would make
+// the row depend on where the block happened to land (seen on one H100: the same row read 0.18 and 0.29 us).
+constexpr int fetch_add_spread = 64, fetch_add_stride = 512;  // 512 words = 4 KiB
+__global__ void fetch_add_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<unsigned long long> words,
+                               int iters, int pe) {
     unsigned long long sum = 0;
-    for (int i = 0; i < iters; ++i) sum += pgas::atomic_fetch_add(ctx, word, 1ull, 1);
+    for (int i = 0; i < iters; ++i)
+        sum += pgas::atomic_fetch_add(ctx, words + std::ptrdiff_t(i % fetch_add_spread) * fetch_add_stride, 1ull, pe);
     if (sum == 42) printf("-");  // keep the result alive
+}
+
+// One step of a halo-style exchange per kernel launch, as a user's time-step loop launches it: the block
+// sends 8 bytes with put_signal and waits for the peer's (signal form), or stores with p and meets the peer
+// in barrier_all (barrier form).
+__global__ void step_put_signal(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> data,
+                                pgas::symmetric_ptr<std::uint64_t> sig, std::uint64_t tag) {
+    const std::uint64_t* src = ctx.local(data) + 1;
+    pgas::put_signal<pgas::block>(ctx, data, src, 1, sig, tag, pgas::signal_op::set, 1 - ctx.my_pe());
+    pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, tag);
+}
+__global__ void step_p_barrier(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> data,
+                               std::uint64_t tag) {
+    if (threadIdx.x == 0) pgas::p(ctx, data, tag, 1 - ctx.my_pe());
+    pgas::barrier_all<pgas::block>(ctx);
 }
 
 }  // namespace
@@ -189,7 +233,7 @@ int main(int argc, char** argv) {
 
     if (wanted("p_pingpong")) {
         auto flag = w.alloc<U64>(1);
-        run.emit("p_pingpong", 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base) {
+        run.emit("p_pingpong", 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base, int) {
             p_ping_pong<<<1, 1, 0, s>>>(c, flag, base, iters);
         }, trips, iters));
     }
@@ -197,37 +241,58 @@ int main(int argc, char** argv) {
                             std::pair{"signal_add_pingpong", pgas::signal_op::add}}) {
         if (!wanted(name)) continue;
         auto sig = w.alloc<U64>(1);
-        run.emit(name, 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base) {
+        run.emit(name, 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base, int) {
             signal_ping_pong<<<1, 1, 0, s>>>(c, sig, base, iters, op);
         }, trips, iters));
     }
     if (wanted("put_signal_pingpong/thread")) {
         auto sig = w.alloc<U64>(1);
         auto data = w.alloc<U64>(2);
-        run.emit("put_signal_pingpong/thread", 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base) {
+        run.emit("put_signal_pingpong/thread", 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base, int) {
             put_signal_ping_pong<pgas::thread><<<1, 1, 0, s>>>(c, data, sig, base, iters);
         }, trips, iters));
     }
     if (wanted("put_signal_pingpong/block")) {
         auto sig = w.alloc<U64>(1);
         auto data = w.alloc<U64>(2);
-        run.emit("put_signal_pingpong/block", 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base) {
+        run.emit("put_signal_pingpong/block", 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base, int) {
             put_signal_ping_pong<pgas::block><<<1, 256, 0, s>>>(c, data, sig, base, iters);
         }, trips, iters));
     }
     if (wanted("barrier_all/thread"))
-        run.emit("barrier_all/thread", 0, run.median_us([&](const ctx_t& c, cudaStream_t s, U64) {
+        run.emit("barrier_all/thread", 0, run.median_us([&](const ctx_t& c, cudaStream_t s, U64, int) {
             barrier_loop<pgas::thread><<<1, 1, 0, s>>>(c, iters);
         }, iters, 0));
     if (wanted("barrier_all/block"))
-        run.emit("barrier_all/block", 0, run.median_us([&](const ctx_t& c, cudaStream_t s, U64) {
+        run.emit("barrier_all/block", 0, run.median_us([&](const ctx_t& c, cudaStream_t s, U64, int) {
             barrier_loop<pgas::block><<<1, 256, 0, s>>>(c, iters);
         }, iters, 0));
-    if (wanted("fetch_add")) {
-        auto word = w.alloc<unsigned long long>(1);
-        run.emit("fetch_add_roundtrip", 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64) {
-            fetch_add_loop<<<1, 1, 0, s>>>(c, word, iters);
+    for (auto [name, pe] : {std::pair{"fetch_add_roundtrip", 1}, std::pair{"fetch_add_roundtrip/own_pe", 0}}) {
+        if (!wanted(name)) continue;
+        auto word = w.alloc<unsigned long long>(fetch_add_spread * fetch_add_stride);
+        run.emit(name, 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64, int) {
+            fetch_add_loop<<<1, 1, 0, s>>>(c, word, iters, pe);
         }, iters, 0, /*both=*/false));
+    }
+    // Kernel-per-step rows: `steps` launches per PE, queued back to back (step_launch) or with the host
+    // waiting for every step's kernel before the next (step_sync); us per step.
+    constexpr int steps = 2000;
+    for (bool sync : {false, true}) {
+        const std::string put_signal_row = sync ? "step_sync/put_signal" : "step_launch/put_signal";
+        const std::string barrier_row = sync ? "step_sync/p_barrier" : "step_launch/p_barrier";
+        if (wanted(put_signal_row.c_str())) {
+            auto sig = w.alloc<U64>(1);
+            auto data = w.alloc<U64>(2);
+            run.emit(put_signal_row.c_str(), 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base, int step) {
+                step_put_signal<<<1, 256, 0, s>>>(c, data, sig, base + U64(step) + 1);
+            }, steps, steps, true, steps, sync));
+        }
+        if (wanted(barrier_row.c_str())) {
+            auto data = w.alloc<U64>(1);
+            run.emit(barrier_row.c_str(), 8, run.median_us([&](const ctx_t& c, cudaStream_t s, U64 base, int step) {
+                step_p_barrier<<<1, 256, 0, s>>>(c, data, base + U64(step) + 1);
+            }, steps, steps, true, steps, sync));
+        }
     }
     if (wanted("allreduce_on_stream")) {
         constexpr std::size_t max_count = std::size_t{1} << 18;  // 1 MiB of floats
@@ -235,7 +300,7 @@ int main(int argc, char** argv) {
         auto src = w.alloc<float>(max_count);
         constexpr int reps = 50;
         for (std::size_t bytes : {8, 64, 512, 4096, 32768, 262144, 1048576}) {
-            run.emit("allreduce_on_stream", bytes, run.median_us([&](const ctx_t& c, cudaStream_t s, U64) {
+            run.emit("allreduce_on_stream", bytes, run.median_us([&](const ctx_t& c, cudaStream_t s, U64, int) {
                 for (int r = 0; r < reps; ++r)
                     pgas::allreduce_on_stream(c, c.world_team(), dst, src, bytes / sizeof(float), pgas::op::sum, s);
             }, reps, 0));
