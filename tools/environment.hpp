@@ -110,6 +110,8 @@ inline constexpr env_var env_vars[] = {
      "scripts/env.sh, cmake/pgasLibfabric.cmake", "libfabric to build and run against before any other (scripts/build-libfabric-cuda)"},
     {"PGAS_MPS_ACTIVE", env_group::tools, "0", "0 or 1", "scripts/env.sh (set by pgas_mps_start)",
      "1 while scripts/gpu-test's CUDA MPS daemon runs: the tests of processes sharing one GPU (label mps) run"},
+    {"PGAS_CI", env_group::tools, "0", "0 or 1", "scripts/env.sh (set by .ci/run)",
+     "1: build the GPU-only tests and benchmarks even without a GPU (PGAS_BUILD_GPU_CODE=ON)"},
     {"PGAS_COMPARE_BUILD_DIR", env_group::tools, "build-compare", "a directory", "scripts/bench-compare", "build directory"},
     {"PGAS_COMPARE_JOBS", env_group::tools, "every core", "integer >= 1", "scripts/bench-compare", "build parallelism"},
     {"PGAS_COMPARE_NO_BUILD", env_group::tools, "", "any non-empty value", "scripts/bench-compare",

@@ -81,75 +81,119 @@ PGAS_HD inline T apply_order(T a, T b, Less less) {
 // Each is a stateless function object; `bitwise` ones take integers only.
 namespace op {
 
+/// The reduction `a + b` (integers wrap modulo 2^bits; half and bf16 computed in float, rounded once); pass
+/// pgas::op::sum.
 struct sum_t {
+    /// "sum", for diagnostics.
     static constexpr const char* name = "sum";
+    /// Whether it takes integers only.
     static constexpr bool bitwise = false;
+    /// Its number in the PGAS_CHECKS signature of a call.
     static constexpr unsigned code = 1;
+    /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
         return detail::apply_arith(a, b, [](auto x, auto y) { return decltype(x)(x + y); });
     }
 };
+/// The reduction `a * b` (integers wrap modulo 2^bits; half and bf16 computed in float, rounded once); pass
+/// pgas::op::prod.
 struct prod_t {
+    /// "prod", for diagnostics.
     static constexpr const char* name = "prod";
+    /// Whether it takes integers only.
     static constexpr bool bitwise = false;
+    /// Its number in the PGAS_CHECKS signature of a call.
     static constexpr unsigned code = 2;
+    /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
         return detail::apply_arith(a, b, [](auto x, auto y) { return decltype(x)(x * y); });
     }
 };
+/// The reduction min(a, b); pass pgas::op::min.
 struct min_t {
+    /// "min", for diagnostics.
     static constexpr const char* name = "min";
+    /// Whether it takes integers only.
     static constexpr bool bitwise = false;
+    /// Its number in the PGAS_CHECKS signature of a call.
     static constexpr unsigned code = 3;
+    /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
         return detail::apply_order(a, b, [](auto x, auto y) { return x < y; });
     }
 };
+/// The reduction max(a, b); pass pgas::op::max.
 struct max_t {
+    /// "max", for diagnostics.
     static constexpr const char* name = "max";
+    /// Whether it takes integers only.
     static constexpr bool bitwise = false;
+    /// Its number in the PGAS_CHECKS signature of a call.
     static constexpr unsigned code = 4;
+    /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
         return detail::apply_order(a, b, [](auto x, auto y) { return y < x; });
     }
 };
+/// The reduction `a & b` (integers only); pass pgas::op::bit_and.
 struct bit_and_t {
+    /// "bit_and", for diagnostics.
     static constexpr const char* name = "bit_and";
+    /// Whether it takes integers only.
     static constexpr bool bitwise = true;
+    /// Its number in the PGAS_CHECKS signature of a call.
     static constexpr unsigned code = 5;
+    /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const { return T(a & b); }
 };
+/// The reduction `a | b` (integers only); pass pgas::op::bit_or.
 struct bit_or_t {
+    /// "bit_or", for diagnostics.
     static constexpr const char* name = "bit_or";
+    /// Whether it takes integers only.
     static constexpr bool bitwise = true;
+    /// Its number in the PGAS_CHECKS signature of a call.
     static constexpr unsigned code = 6;
+    /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const { return T(a | b); }
 };
+/// The reduction `a ^ b` (integers only); pass pgas::op::bit_xor.
 struct bit_xor_t {
+    /// "bit_xor", for diagnostics.
     static constexpr const char* name = "bit_xor";
+    /// Whether it takes integers only.
     static constexpr bool bitwise = true;
+    /// Its number in the PGAS_CHECKS signature of a call.
     static constexpr unsigned code = 7;
+    /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const { return T(a ^ b); }
 };
 
+/// The sum reduction operator.
 inline constexpr sum_t sum{};
+/// The prod reduction operator.
 inline constexpr prod_t prod{};
+/// The min reduction operator.
 inline constexpr min_t min{};
+/// The max reduction operator.
 inline constexpr max_t max{};
+/// The bit_and reduction operator.
 inline constexpr bit_and_t bit_and{};
+/// The bit_or reduction operator.
 inline constexpr bit_or_t bit_or{};
+/// The bit_xor reduction operator.
 inline constexpr bit_xor_t bit_xor{};
 
 }  // namespace op
 
-// One of the operators above.
+/// One of the operators in pgas::op.
 template <class Op>
 concept reduction_op = std::is_same_v<Op, op::sum_t> || std::is_same_v<Op, op::prod_t> ||
                        std::is_same_v<Op, op::min_t> || std::is_same_v<Op, op::max_t> ||

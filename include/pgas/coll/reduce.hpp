@@ -95,13 +95,27 @@ PGAS_HD void reduce_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 }
 }  // namespace detail
 
-// Reduces count elements of src over every member of team t with op and
-// writes the result to dst on member `root` (a team index); dst elsewhere is
-// not touched. Called by every thread of G on every member with the same
-// count, op and root. In place when dst == src; other overlaps are errors.
-// On return the root's dst holds the result and the caller's src may be
-// reused. Elements are combined in team order, so results are reproducible.
-// count == 0 is valid: it only synchronizes the team (as pgas::sync).
+/// Reduces count elements of src over every member of team t with op and
+/// writes the result to dst on member `root` (a team index); dst elsewhere is
+/// not touched. In place when dst == src; other overlaps are errors.
+/// On return the root's dst holds the result and the caller's src may be
+/// reused. Elements are combined in team order, so results are reproducible.
+/// count == 0 is valid: it only synchronizes the team (as pgas::sync).
+///
+/// - **Called by** every thread of `G` on every member PE of `t`, with the same `count`, `op` and `root` on every
+///   member (`Policy`, default coll::automatic, the same too); one collective at a time per team and PE.
+/// - **Transports:** every transport that models pgas::rma_transport and pgas::signal_transport (every built-in
+///   one; with another the team syncs inside fail to compile: "pgas: this transport cannot signal"). Load/store
+///   transports (nvlink, host) use the LL packets and peer pointers; libfabric, ibgda and route the put/get path
+///   (coll::rma_policy).
+/// - **Errors:** compile time: a `const` destination, element types that differ; `op` not one of pgas::op, elements
+///   not int8..int64, uint8..uint64, half, bf16, float or double, or a bitwise op on floating point; always checked:
+///   the caller not a member of `t` (errc::pe_out_of_range), an invalid team slot (errc::invalid_argument), `root`
+///   not a team index (errc::pe_out_of_range); overlapping buffers other than the in-place form
+///   (errc::invalid_argument); with PGAS_CHECKS, buffers outside the heap (errc::not_symmetric) and members passing
+///   different arguments where LL can run (errc::collective_mismatch naming the field). Waits end in errc::timeout
+///   after PGAS_TIMEOUT_MS or errc::peer_failed. A failure throws on the host transport and traps on a GPU (@ref
+///   errors).
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                     std::size_t count, Op op, int root) {
@@ -152,16 +166,29 @@ PGAS_HD void allreduce_part(const device::context<Tr>& ctx, team t, symmetric_pt
 }
 }  // namespace detail
 
-// Reduces count elements of src over every member of team t with op into dst
-// on every member. Called by every thread of G on every member with the same
-// count and op; in place when dst == src. On return dst holds the result
-// (bit-identical on every member: elements are combined in team order) and
-// src may be reused. count == 0 only synchronizes the team.
-//
-// Small blocks: one-shot LL, every member sends its src to every other in
-// flag-in-data packets and reduces what it receives, no barrier at all.
-// Large blocks: two-shot direct, member i reduces slice i from every member's
-// src and stores it into every member's dst, between two team syncs.
+/// Reduces count elements of src over every member of team t with op into dst
+/// on every member; in place when dst == src. On return dst holds the result
+/// (bit-identical on every member: elements are combined in team order) and
+/// src may be reused. count == 0 only synchronizes the team.
+///
+/// Small blocks: one-shot LL, every member sends its src to every other in
+/// flag-in-data packets and reduces what it receives, no barrier at all.
+/// Large blocks: two-shot direct, member i reduces slice i from every member's
+/// src and stores it into every member's dst, between two team syncs.
+///
+/// - **Called by** every thread of `G` on every member PE of `t`, with the same `count` and `op` on every member
+///   (`Policy`, default coll::automatic, the same too); one collective at a time per team and PE.
+/// - **Transports:** every transport that models pgas::rma_transport and pgas::signal_transport (every built-in
+///   one; with another the team syncs inside fail to compile: "pgas: this transport cannot signal"). Load/store
+///   transports (nvlink, host) use the LL packets and peer pointers; libfabric, ibgda and route the put/get path
+///   (coll::rma_policy).
+/// - **Errors:** compile time: a `const` destination, element types that differ; `op` not one of pgas::op, elements
+///   not int8..int64, uint8..uint64, half, bf16, float or double, or a bitwise op on floating point; always checked:
+///   the caller not a member of `t` (errc::pe_out_of_range), an invalid team slot (errc::invalid_argument),
+///   overlapping buffers other than the in-place form (errc::invalid_argument); with PGAS_CHECKS, buffers outside the
+///   heap (errc::not_symmetric) and members passing different arguments where LL can run (errc::collective_mismatch
+///   naming the field). Waits end in errc::timeout after PGAS_TIMEOUT_MS or errc::peer_failed. A failure throws on
+///   the host transport and traps on a GPU (@ref errors).
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void allreduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count, Op op) {

@@ -60,18 +60,31 @@ PGAS_HD void reduce_scatter_part(const device::context<Tr>& ctx, team t, symmetr
 }
 }  // namespace detail
 
-// src holds n blocks of count elements; member i receives in dst (count
-// elements) the reduction with op, over every member in team order, of block
-// i of their src. Called by every thread of G on every member with the same
-// count and op. src must be the same symmetric_ptr on every member. In place
-// when the caller's dst is src + my_pe * count (dst then differs between
-// members, which is allowed: dst is only written locally); other overlaps are
-// errors. On return dst holds the result and src may be reused. count == 0
-// only synchronizes the team.
-//
-// Small blocks: member i sends block j of its src to member j in LL packets.
-// Large blocks: between two team syncs, member i reduces block i straight
-// from every member's src.
+/// src holds n blocks of count elements; member i receives in dst (count
+/// elements) the reduction with op, over every member in team order, of block
+/// i of their src. src must be the same symmetric_ptr on every member. In place
+/// when the caller's dst is src + my_pe * count (dst then differs between
+/// members, which is allowed: dst is only written locally); other overlaps are
+/// errors. On return dst holds the result and src may be reused. count == 0
+/// only synchronizes the team.
+///
+/// Small blocks: member i sends block j of its src to member j in LL packets.
+/// Large blocks: between two team syncs, member i reduces block i straight
+/// from every member's src.
+///
+/// - **Called by** every thread of `G` on every member PE of `t`, with the same `count` and `op` on every member
+///   (`Policy`, default coll::automatic, the same too); one collective at a time per team and PE.
+/// - **Transports:** every transport that models pgas::rma_transport and pgas::signal_transport (every built-in
+///   one; with another the team syncs inside fail to compile: "pgas: this transport cannot signal"). Load/store
+///   transports (nvlink, host) use the LL packets and peer pointers; libfabric, ibgda and route the put/get path
+///   (coll::rma_policy).
+/// - **Errors:** compile time: a `const` destination, element types that differ; `op` not one of pgas::op, elements
+///   not int8..int64, uint8..uint64, half, bf16, float or double, or a bitwise op on floating point; always checked:
+///   the caller not a member of `t` (errc::pe_out_of_range), an invalid team slot (errc::invalid_argument),
+///   overlapping buffers other than the in-place form (errc::invalid_argument); with PGAS_CHECKS, buffers outside the
+///   heap (errc::not_symmetric) and members passing different arguments where LL can run (errc::collective_mismatch
+///   naming the field). Waits end in errc::timeout after PGAS_TIMEOUT_MS or errc::peer_failed. A failure throws on
+///   the host transport and traps on a GPU (@ref errors).
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                             std::size_t count, Op op) {

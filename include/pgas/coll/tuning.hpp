@@ -11,22 +11,22 @@
 PGAS_NAMESPACE_BEGIN
 namespace coll {
 
-// A policy says, per call, which algorithm a collective runs. Every PE of a
-// team must call with the same policy (the choice depends only on the policy,
-// the team size and the count, so all PEs choose alike).
-//
-//   ll_max_bytes   the low-latency (LL) flag-in-data path runs while the block
-//                  one PE sends to one peer (count * sizeof(T)) is at most this;
-//                  above it the direct path runs. 0: never LL.
-//   peer_pointers  the direct path loads/stores peers' buffers through
-//                  ctx.peer() when every member is mapped; false: it moves data
-//                  with put/get only (what a network transport does).
-//   stream_threads threads per block of an *_on_stream kernel.
-//   stream_max_blocks, stream_bytes_per_block
-//                  an *_on_stream call on the direct peer-pointer path spreads
-//                  over ceil(buffer bytes / stream_bytes_per_block) blocks, at
-//                  most stream_max_blocks (<= 64), each block moving its share
-//                  between barriers of its own; LL and put/get run one block.
+/// A policy says, per call, which algorithm a collective runs. Every PE of a
+/// team must call with the same policy (the choice depends only on the policy,
+/// the team size and the count, so all PEs choose alike).
+///
+///   ll_max_bytes   the low-latency (LL) flag-in-data path runs while the block
+///                  one PE sends to one peer (count * sizeof(T)) is at most this;
+///                  above it the direct path runs. 0: never LL.
+///   peer_pointers  the direct path loads/stores peers' buffers through
+///                  ctx.peer() when every member is mapped; false: it moves data
+///                  with put/get only (what a network transport does).
+///   stream_threads threads per block of an *_on_stream kernel.
+///   stream_max_blocks, stream_bytes_per_block
+///                  an *_on_stream call on the direct peer-pointer path spreads
+///                  over ceil(buffer bytes / stream_bytes_per_block) blocks, at
+///                  most stream_max_blocks (<= 64), each block moving its share
+///                  between barriers of its own; LL and put/get run one block.
 template <class P>
 concept tuning_policy = requires {
     { P::ll_max_bytes } -> std::convertible_to<std::size_t>;
@@ -36,51 +36,66 @@ concept tuning_policy = requires {
     { P::stream_bytes_per_block } -> std::convertible_to<std::size_t>;
 } && P::stream_max_blocks >= 1 && P::stream_max_blocks <= 64 && P::stream_bytes_per_block >= 1;
 
-// Transports that map peers' heaps (nvlink, host).
+/// The policy of transports that map peers' heaps (nvlink, host): LL up to 6 KiB per peer, then the direct path
+/// through peer pointers, spread over up to 64 blocks on a stream.
 struct load_store_policy {
     // Measured on 2xH200 (bench_coll_tune, allreduce_on_stream, graph
     // replay): one-block LL 5.4 us at 4 KiB but 8.3 us at 8 KiB (two LL
     // chunks: a 2-PE team's cell carries 6208 bytes), multi-block direct
     // 8.0-8.2 us from 8 B to 16 KiB. So LL while the message fits one cell of
     // a 2-PE team; larger teams have smaller cells and hand over earlier.
+    /// LL runs while one PE's block to one peer is at most this many bytes (0: never).
     static constexpr std::size_t ll_max_bytes = std::size_t{6} << 10;
+    /// The direct path loads/stores peers' buffers through ctx.peer() (false: put/get only).
     static constexpr bool peer_pointers = true;
     // 1024 threads with the reductions' registers cannot launch
     // ("too many resources requested", 2xH200); 512 can.
+    /// Threads per block of an `*_on_stream` kernel.
     static constexpr unsigned stream_threads = 512;
     // Measured on 2xH200, allreduce: 64 blocks reach 299 GB/s at 256 MiB and
     // 265 GB/s at 16 MiB, 32 blocks 289 and 257, 16 blocks 189 and 188; at
     // 32-64 KiB a block per 8 KiB (8.3 us) beats a block per 32 KiB (9.4 us).
+    /// Most blocks an `*_on_stream` call on the direct peer-pointer path spreads over (<= 64).
     static constexpr unsigned stream_max_blocks = 64;
+    /// Buffer bytes per block of such a call (blocks = ceil(bytes / this), at most stream_max_blocks).
     static constexpr std::size_t stream_bytes_per_block = std::size_t{8} << 10;
 };
 
-// Transports that move data only through put/get (proxy, ibgda, libfabric).
+/// The policy of transports that move data only through put/get (libfabric, ibgda, route): no LL, no peer
+/// pointers, one block on a stream.
 struct rma_policy {
+    /// Never LL.
     static constexpr std::size_t ll_max_bytes = 0;
+    /// put/get only.
     static constexpr bool peer_pointers = false;
+    /// Threads per block of an `*_on_stream` kernel.
     // placeholder: to be measured on 2xH200 and on a network transport.
     static constexpr unsigned stream_threads = 256;
-    // one block: the put/get path stages through one scratch buffer per team
+    /// One block: the put/get path stages through one scratch buffer per team.
     static constexpr unsigned stream_max_blocks = 1;
+    /// Unused with one block.
     static constexpr std::size_t stream_bytes_per_block = ~std::size_t{0};
 };
 
-// Forces the direct path through ctx.peer() at every size (tests, benchmarks).
+/// Forces the direct path through ctx.peer() at every size (tests, benchmarks).
 struct direct_policy : load_store_policy {
+    /// Never LL.
     static constexpr std::size_t ll_max_bytes = 0;
 };
-// Forces the LL path at every size it can run (tests, benchmarks).
+/// Forces the LL path at every size it can run (tests, benchmarks).
 struct ll_policy : load_store_policy {
+    /// LL at every size.
     static constexpr std::size_t ll_max_bytes = ~std::size_t{0};
 };
 
 static_assert(tuning_policy<load_store_policy> && tuning_policy<rma_policy> && tuning_policy<direct_policy> &&
               tuning_policy<ll_policy>);
 
-// The default of every collective: picks the policy of the transport.
+/// The default of every collective: picks the policy of the transport (resolve_policy).
 struct automatic {};
 
+/// The policy a call with `Policy` runs on transport `Tr`: load_store_policy or rma_policy for automatic, else
+/// `Policy` itself.
 template <class Policy, class Tr>
 using resolve_policy = std::conditional_t<
     std::is_same_v<Policy, automatic>,

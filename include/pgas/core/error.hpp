@@ -12,21 +12,23 @@
 
 PGAS_NAMESPACE_BEGIN
 
+/// What went wrong, as pgas::error::code() reports it (and a GPU trap's line names with to_string).
 enum class errc : int {
-    invalid_argument = 1,   // zero/negative count, bad option value
-    pe_out_of_range,        // a PE index outside [0, n_pes) or outside a team
-    not_symmetric,          // an address or symmetric_ptr outside the heap / not an allocation
-    heap_exhausted,         // the symmetric heap cannot satisfy an allocation
-    collective_mismatch,    // PEs passed different arguments to a collective call
-    misaligned,             // an atomic or vector op on a misaligned address
-    transport_unavailable,  // the transport cannot run here (no GPU, no NVLink path, no NIC)
-    timeout,                // a wait or bootstrap step exceeded its time limit
-    peer_failed,            // another PE failed; this one stopped instead of hanging
-    bootstrap,              // rendezvous / launch environment problems
-    cuda,                   // a CUDA runtime or driver call failed
-    system,                 // an OS call failed
+    invalid_argument = 1,   ///< zero/negative count, bad option value
+    pe_out_of_range,        ///< a PE index outside [0, n_pes) or outside a team
+    not_symmetric,          ///< an address or symmetric_ptr outside the heap / not an allocation
+    heap_exhausted,         ///< the symmetric heap cannot satisfy an allocation
+    collective_mismatch,    ///< PEs passed different arguments to a collective call
+    misaligned,             ///< an atomic or vector op on a misaligned address
+    transport_unavailable,  ///< the transport cannot run here (no GPU, no NVLink path, no NIC)
+    timeout,                ///< a wait or bootstrap step exceeded its time limit
+    peer_failed,            ///< another PE failed; this one stopped instead of hanging
+    bootstrap,              ///< rendezvous / launch environment problems
+    cuda,                   ///< a CUDA runtime or driver call failed
+    system,                 ///< an OS call failed
 };
 
+/// A short English name of `code` ("PE out of range", ...); host and device.
 PGAS_HD constexpr const char* to_string(errc code) {
     switch (code) {
         case errc::invalid_argument: return "invalid argument";
@@ -45,15 +47,20 @@ PGAS_HD constexpr const char* to_string(errc code) {
     return "unknown error";
 }
 
-// The one exception type of the library. what() reads
-// "pgas: <call> on PE <pe>: <detail>", so a log line alone says who did what.
+/// The one exception type of the library. what() reads
+/// "pgas: <call> on PE <pe>: <detail>", so a log line alone says who did what.
+/// Device-side failures on the host transport throw it too; on a GPU the same line is printed and the kernel traps.
 class error : public std::runtime_error {
 public:
+    /// An error of `code` raised by `call` on world PE `pe` (-1: no single PE, e.g. all PEs of this process).
     error(errc code, int pe, const std::string& call, const std::string& detail)
         : std::runtime_error(format(pe, call, detail)), code_(code), pe_(pe), call_(call) {}
 
+    /// What went wrong.
     errc code() const noexcept { return code_; }
+    /// The world PE that raised it, or -1.
     int pe() const noexcept { return pe_; }
+    /// The call that raised it ("alloc", "put", "world::init", ...).
     const std::string& call() const noexcept { return call_; }
 
 private:

@@ -7,12 +7,12 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Set by pgas::world (or a transport's host side) and carried by value in
-// every device::context and proxy ring view, so waits stop with a diagnostic
-// instead of hanging.
+/// What every wait reads besides its condition. Set by pgas::world (or a
+/// transport's host side) and carried by value in every device::context and
+/// proxy ring view, so waits stop with a diagnostic instead of hanging.
 struct runtime_state {
-    std::uint64_t timeout_ns = 0;              // 0: waits never time out
-    const volatile int* abort_flag = nullptr;  // non-zero: a peer failed (its PE is the value - 1)
+    std::uint64_t timeout_ns = 0;              ///< a wait gives up after this long (errc::timeout); 0: never
+    const volatile int* abort_flag = nullptr;  ///< non-zero: a peer failed (its PE is the value - 1), waits stop
 };
 
 PGAS_NAMESPACE_END

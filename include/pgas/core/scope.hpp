@@ -12,17 +12,24 @@ PGAS_NAMESPACE_BEGIN
 // calling thread's index in the group, size() the group's thread count and
 // sync() a barrier over it. On the host (host transport, CI) every group is
 // the single calling CPU thread: rank 0, size 1, sync a no-op.
+
+/// The calling thread alone (the default group of every op): rank 0, size 1, sync a no-op.
 struct thread {
+    /// The caller's index in the group: 0.
     PGAS_HD static unsigned rank() { return 0; }
+    /// Threads in the group: 1.
     PGAS_HD static unsigned size() { return 1; }
+    /// Nothing to wait for.
     PGAS_HD static void sync() {}
 };
 
-// N consecutive lanes of one warp (N a power of two, at most 32), aligned to N.
+/// N consecutive lanes of one warp (N a power of two, at most 32), aligned to N: lanes
+/// [k*N, k*N + N) of a warp call an op together. tile<N> with another N fails to compile.
 template <unsigned N>
 struct tile {
     static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0,
                   "pgas: tile<N> needs N a power of two between 1 and 32");
+    /// The caller's lane index within its tile (0 on the host).
     PGAS_HD static unsigned rank() {
 #if PGAS_DEVICE_PASS
         return lane() % N;
@@ -30,6 +37,7 @@ struct tile {
         return 0;
 #endif
     }
+    /// N on the GPU (1 on the host).
     PGAS_HD static unsigned size() {
 #if PGAS_DEVICE_PASS
         return N;
@@ -37,6 +45,7 @@ struct tile {
         return 1;
 #endif
     }
+    /// `__syncwarp` over the tile's lanes (a no-op on the host).
     PGAS_HD static void sync() {
 #if PGAS_DEVICE_PASS
         if constexpr (N == 32) {
@@ -57,10 +66,12 @@ private:
 #endif
 };
 
+/// The 32 lanes of the calling warp.
 using warp = tile<32>;
 
-// All threads of the calling thread block.
+/// All threads of the calling thread block (every one of them must make the call: it syncs the block).
 struct block {
+    /// The caller's linear thread index in the block (0 on the host).
     PGAS_HD static unsigned rank() {
 #if PGAS_DEVICE_PASS
         return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -68,6 +79,7 @@ struct block {
         return 0;
 #endif
     }
+    /// Threads in the block (1 on the host).
     PGAS_HD static unsigned size() {
 #if PGAS_DEVICE_PASS
         return blockDim.x * blockDim.y * blockDim.z;
@@ -75,6 +87,7 @@ struct block {
         return 1;
 #endif
     }
+    /// `__syncthreads()` (a no-op on the host).
     PGAS_HD static void sync() {
 #if PGAS_DEVICE_PASS
         __syncthreads();
@@ -82,6 +95,8 @@ struct block {
     }
 };
 
+/// A calling group: pgas::thread, pgas::tile, pgas::warp, pgas::block, or a type with the same static
+/// rank(), size() and sync().
 template <class G>
 concept group = requires {
     { G::rank() } -> std::same_as<unsigned>;

@@ -15,33 +15,44 @@
 PGAS_NAMESPACE_BEGIN
 namespace device {
 
-// What every context carries besides its transport (core/runtime_state.hpp).
+/// What every context carries besides its transport (pgas::runtime_state).
 using runtime_state = ::pgas::runtime_state;
 
-// Pass it to a kernel as `__grid_constant__ const pgas::device::context<T> ctx`
-// (no copy to local memory); on the host transport world::launch_host hands
-// one to each PE thread. All device ops take it first.
+/// The trivially copyable handle of one PE that a kernel receives by value; every device op takes it first.
+/// Pass it to a kernel as `__grid_constant__ const pgas::device::context<T> ctx`
+/// (no copy to local memory); on the host transport world::launch_host hands
+/// one to each PE thread. Made by world::context, libfabric_domain::context, ibgda_domain::context and
+/// route_context. `Transport` must model pgas::transport (else: "pgas: device::context<T> needs T to model
+/// pgas::transport").
 template <class Transport>
 struct context {
     static_assert(transport<Transport>,
                   "pgas: device::context<T> needs T to model pgas::transport (see transport/concepts.hpp)");
+    /// Transport.
     using transport_type = Transport;
 
+    /// The transport's device-side state (the device ops call it; programs rarely need to).
     Transport transport;
+    /// The wait timeout and the peer-failure flag every wait of this PE reads.
     runtime_state runtime;
 
+    /// This PE's index in the world.
     PGAS_HD int my_pe() const { return transport.my_pe(); }
+    /// PEs in the world.
     PGAS_HD int n_pes() const { return transport.n_pes(); }
+    /// The team of every PE, bound to this PE (slot 0).
     PGAS_HD team world_team() const { return team::world_team(my_pe(), n_pes()); }
 
-    // The caller's own copy of a symmetric object.
+    /// The caller's own copy of a symmetric object: a raw pointer it may load from and store to (any transport).
     template <class T>
     PGAS_HD T* local(symmetric_ptr<T> p) const {
         return static_cast<T*>(transport.local_address(p.offset()));
     }
 
-    // A pointer to PE pe's copy that the caller may load from and store to, or
-    // nullptr when the transport cannot reach pe by load/store (as nvshmem_ptr).
+    /// A pointer to PE pe's copy that the caller may load from and store to, or
+    /// nullptr when the transport cannot reach pe by load/store (as nvshmem_ptr): always nullptr on libfabric,
+    /// ibgda and route. Plain stores through it follow the CUDA memory model: publish them with a fence or a
+    /// system-scope `cuda::atomic_ref`.
     template <class T>
     PGAS_HD T* peer(symmetric_ptr<T> p, int pe) const {
         if constexpr (load_store_transport<Transport>) {

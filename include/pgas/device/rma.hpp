@@ -33,9 +33,19 @@ PGAS_HD void check_rma(const device::context<Tr>& ctx, const char* call, std::ui
 }
 }  // namespace detail
 
-// Copies count elements from local src to dst on PE pe. Called by every
-// thread of G with the same arguments; returns when src may be reused. Not
-// ordered with later puts to other PEs: use fence/quiet.
+/// Copies `count` elements from local `src` to `dst` on PE `pe` (blocking put).
+///
+/// - **Called by** every thread of `G` (pgas::thread by default, a tile, warp or block) with the same arguments.
+/// - **Returns** when `src` may be reused; the data is visible at `pe` only after quiet (or barrier, or a
+///   signal a reader waits for). Ordered with the caller's later operations to `pe` only by fence, with those to
+///   other PEs only by quiet. Per transport (docs/memory-model.md): nvlink/host return once the stores are issued;
+///   libfabric waits for the put's completion above 48 bytes; ibgda for a registered source's WRITE completion.
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** compile time: `T` and `U` differ (use symmetric_cast) or are not trivially copyable;
+///   with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null `dst` or a range outside the
+/// heap's user area errc::not_symmetric (thrown on the host transport, print and trap on a GPU: see @ref errors).
+/// Where the put waits (libfabric, ibgda), errc::timeout after PGAS_TIMEOUT_MS or errc::peer_failed.
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count,
                  int pe) {
@@ -45,7 +55,15 @@ PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* 
     ctx.transport.template put<G>(dst.offset(), src, count * sizeof(T), pe);
 }
 
-// As put, but may return before src is reusable; quiet completes it.
+/// Copies `count` elements from local `src` to `dst` on PE `pe` without waiting (put, non-blocking).
+///
+/// - **Called by** every thread of `G` with the same arguments.
+/// - **Returns** at once: `src` must stay untouched until the caller's next quiet (or barrier), which completes the
+///   put and makes it visible at `pe`. Ordering as put. On nvlink/host it is the same as put.
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** as put (compile time and PGAS_CHECKS); a full proxy ring makes libfabric's put_nbi wait
+///   (errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src,
                      std::size_t count, int pe) {
@@ -55,8 +73,17 @@ PGAS_HD void put_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const
     ctx.transport.template put_nbi<G>(dst.offset(), src, count * sizeof(T), pe);
 }
 
-// Copies count elements of src on PE pe into local dst; on return dst holds
-// them, for every thread of G.
+/// Copies `count` elements of `src` on PE `pe` into local `dst` (blocking get).
+///
+/// - **Called by** every thread of `G` with the same arguments.
+/// - **Returns** when `dst` holds the data, for every thread of `G`. It reads what `pe` made visible (after that PE's
+///   quiet, or a signal the caller waited for); not ordered with the caller's earlier puts to `pe` unless a fence or
+///   quiet sits between them.
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** compile time as put; with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null
+///   `src` or a range outside the heap's user area errc::not_symmetric (thrown on the host transport, print and trap
+///   on a GPU: see @ref errors). On libfabric and ibgda it waits for the data (errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count, int pe) {
     detail::require_rma<Tr>();
@@ -65,7 +92,14 @@ PGAS_HD void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, s
     ctx.transport.template get<G>(dst, src.offset(), count * sizeof(T), pe);
 }
 
-// As get, but dst is valid only after quiet.
+/// Copies `count` elements of `src` on PE `pe` into local `dst` without waiting (get, non-blocking).
+///
+/// - **Called by** every thread of `G` with the same arguments.
+/// - **Returns** at once; `dst` is valid only after the caller's next quiet (some transports complete it before
+///   returning: nvlink/host always, libfabric up to 48 bytes, ibgda into unregistered memory; do not rely on it).
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** as get.
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count,
                      int pe) {
@@ -75,9 +109,18 @@ PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> sr
     ctx.transport.template get_nbi<G>(dst, src.offset(), count * sizeof(T), pe);
 }
 
-// One thread writes one element to PE pe. On load/store transports a 4- or
-// 8-byte element is a single relaxed atomic store, so a peer may poll it with
-// wait_until without a data race.
+/// One thread writes one element, `value`, to `dst` on PE `pe`.
+///
+/// - **Called by** one thread (any number of threads may call it independently).
+/// - **Returns** when the write is issued; visible at `pe` after quiet, like put. On load/store transports (nvlink,
+///   host) a 4- or 8-byte arithmetic element is a single relaxed system-scope atomic store, so a peer may poll it
+///   with wait_until without a data race; elsewhere (libfabric, ibgda, route) it is a one-element put: write a word
+///   another PE polls with atomic_set or a signal there.
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null `dst` or a range
+///   outside the heap's user area errc::not_symmetric (thrown on the host transport, print and trap on a GPU: see
+///   @ref errors).
 template <class Tr, class T>
 PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_rma<Tr>();
@@ -91,7 +134,16 @@ PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_i
     }
 }
 
-// One thread reads one element of PE pe.
+/// One thread reads one element of `src` on PE `pe` and returns it.
+///
+/// - **Called by** one thread.
+/// - **Returns** the value: on nvlink/host a 4- or 8-byte arithmetic element is one relaxed system-scope atomic
+///   load; elsewhere a one-element blocking get.
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null `src` or a range
+///   outside the heap's user area errc::not_symmetric (thrown on the host transport, print and trap on a GPU: see
+///   @ref errors). On libfabric and ibgda it waits for the reply (errc::timeout, errc::peer_failed).
 template <class Tr, class T>
 PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, symmetric_ptr<T> src, int pe) {
     detail::require_rma<Tr>();

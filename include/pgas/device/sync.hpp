@@ -18,16 +18,35 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Orders the caller's earlier puts, atomics and signals to each PE before its
-// later ones to that PE. Called by every thread of G.
+/// Orders the caller's earlier puts, atomics and signals to each PE before its later ones to that PE.
+///
+/// - **Called by** every thread of `G` with the same arguments.
+/// - **Returns** once the order is established; it completes nothing and says nothing about operations to
+///   different PEs (quiet does). Per transport: nvlink/host a group sync and a system-scope sequentially consistent
+///   fence (the same as quiet), libfabric a marker after which the proxy starts nothing until every earlier command
+///   completed, ibgda a fenced NOP on every queue pair with work in flight, route Near's fence then Far's.
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** none of its own (ibgda and a full proxy ring may wait: errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr>
 PGAS_HD void fence(const device::context<Tr>& ctx) {
     detail::require_rma<Tr>();
     ctx.transport.template fence<G>();
 }
 
-// Completes every earlier put/get/atomic/signal of the caller: their data is
-// visible at the targets (and _nbi gets have landed). Called by every thread of G.
+/// Completes every earlier put/get/atomic/signal of the caller: their data is visible at the targets, `_nbi`
+/// gets have landed and their buffers may be reused.
+///
+/// - **Called by** every thread of `G` with the same arguments; it covers the operations of the group's threads
+///   (call it from a group containing every thread whose operations must complete, e.g. pgas::block).
+/// - **Returns** when all of them are complete. Per transport: nvlink/host a group sync and a system-scope fence;
+///   libfabric waits until the proxy completed every command of the PE so far (remote delivery); ibgda posts a
+///   signalled NOP on every busy queue pair and waits for its completion; route Near's quiet, then Far's. There is
+///   no per-peer quiet: it covers every PE.
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** on libfabric and ibgda it waits: errc::timeout after PGAS_TIMEOUT_MS, errc::peer_failed, or the
+///   diagnostic of a failed operation (a proxy that stopped, an error completion of the NIC naming the request).
 template <group G = thread, class Tr>
 PGAS_HD void quiet(const device::context<Tr>& ctx) {
     detail::require_rma<Tr>();
@@ -52,7 +71,16 @@ PGAS_HD bool selected(const int* status, std::size_t i) {
 }
 }  // namespace detail
 
-// Waits until the local ivar satisfies `seen <op> value`; returns what it saw (acquire).
+/// Waits until the caller's own word `ivar` satisfies `seen <op> value` and returns the value seen.
+///
+/// - **Called by** any number of threads; each waits and returns on its own.
+/// - **Returns** the value that satisfied the condition (acquire: what its writer made visible before writing it,
+///   with a release such as put_signal's or a p after a fence, is visible to the caller).
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivar` (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset, the
+///   condition and the value seen; errc::peer_failed at once when another PE failed.
 template <class Tr, class T>
 PGAS_HD T wait_until(const device::context<Tr>& ctx, symmetric_ptr<T> ivar, cmp op, std::type_identity_t<T> value) {
     detail::require_waitable<T>();
@@ -60,7 +88,13 @@ PGAS_HD T wait_until(const device::context<Tr>& ctx, symmetric_ptr<T> ivar, cmp 
     return detail::wait_local(ctx, "wait_until", ctx.local(ivar), op, value);
 }
 
-// Whether the local ivar satisfies `seen <op> value` now (acquire).
+/// Whether the caller's own word `ivar` satisfies `seen <op> value` now (acquire; it does not wait).
+///
+/// - **Called by** any thread, on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivar` (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned).
 template <class Tr, class T>
 PGAS_HD bool test(const device::context<Tr>& ctx, symmetric_ptr<T> ivar, cmp op, std::type_identity_t<T> value) {
     detail::require_waitable<T>();
@@ -68,7 +102,16 @@ PGAS_HD bool test(const device::context<Tr>& ctx, symmetric_ptr<T> ivar, cmp op,
     return compare(detail::load_acquire(ctx.local(ivar)), op, value);
 }
 
-// Waits until every ivars[i] with status[i] == 0 (status may be null) satisfies the condition.
+/// Waits until every selected word of `ivars[0, count)` (the caller's own) satisfies `seen <op> value`. `status` may
+/// be null (every word selected) or hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any number of threads; each waits and returns on its own.
+/// - **Returns** when every selected word has satisfied the condition (each read with acquire).
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset, the
+///   condition and the value seen; errc::peer_failed at once when another PE failed.
 template <class Tr, class T>
 PGAS_HD void wait_until_all(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
                             const int* status, cmp op, std::type_identity_t<T> value) {
@@ -79,7 +122,14 @@ PGAS_HD void wait_until_all(const device::context<Tr>& ctx, symmetric_ptr<T> iva
             detail::wait_local(ctx, "wait_until_all", ctx.local(ivars + i), op, value);
 }
 
-// Whether every selected ivar satisfies the condition now.
+/// Whether every selected word of `ivars[0, count)` satisfies `seen <op> value` now (no wait). `status` may be null
+/// (every word selected) or hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any thread, on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned).
 template <class Tr, class T>
 PGAS_HD bool test_all(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
                       const int* status, cmp op, std::type_identity_t<T> value) {
@@ -91,7 +141,15 @@ PGAS_HD bool test_all(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, st
     return true;
 }
 
-// Index of a selected ivar that satisfies the condition now, or count when none does.
+/// Index of the first selected word of `ivars[0, count)` that satisfies `seen <op> value` now, or `count` when
+/// none does (no wait). `status` may be null (every word selected) or hold `count` flags: word i is selected when
+/// status[i] == 0.
+///
+/// - **Called by** any thread, on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned).
 template <class Tr, class T>
 PGAS_HD std::size_t test_any(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
                              const int* status, cmp op, std::type_identity_t<T> value) {
@@ -103,8 +161,15 @@ PGAS_HD std::size_t test_any(const device::context<Tr>& ctx, symmetric_ptr<T> iv
     return count;
 }
 
-// Writes the indices of the selected ivars that satisfy the condition now to
-// indices[] and returns how many there are.
+/// Writes the indices of the selected words of `ivars[0, count)` that satisfy `seen <op> value` now to
+/// `indices[]` (room for `count`) and returns how many there are (no wait). `status` may be null (every word
+/// selected) or hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any thread, on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned).
 template <class Tr, class T>
 PGAS_HD std::size_t test_some(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
                               std::size_t* indices, const int* status, cmp op, std::type_identity_t<T> value) {
@@ -129,8 +194,17 @@ PGAS_HD void spin(const device::context<Tr>& ctx, const char* call, symmetric_pt
 }
 }  // namespace detail
 
-// Waits until some selected ivar satisfies the condition and returns its
-// index (count when no ivar is selected).
+/// Waits until some selected word of `ivars[0, count)` satisfies `seen <op> value` and returns its index
+/// (`count` at once when no word is selected). `status` may be null (every word selected) or hold `count` flags: word
+/// i is selected when status[i] == 0.
+///
+/// - **Called by** any number of threads; each waits and returns on its own.
+/// - **Returns** the index of a word that satisfied the condition (read with acquire).
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset, the
+///   condition and the value seen; errc::peer_failed at once when another PE failed.
 template <class Tr, class T>
 PGAS_HD std::size_t wait_until_any(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
                                    const int* status, cmp op, std::type_identity_t<T> value) {
@@ -145,8 +219,16 @@ PGAS_HD std::size_t wait_until_any(const device::context<Tr>& ctx, symmetric_ptr
     return found;
 }
 
-// Waits until at least one selected ivar satisfies the condition; writes all
-// that do to indices[] and returns how many (0 when none is selected).
+/// Waits until at least one selected word of `ivars[0, count)` satisfies `seen <op> value`; writes the indices of
+/// all that do to `indices[]` (room for `count`) and returns how many (0 at once when none is selected). `status` may
+/// be null (every word selected) or hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any number of threads; each waits and returns on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset, the
+///   condition and the value seen; errc::peer_failed at once when another PE failed.
 template <class Tr, class T>
 PGAS_HD std::size_t wait_until_some(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
                                     std::size_t* indices, const int* status, cmp op,
@@ -221,13 +303,24 @@ PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* cal
 }
 }  // namespace detail
 
-// Team synchronisation without completing outstanding puts (as
-// nvshmem_team_sync): orders them before the members' later accesses.
-// Called by every thread of G on every member PE; one group per PE at a time
-// per team. Dissemination: ceil(log2 n) rounds; in round r each member adds 1
-// to the round-r arrival counter of member (i + 2^r) mod n and waits until its
-// own counter reaches this call's epoch. Counters only grow, so repeated calls
-// need no reset.
+/// Team synchronisation without completing outstanding puts (as nvshmem_team_sync): returns once every member
+/// of `t` has arrived.
+///
+/// Dissemination: ceil(log2 n) rounds; in round r each member adds 1 to the round-r arrival counter of member
+/// (i + 2^r) mod n and waits until its own counter reaches this call's epoch. Counters only grow, so repeated calls
+/// need no reset.
+///
+/// - **Called by** every thread of `G` on every member PE of `t`; one group per PE at a time per team.
+/// - **Returns** when every member has arrived. What it guarantees about earlier puts depends on the transport:
+///   on nvlink/host (release arrivals, acquire waits) and libfabric (each arrival starts after every earlier
+///   command completed) they are complete and visible; on ibgda and route they are not (arrivals are ordered only
+///   with operations to the same PE): use barrier.
+/// - **Transports:** every pgas::signal_transport (every built-in one; route when Near and Far both are); with
+///   another the call fails to compile: "pgas: this transport cannot signal: it does not model
+///   pgas::signal_transport".
+/// - **Errors:** the caller not a member of `t`: errc::pe_out_of_range (always checked). After PGAS_TIMEOUT_MS
+///   without the condition: errc::timeout naming the heap offset, the condition and the value seen; errc::peer_failed
+///   at once when another PE failed.
 template <group G = thread, class Tr>
 PGAS_HD void sync(const device::context<Tr>& ctx, team t) {
     detail::require_signal<Tr>();
@@ -236,12 +329,26 @@ PGAS_HD void sync(const device::context<Tr>& ctx, team t) {
     G::sync();
 }
 
+/// sync over every PE of the world (ctx.world_team()).
+///
+/// - **Called by** every thread of `G` on every PE.
+/// - **Returns**, **Transports**, **Errors:** as sync.
 template <group G = thread, class Tr>
 PGAS_HD void sync_all(const device::context<Tr>& ctx) {
     sync<G>(ctx, ctx.world_team());
 }
 
-// quiet, then sync: on return every member's earlier puts are visible everywhere.
+/// quiet, then sync: on return every member's earlier operations are complete and visible everywhere.
+///
+/// - **Called by** every thread of `G` on every member PE of `t`; one group per PE at a time per team.
+/// - **Returns** when every member has arrived after completing its earlier puts, atomics and signals (on every
+///   transport; on nvlink/host it costs the same as sync, which already gives this).
+/// - **Transports:** every pgas::signal_transport (every built-in one; route when Near and Far both are); with
+///   another the call fails to compile: "pgas: this transport cannot signal: it does not model
+///   pgas::signal_transport".
+/// - **Errors:** the caller not a member of `t`: errc::pe_out_of_range (always checked); errors of quiet. After
+///   PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset, the condition and the value seen;
+///   errc::peer_failed at once when another PE failed.
 template <group G = thread, class Tr>
 PGAS_HD void barrier(const device::context<Tr>& ctx, team t) {
     detail::require_signal<Tr>();
@@ -253,6 +360,10 @@ PGAS_HD void barrier(const device::context<Tr>& ctx, team t) {
     G::sync();
 }
 
+/// barrier over every PE of the world (ctx.world_team()).
+///
+/// - **Called by** every thread of `G` on every PE.
+/// - **Returns**, **Transports**, **Errors:** as barrier.
 template <group G = thread, class Tr>
 PGAS_HD void barrier_all(const device::context<Tr>& ctx) {
     barrier<G>(ctx, ctx.world_team());

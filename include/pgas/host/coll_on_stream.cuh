@@ -106,19 +106,51 @@ struct stream_launch {
 
 }  // namespace detail
 
-// pgas::barrier (quiet, then team sync) and pgas::sync as one-warp kernels on the stream.
+/// Enqueues pgas::barrier on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. A one-warp kernel (quiet, then team sync).
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::barrier's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::barrier (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::barrier's diagnostic (the next CUDA call
+///   on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr>
 void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_on_stream");
     detail::barrier_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
     detail::check_launch(ctx.my_pe(), "barrier_on_stream");
 }
+/// Enqueues pgas::barrier_all on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. barrier_on_stream over the world team.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::barrier_all's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::barrier_all (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::barrier_all's diagnostic (the next CUDA
+///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr>
 void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_all_on_stream");
     barrier_on_stream(ctx, ctx.world_team(), stream);
 }
 
+/// Enqueues pgas::sync on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. A one-warp kernel.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::sync's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::sync (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::sync's diagnostic (the next CUDA call on
+///   that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::sync_on_stream");
@@ -126,6 +158,18 @@ void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream)
     detail::check_launch(ctx.my_pe(), "sync_on_stream");
 }
 
+/// Enqueues pgas::broadcast on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
+/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::broadcast's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::broadcast (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::broadcast's diagnostic (the next CUDA
+///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
@@ -138,6 +182,18 @@ void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     detail::check_launch(ctx.my_pe(), "broadcast_on_stream");
 }
 
+/// Enqueues pgas::reduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
+/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::reduce's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::reduce (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::reduce's diagnostic (the next CUDA call
+///   on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                       std::size_t count, Op op, int root, cudaStream_t stream) {
@@ -151,6 +207,18 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
     detail::check_launch(ctx.my_pe(), "reduce_on_stream");
 }
 
+/// Enqueues pgas::allreduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
+/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::allreduce's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::allreduce (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::allreduce's diagnostic (the next CUDA
+///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, Op op, cudaStream_t stream) {
@@ -164,6 +232,18 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     detail::check_launch(ctx.my_pe(), "allreduce_on_stream");
 }
 
+/// Enqueues pgas::reduce_scatter on `stream`: one kernel, ordered with the stream's other work and capturable in a
+/// CUDA graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
+/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::reduce_scatter's guarantees, when
+///   the stream reaches it.
+/// - **Transports:** as pgas::reduce_scatter (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::reduce_scatter's diagnostic (the next
+///   CUDA call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                               std::size_t count, Op op, cudaStream_t stream) {
@@ -177,6 +257,18 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
     detail::check_launch(ctx.my_pe(), "reduce_scatter_on_stream");
 }
 
+/// Enqueues pgas::allgather on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
+/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::allgather's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::allgather (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::allgather's diagnostic (the next CUDA
+///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
@@ -189,6 +281,18 @@ void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
     detail::check_launch(ctx.my_pe(), "allgather_on_stream");
 }
 
+/// Enqueues pgas::alltoall on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
+/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
+/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
+///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
+///   order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::alltoall's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::alltoall (the same compile-time errors).
+/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::alltoall's diagnostic (the next CUDA call
+///   on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {

@@ -17,28 +17,29 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Where this process sits in a multi-process world and how it finds the
-// others. world::init() reads it from the environment (read_launch_env);
-// programs with their own launcher may fill it in and pass it explicitly.
+/// Where this process sits in a multi-process world and how it finds the
+/// others. world::init() reads it from the environment (read_launch_env);
+/// programs with their own launcher may fill it in and pass it explicitly.
 struct launch_info {
-    int rank = 0;         // this process's PE, 0 .. size-1
-    int size = 1;         // processes (= PEs) in the world
-    int local_rank = -1;  // index among the processes of this node; -1: unknown (found through the bootstrap)
-    int local_size = -1;  // processes on this node; -1: unknown
-    // The rendezvous store: rank 0 listens here, the others connect. Empty
-    // only for a world of one process, or when root_path is set.
+    int rank = 0;         ///< this process's PE, 0 .. size-1
+    int size = 1;         ///< processes (= PEs) in the world
+    int local_rank = -1;  ///< index among the processes of this node; -1: unknown (found through the bootstrap)
+    int local_size = -1;  ///< processes on this node; -1: unknown
+    /// The rendezvous store: rank 0 listens here, the others connect. Empty
+    /// only for a world of one process, or when root_path is set.
     std::string root_host;
+    /// The rendezvous store's TCP port (with root_host).
     int root_port = 0;
-    // Instead of host:port, a Unix-domain socket in a directory only this
-    // user can enter (MPI and Slurm jobs on one node without PGAS_ROOT); the
-    // root and the ranks also check each other's uid (SO_PEERCRED).
+    /// Instead of host:port, a Unix-domain socket in a directory only this
+    /// user can enter (MPI and Slurm jobs on one node without PGAS_ROOT); the
+    /// root and the ranks also check each other's uid (SO_PEERCRED).
     std::string root_path;
-    // Shared by every process of one launch; a connection presenting another
-    // token (a stray process of another job on the same port) is rejected.
+    /// Shared by every process of one launch; a connection presenting another
+    /// token (a stray process of another job on the same port) is rejected.
     std::string token;
-    // Bound on every bootstrap step (connect, each collective).
+    /// Bound on every bootstrap step (connect, each collective).
     std::chrono::milliseconds bootstrap_timeout{30000};
-    // Which launcher's variables these came from, for messages ("pgasrun", "torchrun", ...).
+    /// Which launcher's variables these came from, for messages ("pgasrun", "torchrun", ...).
     std::string source = "explicit";
 };
 
@@ -347,15 +348,15 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
 
 }  // namespace detail
 
-// The launch environment of this process, from (first match wins)
-// PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT[/PGAS_LOCAL_RANK/PGAS_LOCAL_SIZE]
-// (pgasrun), torchrun's RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE with
-// MASTER_ADDR:MASTER_PORT+1, Open MPI's OMPI_COMM_WORLD_*, MPICH's (Hydra)
-// PMI_RANK/PMI_SIZE/MPI_LOCALRANKID/MPI_LOCALNRANKS, Slurm's
-// SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID. PGAS_ROOT and PGAS_TOKEN override
-// any launcher's; PGAS_BOOTSTRAP_TIMEOUT_MS bounds each bootstrap step
-// (default 30000). With none of these set: a world of one process. Missing or
-// inconsistent values throw pgas::error(errc::bootstrap) naming the variable.
+/// The launch environment of this process, from (first match wins)
+/// PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT[/PGAS_LOCAL_RANK/PGAS_LOCAL_SIZE]
+/// (pgasrun), torchrun's RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE with
+/// MASTER_ADDR:MASTER_PORT+1, Open MPI's OMPI_COMM_WORLD_*, MPICH's (Hydra)
+/// PMI_RANK/PMI_SIZE/MPI_LOCALRANKID/MPI_LOCALNRANKS, Slurm's
+/// SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID. PGAS_ROOT and PGAS_TOKEN override
+/// any launcher's; PGAS_BOOTSTRAP_TIMEOUT_MS bounds each bootstrap step
+/// (default 30000). With none of these set: a world of one process. Missing or
+/// inconsistent values throw pgas::error(errc::bootstrap) naming the variable.
 inline launch_info read_launch_env() {
     return detail::parse_launch_env([](const char* name) { return detail::env(name); });
 }

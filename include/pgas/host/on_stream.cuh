@@ -80,10 +80,16 @@ inline void check_launch(int pe, const char* call) {
 }
 }  // namespace detail
 
-// Enqueues put(dst on pe <- src, count elements) on stream; src is device
-// memory of the caller's GPU (or symmetric local memory). Completes, with
-// the data visible at pe, when the stream reaches the next work item.
-// The current device must be the context's GPU.
+/// Enqueues put(dst on pe <- src, count elements) on `stream`, spread over up to 128 blocks; `src` is device memory
+/// of the caller's GPU (or symmetric local memory); capturable in a CUDA graph.
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; the put completes when the stream reaches it: `src` may be reused by
+///   later work on the stream, and the data is visible at `pe` after a later quiet_on_stream (or signal_on_stream,
+///   which quiets first). count == 0 enqueues nothing.
+/// - **Transports:** every pgas::rma_transport (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
+///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr, class T>
 void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
          cudaStream_t stream) {
@@ -93,7 +99,15 @@ void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T
     detail::check_launch(ctx.my_pe(), "put_on_stream");
 }
 
-// Enqueues get(dst <- src on pe, count elements) on stream.
+/// Enqueues get(dst <- src on pe, count elements) on `stream`, spread over up to 128 blocks; capturable in a CUDA
+/// graph.
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; `dst` holds the data for later work on the stream. count == 0 enqueues
+///   nothing.
+/// - **Transports:** every pgas::rma_transport (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
+///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr, class T>
 void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
          cudaStream_t stream) {
@@ -103,7 +117,15 @@ void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src,
     detail::check_launch(ctx.my_pe(), "get_on_stream");
 }
 
-// Enqueues `op value` on the signal word of pe, after every put enqueued before it.
+/// Enqueues `op value` on the signal word `sig` of PE `pe`, after every put enqueued before it (the kernel runs
+/// quiet, then signal).
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; when the stream reaches it, the earlier puts are complete and the
+///   signal follows them.
+/// - **Transports:** every pgas::signal_transport (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
+///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr>
 void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
             int pe, cudaStream_t stream) {
@@ -112,7 +134,14 @@ void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_
     detail::check_launch(ctx.my_pe(), "signal_on_stream");
 }
 
-// Enqueues put then signal: the signal becomes visible only after the data.
+/// Enqueues put then signal: the signal becomes visible at `pe` only after the data (put_on_stream, then
+/// signal_on_stream).
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; a PE that sees the signal's new value sees the data.
+/// - **Transports:** every pgas::signal_transport (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
+///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr, class T>
 void put_signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count,
                 symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe, cudaStream_t stream) {
@@ -121,7 +150,15 @@ void put_signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, 
     signal_on_stream(ctx, sig, value, op, pe, stream);
 }
 
-// Enqueues a wait until the local signal word satisfies `seen <op> value`.
+/// Enqueues a wait until the caller's own signal word `sig` satisfies `seen <op> value` (one thread); later work on
+/// the stream starts after it.
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; the stream's later work sees the data put with that signal.
+/// - **Transports:** every transport (the wait is local) (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
+///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here. A wait past PGAS_TIMEOUT_MS
+/// traps with the timeout diagnostic.
 template <class Tr>
 void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op, std::uint64_t value,
                        cudaStream_t stream) {
@@ -130,7 +167,14 @@ void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<s
     detail::check_launch(ctx.my_pe(), "signal_wait_until_on_stream");
 }
 
-// Enqueues quiet: everything enqueued before it is complete and visible.
+/// Enqueues quiet: everything the PE issued before it (puts, gets, atomics, signals) is complete and visible when the
+/// stream reaches it.
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; later work on the stream runs after the completion.
+/// - **Transports:** every pgas::rma_transport (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
+///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr>
 void quiet_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::quiet_on_stream");

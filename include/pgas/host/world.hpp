@@ -35,41 +35,47 @@
 
 PGAS_NAMESPACE_BEGIN
 
+/// How a world is set up (every field has a default that reads the environment).
 struct world_options {
-    // Bytes of symmetric heap per PE; 0 reads PGAS_HEAP_SIZE, else the default.
+    /// Bytes of symmetric heap per PE; 0 reads PGAS_HEAP_SIZE, else the default.
     std::uint64_t heap_bytes = 0;
-    // Device waits give up after this long; -1 reads PGAS_TIMEOUT_MS, 0 never.
+    /// Device waits give up after this long; -1 reads PGAS_TIMEOUT_MS, 0 never.
     std::int64_t timeout_ms = -1;
-    // Heap backend of world::init (one PE per process); empty: host memory
-    // shared between the node's processes (the host transport).
+    /// Heap backend of world::init (one PE per process); empty: host memory
+    /// shared between the node's processes (the host transport).
     detail::heap_factory heap;
 
+    /// Heap bytes per PE of a host-memory world when neither heap_bytes nor PGAS_HEAP_SIZE says (64 MiB).
     static constexpr std::uint64_t default_host_heap_bytes = std::uint64_t{64} << 20;
 };
 
-// The RAII handle of the PEs this process drives. Calls marked collective
-// must be made by every process (or SPMD thread) of the world in the same
-// order with the same arguments; mismatches are reported, not ignored.
-//
-//   auto w = pgas::world::init_local(4);            // 4 host PEs (host transport)
-//   auto buf = w.alloc<int>(1024);                   // same symmetric_ptr on every PE
-//   w.launch_host([&](const pgas::device::context<pgas::host>& ctx) { ... });
+/// The RAII handle of the PEs this process drives. Calls marked collective
+/// must be made by every process (or SPMD thread) of the world in the same
+/// order with the same arguments; mismatches are reported, not ignored.
+///
+///   auto w = pgas::world::init_local(4);            // 4 host PEs (host transport)
+///   auto buf = w.alloc<int>(1024);                   // same symmetric_ptr on every PE
+///   w.launch_host([&](const pgas::device::context<pgas::host>& ctx) { ... });
 class world {
 public:
-    // n PEs as threads of this process over a host-memory heap (the host
-    // transport): runs anywhere, including CI machines without a GPU.
+    /// n PEs as threads of this process over a host-memory heap (the host
+    /// transport): runs anywhere, including CI machines without a GPU.
+    ///
+    /// Throws errc::invalid_argument for a PE count <= 0 or above the limit, or a heap too small.
     static world init_local(int n_pes, world_options options = {}) {
         return init_local_host(n_pes, options);
     }
 
-    // One process drives these GPUs, one PE each (PE i on devices[i]), over a
-    // CUDA VMM heap that every local GPU maps: the NVLink transport. A device
-    // may appear more than once (PEs sharing a GPU, e.g. multi-PE tests on a
-    // one-GPU machine); their kernels must then run concurrently, on
-    // different non-blocking streams, fit on the GPU together, and be loaded
-    // before they run (CUDA_MODULE_LOADING=EAGER: a lazily loaded kernel's
-    // first launch waits for the GPU to go idle, i.e. for a running peer
-    // that is waiting for this very launch).
+    /// One process drives these GPUs, one PE each (PE i on devices[i]), over a
+    /// CUDA VMM heap that every local GPU maps: the NVLink transport. A device
+    /// may appear more than once (PEs sharing a GPU, e.g. multi-PE tests on a
+    /// one-GPU machine); their kernels must then run concurrently, on
+    /// different non-blocking streams, fit on the GPU together, and be loaded
+    /// before they run (CUDA_MODULE_LOADING=EAGER: a lazily loaded kernel's
+    /// first launch waits for the GPU to go idle, i.e. for a running peer
+    /// that is waiting for this very launch).
+    ///
+    /// Throws errc::invalid_argument for an empty list, errc::cuda when a GPU heap cannot be made.
     static world init_local(const std::vector<int>& devices, world_options options = {}) {
         if (devices.empty())
             detail::throw_error(errc::invalid_argument, -1, "world::init_local", "the device list is empty");
@@ -81,17 +87,17 @@ public:
                      detail::gpu_heap_factory(devices));
     }
 
-    // Collective over the processes of a launch (pgasrun, torchrun, mpirun,
-    // srun; see read_launch_env): one PE per process, PE = launch rank, joined
-    // by the TCP bootstrap. Without a launcher: a world of this one process.
-    // A process that fails or dies during init is an error on every other
-    // within PGAS_BOOTSTRAP_TIMEOUT_MS.
+    /// Collective over the processes of a launch (pgasrun, torchrun, mpirun,
+    /// srun; see read_launch_env): one PE per process, PE = launch rank, joined
+    /// by the TCP bootstrap. Without a launcher: a world of this one process.
+    /// A process that fails or dies during init is an error on every other
+    /// within PGAS_BOOTSTRAP_TIMEOUT_MS.
     static world init(world_options options = {}) { return init(read_launch_env(), std::move(options)); }
 
-    // One process per GPU with the NVLink transport: init() with this
-    // process's PE on GPU `device` (default: the launcher's local rank modulo
-    // the visible GPUs, so processes share a GPU when there are more) and
-    // the node's heaps mapped into each other (CUDA VMM handles passed as fds).
+    /// One process per GPU with the NVLink transport: init() with this
+    /// process's PE on GPU `device` (default: the launcher's local rank modulo
+    /// the visible GPUs, so processes share a GPU when there are more) and
+    /// the node's heaps mapped into each other (CUDA VMM handles passed as fds).
     static world init_gpu(world_options options = {}, int device = -1) {
         launch_info launch = read_launch_env();
         if (device < 0) device = detail::default_process_device(launch.local_rank >= 0 ? launch.local_rank : launch.rank, launch.rank);
@@ -101,7 +107,7 @@ public:
         return init(launch, std::move(options));
     }
 
-    // The same with the launch spelled out (explicit arguments win over the environment).
+    /// The same with the launch spelled out (explicit arguments win over the environment).
     static world init(const launch_info& launch, world_options options = {}) {
         PGAS_NVTX_RANGE("pgas::world::init");
         if (launch.size < 1 || launch.rank < 0 || launch.rank >= launch.size)
@@ -142,13 +148,13 @@ private:
 
 public:
 
-    // SPMD form of the host transport: n threads, each running body(world&)
-    // with its own single-PE world, as n processes would. Collective calls
-    // (alloc, free, split, barrier) really are collective here. A PE that
-    // throws stops the others' waits at once (host collectives and device
-    // waits end in errc::peer_failed naming it); every PE's heap lives until
-    // all threads have ended. Rethrows the root-cause exception after all
-    // threads end. Host collectives are bounded by PGAS_BOOTSTRAP_TIMEOUT_MS.
+    /// SPMD form of the host transport: n threads, each running body(world&)
+    /// with its own single-PE world, as n processes would. Collective calls
+    /// (alloc, free, split, barrier) really are collective here. A PE that
+    /// throws stops the others' waits at once (host collectives and device
+    /// waits end in errc::peer_failed naming it); every PE's heap lives until
+    /// all threads have ended. Rethrows the root-cause exception after all
+    /// threads end. Host collectives are bounded by PGAS_BOOTSTRAP_TIMEOUT_MS.
     template <class Body>
         requires std::invocable<Body&, world&>
     static void run_threads(int n_pes, Body&& body, world_options options = {}) {
@@ -172,22 +178,35 @@ public:
         });
     }
 
+    /// Moves the handle (the PEs stay up).
     world(world&&) noexcept = default;
+    /// Moves the handle.
     world& operator=(world&&) noexcept = default;
+    /// Finalizes this process's PEs: frees the heap and closes the bootstrap.
     ~world() = default;
 
+    /// PEs in the world.
     int n_pes() const { return state_->n_pes; }
+    /// PEs this process drives (1 under a launcher, n for init_local).
     int n_local_pes() const { return int(state_->local_pes.size()); }
-    // World PE of local PE `local` (0 .. n_local_pes()-1).
+    /// World PE of local PE `local` (0 .. n_local_pes()-1).
+    ///
+    /// Throws errc::pe_out_of_range for `local` outside [0, n_local_pes()).
     int local_pe(int local = 0) const { return state_->local_pes.at(checked_local("world::local_pe", local)); }
-    // The PE of a one-PE-per-process world.
+    /// The PE of a one-PE-per-process world.
     int my_pe() const { return local_pe(0); }
+    /// Bytes of each PE's symmetric heap (pgas reserves the first part for its own counters).
     std::uint64_t heap_bytes() const { return state_->heap_bytes; }
+    /// Bytes of the heap not allocated now.
     std::uint64_t heap_free_bytes() const { return state_->allocator.free_bytes(); }
+    /// The largest block alloc could return now.
     std::uint64_t heap_largest_free_block() const { return state_->allocator.largest_free_block(); }
 
-    // Collective: count elements of T on every PE, zero-filled, aligned to at
-    // least 256 bytes. Every PE receives the same symmetric_ptr.
+    /// Collective: count elements of T on every PE, zero-filled, aligned to at
+    /// least 256 bytes. Every PE receives the same symmetric_ptr.
+    ///
+    /// Compile time: T must be trivially copyable. Throws errc::invalid_argument for count <= 0, errc::heap_exhausted
+    /// (naming the free bytes; raise PGAS_HEAP_SIZE), errc::collective_mismatch when PEs ask for different sizes.
     template <class T, std::integral Count>
     symmetric_ptr<T> alloc(Count count) {
         static_assert(std::is_trivially_copyable_v<T>, "pgas: symmetric objects must be trivially copyable");
@@ -209,7 +228,10 @@ public:
         return symmetric_ptr<T>(detail::offset_tag{}, *offset);
     }
 
-    // Collective: returns a block from alloc to the heap.
+    /// Collective: returns a block from alloc to the heap.
+    ///
+    /// Throws errc::not_symmetric for a pointer that is not the start of a live allocation (double free),
+    /// errc::collective_mismatch when PEs free different blocks.
     template <class T>
     void free(symmetric_ptr<T> p) {
         PGAS_NVTX_RANGE("pgas::world::free");
@@ -221,8 +243,8 @@ public:
                                     " is not the start of a live allocation (double free or foreign pointer)");
     }
 
-    // The symmetric name of a raw address of local PE `local`'s heap; a
-    // pointer outside any live allocation is an error.
+    /// The symmetric name of a raw address of local PE `local`'s heap; a
+    /// pointer outside any live allocation is an error.
     template <class T>
     symmetric_ptr<T> symmetric(T* address, int local = 0) const {
         auto* base = static_cast<std::byte*>(host_address(0, checked_local("world::symmetric", local)));
@@ -235,7 +257,9 @@ public:
         return symmetric_ptr<T>(detail::offset_tag{}, offset);
     }
 
-    // Host access to local PE `local`'s copy (host heaps only).
+    /// Host access to local PE `local`'s copy (host heaps only).
+    ///
+    /// Throws errc::not_symmetric outside a live allocation, errc::invalid_argument on a GPU heap.
     template <class T>
     T* local(symmetric_ptr<T> p, int local = 0) const {
         check_live("world::local", p.offset(), sizeof(T), local);
@@ -246,18 +270,24 @@ public:
         return static_cast<T*>(host_address(p.offset(), checked_local("world::local", local)));
     }
 
-    // Address of local PE `local`'s copy in this address space, whatever the
-    // memory (for cudaMemcpy on GPU heaps).
+    /// Address of local PE `local`'s copy in this address space, whatever the
+    /// memory (for cudaMemcpy on GPU heaps).
+    ///
+    /// Throws errc::not_symmetric outside a live allocation.
     template <class T>
     T* device_address(symmetric_ptr<T> p, int local = 0) const {
         check_live("world::device_address", p.offset(), sizeof(T), local);
         return static_cast<T*>(host_address(p.offset(), checked_local("world::device_address", local)));
     }
 
+    /// The team of every PE, bound to local PE `local`.
     team team_world(int local = 0) const { return team::world_team(local_pe(local), n_pes()); }
 
-    // Collective: the team of parent members start, start+stride, ... (size
-    // of them), indices in parent. Like nvshmem_team_split_strided.
+    /// Collective: the team of parent members start, start+stride, ... (size
+    /// of them), indices in parent. Like nvshmem_team_split_strided.
+    ///
+    /// Throws errc::pe_out_of_range for members outside the parent, errc::invalid_argument when the team slots
+    /// (team::max_slots) are used up, errc::collective_mismatch when PEs pass different arguments.
     team split_strided(const team& parent, int start, int stride, int size) {
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_strided);
         agree("split_strided", "start", std::uint64_t(std::int64_t(start)));
@@ -281,8 +311,8 @@ public:
         return parent.sub_team(start, size == 1 ? 1 : stride, size, next_slot("split_strided"));
     }
 
-    // Collective: views the parent as rows of xrange PEs. Returns {x, y}: x is
-    // the caller's row (consecutive members), y its column. Like nvshmem_team_split_2d.
+    /// Collective: views the parent as rows of xrange PEs. Returns {x, y}: x is
+    /// the caller's row (consecutive members), y its column. Like nvshmem_team_split_2d.
     std::pair<team, team> split_2d(const team& parent, int xrange) {
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_2d);
         agree("split_2d", "xrange", std::uint64_t(std::int64_t(xrange)));
@@ -299,20 +329,24 @@ public:
         return {parent.sub_team(row * x, 1, row_size, x_slot), parent.sub_team(column, x, column_size, y_slot)};
     }
 
-    // Collective host-side barrier between the processes of the world.
+    /// Collective host-side barrier between the processes of the world.
+    ///
+    /// Bounded by PGAS_BOOTSTRAP_TIMEOUT_MS between processes; a failed peer is errc::peer_failed.
     void barrier() {
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::barrier);
         state_->bootstrap->barrier();
     }
 
-    // The context a kernel (or host PE thread) of local PE `local` receives.
+    /// The context a kernel (or host PE thread) of local PE `local` receives.
+    ///
+    /// Specialised for pgas::host and pgas::nvlink; libfabric_domain, ibgda_domain and route_context make the others.
     template <class Transport>
     device::context<Transport> context(int local = 0) const;
 
-    // Runs body(ctx) once per local PE, each on its own thread with that PE's
-    // context<host_transport>, and joins them: the host transport's kernel
-    // launch. When one PE throws, the others' waits stop with errc::peer_failed
-    // and the first PE's exception is rethrown.
+    /// Runs body(ctx) once per local PE, each on its own thread with that PE's
+    /// context<host_transport>, and joins them: the host transport's kernel
+    /// launch. When one PE throws, the others' waits stop with errc::peer_failed
+    /// and the first PE's exception is rethrown.
     template <class Body>
         requires std::invocable<Body&, const device::context<host>&>
     void launch_host(Body&& body) {
@@ -331,11 +365,12 @@ public:
 
     // --- for transports and launchers built on a world -----------------------
 
+    /// How a heap backend is made (world_options::heap); for transports and launchers.
     using heap_factory = detail::heap_factory;
 
-    // Assembles a world from its parts: the bootstrap connecting this process
-    // to the others, the world PEs it drives, and the heap backend. The
-    // init_* functions and launchers call this; programs call those.
+    /// Assembles a world from its parts: the bootstrap connecting this process
+    /// to the others, the world PEs it drives, and the heap backend. The
+    /// init_* functions and launchers call this; programs call those.
     world(std::shared_ptr<detail::bootstrap> channel, std::vector<int> local_pes, int n_pes, world_options options,
           heap_factory make_heap = &make_host_heap)
         : state_(std::make_unique<state_t>()) {
@@ -361,13 +396,13 @@ public:
         s.memory = make_heap(request);
     }
 
-    // The bootstrap channel between this world's processes (collective calls).
+    /// The bootstrap channel between this world's processes (collective calls).
     detail::bootstrap& channel() const { return *state_->bootstrap; }
-    // The heap backend (bases of every PE as seen from a local PE).
+    /// The heap backend (bases of every PE as seen from a local PE).
     detail::heap_memory& heap_memory() const { return *state_->memory; }
-    // Timeout and peer-failure flag every context of this world carries.
-    // On GPU heaps the flag is the mapped pinned one, so kernels of any
-    // transport (nvlink, libfabric proxy, ibgda) can poll it.
+    /// Timeout and peer-failure flag every context of this world carries.
+    /// On GPU heaps the flag is the mapped pinned one, so kernels of any
+    /// transport (nvlink, libfabric proxy, ibgda) can poll it.
     device::runtime_state runtime() const {
         device::runtime_state r;
         r.timeout_ns = state_->timeout_ns;
@@ -375,16 +410,17 @@ public:
         if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) r.abort_flag = gpu->abort_flag();
         return r;
     }
-    // Raises the peer-failure flag: every wait of this process's PEs stops
-    // with errc::peer_failed naming world PE `failed_pe`.
+    /// Raises the peer-failure flag: every wait of this process's PEs stops
+    /// with errc::peer_failed naming world PE `failed_pe`.
     void abort_waits(int failed_pe) { raise_abort(*state_, failed_pe); }
 
-    // CUDA device of local PE `local`, or -1 when the heap is host memory.
+    /// CUDA device of local PE `local`, or -1 when the heap is host memory.
     int device_of(int local = 0) const {
         auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get());
         return gpu ? gpu->device_of(checked_local("world::device_of", local)) : -1;
     }
 
+    /// The host-memory heap of one process (the default heap_factory).
     static std::unique_ptr<detail::heap_memory> make_host_heap(const detail::heap_request& request) {
         return std::make_unique<detail::host_heap_memory>(request);
     }
@@ -499,6 +535,7 @@ private:
     std::unique_ptr<state_t> state_;
 };
 
+/// The host-transport context of local PE `local`: needs a host-memory heap (else errc::transport_unavailable).
 template <>
 inline device::context<host> world::context<host>(int local) const {
     const int pe = local_pe(checked_local("world::context", local));
@@ -511,7 +548,9 @@ inline device::context<host> world::context<host>(int local) const {
     return ctx;
 }
 
-// The NVLink context of local PE `local`: needs the GPU heap of init_local(devices).
+/// The NVLink context of local PE `local`: needs the GPU heap of init_local(devices).
+///
+/// Else errc::transport_unavailable.
 template <>
 inline device::context<nvlink> world::context<nvlink>(int local) const {
     const int pe = local_pe(checked_local("world::context", local));

@@ -106,50 +106,50 @@ struct put_signal_clause
     : std::bool_constant<transport_clause::put_signal<T, G> && transport_clause::put_signal_nbi<T, G>> {};
 }  // namespace detail
 
-// A transport is the trivially copyable device-side state of one way to reach
-// peers; device::context<T> carries it into kernels by value. It opts in to
-// each capability with a constexpr flag and must then also have the members
-// that capability needs (stdexec style: opt-in plus structure).
-//
-//   T::name                      "nvlink", "host", ...
-//   my_pe(), n_pes()             world PE of the caller and world size
-//   reachable(pe)                whether this transport reaches that PE at all
-//   local_address(offset)        the caller's own heap byte at a symmetric offset
-//   heap_bytes()                 size of each PE's symmetric heap
+/// A transport is the trivially copyable device-side state of one way to reach
+/// peers; device::context<T> carries it into kernels by value. It opts in to
+/// each capability with a constexpr flag and must then also have the members
+/// that capability needs (stdexec style: opt-in plus structure).
+///
+///   T::name                      "nvlink", "host", ...
+///   my_pe(), n_pes()             world PE of the caller and world size
+///   reachable(pe)                whether this transport reaches that PE at all
+///   local_address(offset)        the caller's own heap byte at a symmetric offset
+///   heap_bytes()                 size of each PE's symmetric heap
 template <class T>
 concept transport = transport_clause::trivially_copyable<T> && transport_clause::name<T> &&
                     transport_clause::my_pe<T> && transport_clause::n_pes<T> && transport_clause::reachable<T> &&
                     transport_clause::local_address<T> && transport_clause::heap_bytes<T>;
 
-// put/get (blocking and _nbi) of bytes between local memory and a symmetric
-// offset on `pe`, called by every thread of group G; fence/quiet by G. Each
-// for G = thread, warp, block and tile<N>.
+/// put/get (blocking and _nbi) of bytes between local memory and a symmetric
+/// offset on `pe`, called by every thread of group G; fence/quiet by G. Each
+/// for G = thread, warp, block and tile<N>.
 template <class T>
 concept rma_transport = transport<T> && T::provides_rma && detail::every_group<detail::rma_clause, T>;
 
-// One thread performs op on a naturally aligned 4- or 8-byte word on `pe`.
+/// One thread performs op on a naturally aligned 4- or 8-byte word on `pe`.
 template <class T>
 concept atomic_transport =
     transport<T> && T::provides_atomics && transport_clause::atomic<T> && transport_clause::atomic_add<T>;
 
-// Optional: a transport that can start an atomic nobody reads the old value of
-// (add, inc, and, or, xor, set) without waiting for it; quiet completes it. A
-// proxy saves the reply round trip and the ring slot a reply holds; the others
-// compute the old value anyway (detail::start_atomic_update falls back to atomic).
+/// Optional: a transport that can start an atomic nobody reads the old value of
+/// (add, inc, and, or, xor, set) without waiting for it; quiet completes it. A
+/// proxy saves the reply round trip and the ring slot a reply holds; the others
+/// compute the old value anyway (detail::start_atomic_update falls back to atomic).
 template <class T, class V>
 concept atomic_update_transport =
     atomic_transport<T> && requires(const T& t, amo op, std::uint64_t offset, V operand, int pe) {
         t.template atomic_update<V>(op, offset, operand, pe);
     };
 
-// Signals: 64-bit words updated (set/add) after the data of a put is visible;
-// put_signal(_nbi) for every kind of group.
+/// Signals: 64-bit words updated (set/add) after the data of a put is visible;
+/// put_signal(_nbi) for every kind of group.
 template <class T>
 concept signal_transport = transport<T> && T::provides_signals && transport_clause::signal<T> &&
                            detail::every_group<detail::put_signal_clause, T>;
 
-// Peers' heaps are mapped: peer_address(offset, pe) is a pointer the caller
-// may load from and store to, or nullptr when pe is not reachable that way.
+/// Peers' heaps are mapped: peer_address(offset, pe) is a pointer the caller
+/// may load from and store to, or nullptr when pe is not reachable that way.
 template <class T>
 concept load_store_transport = transport<T> && T::provides_load_store && transport_clause::peer_address<T>;
 

@@ -29,49 +29,57 @@
 
 PGAS_NAMESPACE_BEGIN
 
+/// How pgas::ibgda_domain sets itself up.
 struct ibgda_options {
+    /// Which NIC serves the queue pairs.
     enum class nic_kind {
-        hardware,  // an mlx5 NIC through rdma-core (errc::transport_unavailable where there is none)
-        emulated,  // ibgda_emulated_nic: a host thread plays the NIC (tests, CI, the GPU protocol suite)
+        hardware,  ///< an mlx5 NIC through rdma-core (errc::transport_unavailable where there is none)
+        emulated,  ///< ibgda_emulated_nic: a host thread plays the NIC (tests, CI, the GPU protocol suite)
     };
+    /// A hardware NIC (default) or the emulated one.
     nic_kind nic = nic_kind::hardware;
-    // Building blocks (64 bytes) per send queue: a power of two in [4, 2^15].
+    /// Building blocks (64 bytes) per send queue: a power of two in [4, 2^15].
     std::uint32_t send_queue_blocks = 256;
-    // nbi puts/gets ring the doorbell once this many blocks are pending (and
-    // at quiet/fence or any blocking op); 1 rings on every post.
+    /// nbi puts/gets ring the doorbell once this many blocks are pending (and
+    /// at quiet/fence or any blocking op); 1 rings on every post.
     std::uint32_t doorbell_batch = 1;
-    // CQEs per completion queue: 1 is a collapsed CQ (what DEVX setups use);
-    // more is a ring read by owner bit (what rdma-core's verbs CQs are), at
-    // least send_queue_blocks so it cannot overrun. Emulated NIC only.
+    /// CQEs per completion queue: 1 is a collapsed CQ (what DEVX setups use);
+    /// more is a ring read by owner bit (what rdma-core's verbs CQs are), at
+    /// least send_queue_blocks so it cannot overrun. Emulated NIC only.
     std::uint32_t cq_entries = 1;
-    // Memory for queues, doorbell records, CQEs, counters and scratch: it must
-    // be reachable by the producers (host threads, or the GPU: pass
-    // cudaHostAlloc'd mapped memory) and by the NIC. Default: zeroed host memory.
+    /// Memory for queues, doorbell records, CQEs, counters and scratch: it must
+    /// be reachable by the producers (host threads, or the GPU: pass
+    /// cudaHostAlloc'd mapped memory) and by the NIC. Default: zeroed host memory.
     std::function<void*(std::size_t)> allocate;
+    /// Frees what allocate returned (set both or neither).
     std::function<void(void*)> deallocate;
-    // How many buffers besides the heap register_buffer may add per PE.
+    /// How many buffers besides the heap register_buffer may add per PE.
     int max_registered_buffers = 14;
-    // Hardware: map the send queues, CQs, doorbell records and the UAR
-    // doorbell into the GPU (cudaHostRegister) so kernels can produce. When the
-    // UAR cannot be mapped (cudaHostRegisterIoMemory refused), a CPU thread
-    // rings it for them, and the log says so.
+    /// Hardware: map the send queues, CQs, doorbell records and the UAR
+    /// doorbell into the GPU (cudaHostRegister) so kernels can produce. When the
+    /// UAR cannot be mapped (cudaHostRegisterIoMemory refused), a CPU thread
+    /// rings it for them, and the log says so.
     bool map_for_gpu = true;
-    // Timeout and peer-failure flag of the contexts; empty: the world's. A
-    // kernel needs a flag in memory it can read (the world's is host memory).
+    /// Timeout and peer-failure flag of the contexts; empty: the world's. A
+    /// kernel needs a flag in memory it can read (the world's is host memory).
     std::optional<runtime_state> runtime;
 };
 
-// Owns IBGDA for the local PEs of a world: per local PE one RC queue pair to
-// every PE (itself included), connected through the world's bootstrap (the
-// peers' heap addresses, keys and QP numbers are all-gathered), the heap
-// registered for remote access, and the NIC that serves them. Build it after
-// the world's allocations are usable and destroy it before the world.
-//
-//   pgas::ibgda_options o; o.nic = pgas::ibgda_options::nic_kind::emulated;
-//   pgas::ibgda_domain ib(w, o);
-//   w.launch_host([&](const auto& host_ctx) { auto ctx = ib.context(host_ctx.my_pe()); ... });
+/// Owns IBGDA for the local PEs of a world: per local PE one RC queue pair to
+/// every PE (itself included), connected through the world's bootstrap (the
+/// peers' heap addresses, keys and QP numbers are all-gathered), the heap
+/// registered for remote access, and the NIC that serves them. Build it after
+/// the world's allocations are usable and destroy it before the world.
+///
+///   pgas::ibgda_options o; o.nic = pgas::ibgda_options::nic_kind::emulated;
+///   pgas::ibgda_domain ib(w, o);
+///   w.launch_host([&](const auto& host_ctx) { auto ctx = ib.context(host_ctx.my_pe()); ... });
+///
+/// Collective: every process (or SPMD thread) of the world constructs it in the same order as its other
+/// collective calls; a bad option throws errc::invalid_argument, no RDMA NIC (hardware) errc::transport_unavailable.
 class ibgda_domain {
 public:
+    /// Sets up IBGDA for every local PE of `w` (collective; see the class).
     ibgda_domain(world& w, ibgda_options options = {}) : options_(std::move(options)) {
         const int my_first_pe = w.n_local_pes() == 1 ? w.my_pe() : -1;
         const std::uint32_t blocks = options_.send_queue_blocks;
@@ -118,12 +126,13 @@ public:
         for (void* p : allocations_) options_.deallocate(p);
     }
 
+    /// Local PEs of the world this domain serves.
     int n_local_pes() const { return int(pes_.size()); }
 
-    // The context of local PE `local` (kernels take it by value).
+    /// The context of local PE `local` (kernels take it by value).
     device::context<ibgda> context(int local = 0) const { return context_with(ibgda_system_access{}, local); }
 
-    // The same over another access policy (tests record the producer's steps).
+    /// The same over another access policy (tests record the producer's steps).
     template <class Access>
     device::context<basic_ibgda<Access>> context_with(Access access, int local = 0) const {
         device::context<basic_ibgda<Access>> ctx;
@@ -132,9 +141,9 @@ public:
         return ctx;
     }
 
-    // Lets the NIC use [address, address + bytes) of local PE `local` as a put
-    // source or get destination (anything else goes inline or through scratch).
-    // Not collective; contexts taken afterwards see it.
+    /// Lets the NIC use [address, address + bytes) of local PE `local` as a put
+    /// source or get destination (anything else goes inline or through scratch).
+    /// Not collective; contexts taken afterwards see it.
     void register_buffer(int local, void* address, std::size_t bytes) {
         auto& pe = pes_.at(std::size_t(local));
         if (pe.n_regions >= 2 + options_.max_registered_buffers)
@@ -152,7 +161,8 @@ public:
         nic_->add_local_region({pe.pe, reinterpret_cast<std::uint64_t>(address), bytes, key});
     }
 
-    // The emulated NIC (options.nic == emulated): statistics, error injection.
+    /// The emulated NIC (options.nic == emulated): statistics, error injection.
+    /// Throws errc::invalid_argument on a hardware domain.
     ibgda_emulated_nic& emulated_nic() const {
         if (!nic_)
             detail::throw_error(errc::invalid_argument, -1, "ibgda_domain::emulated_nic",

@@ -24,30 +24,34 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Collective: every process (or SPMD thread) of the world constructs it, in
-// the same order as its other collective calls. For each local PE it opens a
-// libfabric RDM endpoint, registers that PE's heap, exchanges addresses and
-// keys through the world's bootstrap, allocates the PE's proxy ring and
-// starts its proxy thread. Destruction is collective too: it waits until this
-// PE's commands completed, meets the others (their operations targeting this
-// PE need its proxy polling until then), then stops the threads.
-//
-//   pgas::libfabric_domain fabric(w);                 // PGAS_FI_PROVIDER / best found
-//   auto ctx = fabric.context();                      // device::context<pgas::libfabric>
-//   kernel<<<...>>>(ctx, ...);  // or, host PEs: use ctx on the PE's thread
-//
-// Producers are GPU threads when the heap is GPU memory, or when
-// libfabric_options::gpu_producers asks for it over a host-memory heap (a
-// provider without FI_HMEM for CUDA cannot expose a GPU heap; kernels then
-// work on the host heap, which this domain registers with cudaHostRegister
-// for them): rings and staging buffers go to mapped pinned memory of the
-// PE's GPU, and the context carries device addresses and a mapped copy of
-// the world's peer-failure flag.
-//
-// Not included by pgas/pgas.hpp (it needs libfabric's headers and library):
-// include <pgas/host/libfabric/domain.hpp> and link pgas::libfabric.
+/// Collective: every process (or SPMD thread) of the world constructs it, in
+/// the same order as its other collective calls. For each local PE it opens a
+/// libfabric RDM endpoint, registers that PE's heap, exchanges addresses and
+/// keys through the world's bootstrap, allocates the PE's proxy ring and
+/// starts its proxy thread. Destruction is collective too: it waits until this
+/// PE's commands completed, meets the others (their operations targeting this
+/// PE need its proxy polling until then), then stops the threads.
+///
+///   pgas::libfabric_domain fabric(w);                 // PGAS_FI_PROVIDER / best found
+///   auto ctx = fabric.context();                      // device::context<pgas::libfabric>
+///   kernel<<<...>>>(ctx, ...);  // or, host PEs: use ctx on the PE's thread
+///
+/// Producers are GPU threads when the heap is GPU memory, or when
+/// libfabric_options::gpu_producers asks for it over a host-memory heap (a
+/// provider without FI_HMEM for CUDA cannot expose a GPU heap; kernels then
+/// work on the host heap, which this domain registers with cudaHostRegister
+/// for them): rings and staging buffers go to mapped pinned memory of the
+/// PE's GPU, and the context carries device addresses and a mapped copy of
+/// the world's peer-failure flag.
+///
+/// Not included by pgas/pgas.hpp (it needs libfabric's headers and library):
+/// include <pgas/host/libfabric/domain.hpp> and link pgas::libfabric.
+///
+/// Construction throws pgas::error naming the reason when no provider passes the checks (every candidate and
+/// why it failed), and on every PE when one PE's endpoint cannot open (errc::peer_failed).
 class libfabric_domain {
 public:
+    /// Boots the libfabric proxy transport for every local PE of `w` (collective; see the class).
     explicit libfabric_domain(world& w, libfabric_options options = {}) : world_(&w), options_(std::move(options)) {
         const int n_local = w.n_local_pes();
         const bool gpu_heap = !w.heap_memory().host_accessible();
@@ -115,7 +119,7 @@ public:
         for (auto& pe : pes_) pe->proxy->stop();
     }
 
-    // The context local PE `local`'s kernels (or host thread) receive.
+    /// The context local PE `local`'s kernels (or host thread) receive.
     device::context<libfabric> context(int local = 0) const {
         const auto& pe = *pes_.at(std::size_t(local));
         device::context<libfabric> ctx;
@@ -127,20 +131,22 @@ public:
         return ctx;
     }
 
-    // Whether kernels are this domain's producers (GPU heap, or libfabric_options::gpu_producers).
+    /// Whether kernels are this domain's producers (GPU heap, or libfabric_options::gpu_producers).
     bool gpu_producers() const { return pes_.front()->ring->who() == proxy::producers::gpu; }
 
-    // The provider every PE uses ("shm", "tcp;ofi_rxm", ...), its domain and mr_mode.
+    /// The provider every PE uses ("shm", "tcp;ofi_rxm", ...), its domain and mr_mode.
     std::string provider() const { return pes_.front()->backend->provider(); }
+    /// The provider's domain (e.g. the network interface).
     std::string domain_name() const { return pes_.front()->backend->domain_name(); }
+    /// The provider's memory-registration mode bits (FI_MR_*).
     std::uint64_t mr_mode() const { return pes_.front()->backend->mr_mode(); }
-    // "flush" or "complete" (libfabric_options::put_delivery).
+    /// "flush" or "complete" (libfabric_options::put_delivery).
     std::string put_delivery() const { return pes_.front()->backend->put_delivery(); }
 
-    // Non-empty once local PE `local`'s proxy failed (the text its producers report).
+    /// Non-empty once local PE `local`'s proxy failed (the text its producers report).
     std::string failure(int local = 0) const { return pes_.at(std::size_t(local))->proxy->failure(); }
 
-    // Test hook: local PE `local`'s proxy thread exits as if it had died.
+    /// Test hook: local PE `local`'s proxy thread exits as if it had died.
     void simulate_proxy_death(int local = 0) { pes_.at(std::size_t(local))->proxy->simulate_death(); }
 
 private:

@@ -19,37 +19,38 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// How pgas::libfabric_domain sets itself up; empty strings read the environment.
+/// How pgas::libfabric_domain sets itself up; empty strings read the environment.
 struct libfabric_options {
-    std::string provider;            // "" reads PGAS_FI_PROVIDER; still "": the best that passes the checks
-    std::string iface;               // "" reads PGAS_FI_IFACE: pins the provider's domain (network interface)
-    std::uint32_t ring_capacity = 1024;  // commands per PE's ring (a power of two)
-    int proxy_cpu = -1;              // pin each proxy thread here (-1: no pinning; CI shares 2 cores)
-    std::int64_t proxy_yield_after_idle_ns = 500;  // an idle proxy thread yields its core this often (-1: never)
-    std::size_t bounce_chunk_bytes = std::size_t{256} << 10;  // staging buffers (GPU memory, FI_MR_LOCAL)
+    std::string provider;            ///< "" reads PGAS_FI_PROVIDER; still "": the best that passes the checks
+    std::string iface;               ///< "" reads PGAS_FI_IFACE: pins the provider's domain (network interface)
+    std::uint32_t ring_capacity = 1024;  ///< commands per PE's ring (a power of two)
+    int proxy_cpu = -1;              ///< pin each proxy thread here (-1: no pinning; CI shares 2 cores)
+    std::int64_t proxy_yield_after_idle_ns = 500;  ///< an idle proxy thread yields its core this often (-1: never)
+    std::size_t bounce_chunk_bytes = std::size_t{256} << 10;  ///< staging buffers (GPU memory, FI_MR_LOCAL)
+    /// Staging buffers per PE (each bounce_chunk_bytes).
     std::uint32_t bounce_chunks = 16;
-    // Stage every local buffer outside the heap through the bounce buffers,
-    // as FI_MR_LOCAL providers and GPU memory need (lets CI exercise that path).
+    /// Stage every local buffer outside the heap through the bounce buffers,
+    /// as FI_MR_LOCAL providers and GPU memory need (lets CI exercise that path).
     bool stage_local_buffers = false;
-    // How a put's remote visibility (what quiet waits for) is learnt; "" reads
-    // PGAS_FI_PUT_DELIVERY, still "": "flush" on shm, "complete" elsewhere.
-    //   "complete": every write asks for FI_DELIVERY_COMPLETE (on shm that is
-    //               its SAR protocol: one round trip through the target per put).
-    //   "flush":    puts up to the provider's inject_size go out with
-    //               fi_inject_write (no completion, no per-put round trip); an
-    //               ordered read posted after them (an fi_read, or a fetching
-    //               atomic where atomics are ordered with RMA too, or a
-    //               delivery-complete write to that PE) completing confirms
-    //               them. Needs FI_ORDER_RMA_RAW|FI_ORDER_RMA_WAW. Inject errors are not reported by providers, so
-    //               the proxy checks each injected put's range itself.
+    /// How a put's remote visibility (what quiet waits for) is learnt; "" reads
+    /// PGAS_FI_PUT_DELIVERY, still "": "flush" on shm, "complete" elsewhere.
+    ///   "complete": every write asks for FI_DELIVERY_COMPLETE (on shm that is
+    ///               its SAR protocol: one round trip through the target per put).
+    ///   "flush":    puts up to the provider's inject_size go out with
+    ///               fi_inject_write (no completion, no per-put round trip); an
+    ///               ordered read posted after them (an fi_read, or a fetching
+    ///               atomic where atomics are ordered with RMA too, or a
+    ///               delivery-complete write to that PE) completing confirms
+    ///               them. Needs FI_ORDER_RMA_RAW|FI_ORDER_RMA_WAW. Inject errors are not reported by providers, so
+    ///               the proxy checks each injected put's range itself.
     std::string put_delivery;
-    // Kernels push into the rings although the heap is host memory (a GPU
-    // heap implies it): rings and staging in mapped pinned memory of the CUDA
-    // device current at construction, the heap registered for kernels.
+    /// Kernels push into the rings although the heap is host memory (a GPU
+    /// heap implies it): rings and staging in mapped pinned memory of the CUDA
+    /// device current at construction, the heap registered for kernels.
     bool gpu_producers = false;
-    // Adjacent small puts to one PE (consecutive commands, contiguous remote
-    // ranges, e.g. a warp's lanes writing consecutive words) leave as one
-    // write of up to this many bytes (0: never merge).
+    /// Adjacent small puts to one PE (consecutive commands, contiguous remote
+    /// ranges, e.g. a warp's lanes writing consecutive words) leave as one
+    /// write of up to this many bytes (0: never merge).
     std::size_t coalesce_bytes = 4096;
 };
 

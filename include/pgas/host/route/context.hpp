@@ -19,15 +19,18 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// The context of one PE whose operations to the PEs in near_pes go through
-// `near` and all others through `far`. Both contexts must belong to the same
-// PE of the same world (checked). The wait timeout and peer-failure flag are
-// far's: a proxy transport may hand kernels a mapped copy of the flag that
-// the world's own (pageable on host heaps) is not.
-//
-//   pgas::libfabric_domain fabric(w);
-//   auto ctx = pgas::route_context<pgas::host>(w, fabric.context(), pgas::route_node_pes(w));
-//   // ctx: device::context<pgas::route<pgas::host, pgas::libfabric>>
+/// The context of one PE whose operations to the PEs in near_pes go through
+/// `near` and all others through `far`. Both contexts must belong to the same
+/// PE of the same world (checked). The wait timeout and peer-failure flag are
+/// far's: a proxy transport may hand kernels a mapped copy of the flag that
+/// the world's own (pageable on host heaps) is not.
+///
+///   pgas::libfabric_domain fabric(w);
+///   auto ctx = pgas::route_context<pgas::host>(w, fabric.context(), pgas::route_node_pes(w));
+///   // ctx: device::context<pgas::route<pgas::host, pgas::libfabric>>
+///
+/// Throws errc::invalid_argument when the contexts belong to different PEs or heaps, errc::pe_out_of_range when
+/// near_pes does not fit the world, errc::transport_unavailable when Near does not reach a PE of near_pes.
 template <class Near, class Far>
 device::context<route<Near, Far>> route_context(const device::context<Near>& near, const device::context<Far>& far,
                                                 pe_range near_pes) {
@@ -58,17 +61,19 @@ device::context<route<Near, Far>> route_context(const device::context<Near>& nea
     return ctx;
 }
 
-// The same with Near's context taken from the world (world::context<Near>).
+/// The same with Near's context taken from the world (world::context<Near>).
 template <class Near, class Far>
 device::context<route<Near, Far>> route_context(const world& w, const device::context<Far>& far, pe_range near_pes,
                                                 int local = 0) {
     return route_context(w.template context<Near>(local), far, near_pes);
 }
 
-// PGAS_NODE_SIZE=k: "nodes" of k consecutive world PEs instead of hosts
-// (the last may be smaller), so that one machine can stand for several nodes:
-// e.g. 4 PEs on one GPU, near pairs over NVLink and the far side over a
-// network transport (issue 18). nullopt when unset.
+/// PGAS_NODE_SIZE=k: "nodes" of k consecutive world PEs instead of hosts
+/// (the last may be smaller), so that one machine can stand for several nodes:
+/// e.g. 4 PEs on one GPU, near pairs over NVLink and the far side over a
+/// network transport (issue 18). nullopt when unset.
+///
+/// A malformed PGAS_NODE_SIZE throws errc::invalid_argument.
 inline std::optional<pe_range> virtual_node_pes(int pe, int n_pes) {
     const char* text = std::getenv("PGAS_NODE_SIZE");
     if (text == nullptr || *text == '\0') return std::nullopt;
@@ -83,10 +88,10 @@ inline std::optional<pe_range> virtual_node_pes(int pe, int n_pes) {
     return pe_range{first, n_pes - first < int(size) ? n_pes - first : int(size)};
 }
 
-// Collective: the PEs on this process's host (by gethostname), the usual
-// near range, or PGAS_NODE_SIZE's virtual node when that is set. They must be
-// consecutive world PEs (one node's launch ranks are); otherwise this throws
-// and the caller passes its own pe_range.
+/// Collective: the PEs on this process's host (by gethostname), the usual
+/// near range, or PGAS_NODE_SIZE's virtual node when that is set. They must be
+/// consecutive world PEs (one node's launch ranks are); otherwise this throws
+/// and the caller passes its own pe_range.
 inline pe_range route_node_pes(world& w) {
     if (const auto node = virtual_node_pes(w.local_pe(0), w.n_pes())) {
         for (int i = 1; i < w.n_local_pes(); ++i)

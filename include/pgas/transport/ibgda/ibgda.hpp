@@ -36,58 +36,77 @@ struct ibgda_params {
 };
 }  // namespace detail
 
-// Device-side state of the IBGDA transport: pointers to this PE's queue pairs
-// (one RC QP per peer, itself included) and registered regions, copied by
-// value into kernels. Mutable state lives in the QPs' memory (DESIGN.md §3).
-// Access is the memory-access policy (access.hpp); pgas::ibgda uses the real one.
-//
-// Ordering: one QP per peer executes in order at the target, so puts, atomics
-// and signals to one PE land in issue order; put_signal's signal follows its
-// data on the same QP. fence() additionally posts a fenced NOP on every QP
-// with work in flight (later WQEs wait for earlier READs/atomics); quiet()
-// posts a signalled NOP on every such QP and waits for its CQE, which
-// completes everything before it (RC completions are in order).
+/// Device-side state of the IBGDA transport: pointers to this PE's queue pairs
+/// (one RC QP per peer, itself included) and registered regions, copied by
+/// value into kernels. Mutable state lives in the QPs' memory (DESIGN.md §3).
+/// Access is the memory-access policy (access.hpp); pgas::ibgda uses the real one.
+///
+/// Ordering: one QP per peer executes in order at the target, so puts, atomics
+/// and signals to one PE land in issue order; put_signal's signal follows its
+/// data on the same QP. fence() additionally posts a fenced NOP on every QP
+/// with work in flight (later WQEs wait for earlier READs/atomics); quiet()
+/// posts a signalled NOP on every such QP and waits for its CQE, which
+/// completes everything before it (RC completions are in order).
 template <class Access = ibgda_system_access>
 class basic_ibgda {
 public:
+    /// The transport's name in diagnostics ("ibgda").
     static constexpr const char* name = "ibgda";
+    /// Opts in to pgas::rma_transport.
     static constexpr bool provides_rma = true;
+    /// Opts in to pgas::atomic_transport.
     static constexpr bool provides_atomics = true;
+    /// Opts in to pgas::signal_transport.
     static constexpr bool provides_signals = true;
+    /// Not a pgas::load_store_transport: ctx.peer() is nullptr.
     static constexpr bool provides_load_store = false;
+    /// Constexpr facts about the transport (pgas::ibgda_traits).
     using traits = ibgda_traits;
 
+    /// An empty transport (reaches no PE), as in a default-constructed context.
     basic_ibgda() = default;
+    /// Over the queue pairs and regions ibgda_domain set up (ibgda_domain::context makes it).
     explicit basic_ibgda(const detail::ibgda_params& p, Access access = {}) : p_(p), access_(access) {}
 
+    /// This PE's index in the world.
     PGAS_HD int my_pe() const { return p_.my_pe; }
+    /// PEs in the world.
     PGAS_HD int n_pes() const { return p_.n_pes; }
+    /// Whether this transport reaches PE `pe` at all.
     PGAS_HD bool reachable(int pe) const { return pe >= 0 && pe < p_.n_pes && p_.qps != nullptr; }
+    /// Bytes of each PE's symmetric heap.
     PGAS_HD std::uint64_t heap_bytes() const { return p_.heap_bytes; }
+    /// This PE's own heap byte at symmetric `offset`.
     PGAS_HD void* local_address(std::uint64_t offset) const { return p_.heap + offset; }
+    /// The memory-access policy (how WQEs, doorbells and CQEs are touched).
     PGAS_HD const Access& access() const { return access_; }
+    /// The queue pair to PE `pe` (its state lives in QP memory, not in this value).
     PGAS_HD detail::ibgda_qp& queue_pair(int pe) const { return p_.qps[pe]; }
 
     // --- RMA: rank 0 of G posts, the group syncs before and after ----------
 
+    /// Transport member behind pgas::put (every thread of `G` calls it; programs call pgas::put).
     template <class G>
     PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
         G::sync();
         if (G::rank() == 0) put_bytes(dst, src, bytes, pe, true, "put");
         G::sync();
     }
+    /// Transport member behind pgas::put_nbi.
     template <class G>
     PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
         G::sync();
         if (G::rank() == 0) put_bytes(dst, src, bytes, pe, false, "put_nbi");
         G::sync();
     }
+    /// Transport member behind pgas::get.
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
         G::sync();
         if (G::rank() == 0) get_bytes(dst, src, bytes, pe, true, "get");
         G::sync();
     }
+    /// Transport member behind pgas::get_nbi.
     // A get into unregistered memory is staged through scratch and so completes before returning.
     template <class G>
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
@@ -95,6 +114,7 @@ public:
         if (G::rank() == 0) get_bytes(dst, src, bytes, pe, false, "get_nbi");
         G::sync();
     }
+    /// Transport member behind pgas::fence.
     template <class G>
     PGAS_HD void fence() const {
         G::sync();
@@ -104,6 +124,7 @@ public:
                     post_nop(pe, mlx5::fm_ce_se::fence, "fence");
         G::sync();
     }
+    /// Transport member behind pgas::quiet.
     template <class G>
     PGAS_HD void quiet() const {
         G::sync();
@@ -117,6 +138,8 @@ public:
 
     // --- atomics: one thread ------------------------------------------------
 
+    /// Transport member behind every fetching `atomic_*` call: performs `op` on the word at `offset` of PE `pe` (one
+    /// thread) and returns its old value.
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
         static_assert(sizeof(V) == 4 || sizeof(V) == 8, "pgas: ibgda atomics take 4- or 8-byte words");
@@ -134,6 +157,7 @@ public:
         }
         return cuda::std::bit_cast<V>(word_atomic<U>(op, offset, cuda::std::bit_cast<U>(operand), cuda::std::bit_cast<U>(expected), pe));
     }
+    /// Transport member: fetch-add, floating point included (pgas::atomic_transport requires it).
     template <class V>
     PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
         return atomic<V>(amo::fetch_add, offset, operand, V{}, pe);
@@ -141,11 +165,13 @@ public:
 
     // --- signals -------------------------------------------------------------
 
+    /// Transport member behind pgas::signal.
     // One thread: set (an inline 8-byte WRITE) or add (ATOMIC_FA), after the
     // caller's earlier puts to pe on the same QP.
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
         post_signal(offset, value, op, pe, mlx5::fm_ce_se::none, "signal");
     }
+    /// Transport member behind pgas::put_signal.
     template <class G>
     PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                             std::uint64_t value, signal_op op, int pe) const {
@@ -158,6 +184,7 @@ public:
         }
         G::sync();
     }
+    /// Transport member behind pgas::put_signal_nbi.
     template <class G>
     PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                                 std::uint64_t value, signal_op op, int pe) const {
@@ -379,6 +406,8 @@ private:
     [[no_unique_address]] Access access_{};
 };
 
+/// The IBGDA transport: GPU threads build mlx5 work requests and ring the NIC's doorbell themselves (status:
+/// docs/ibgda.md). Made by ibgda_domain::context.
 using ibgda = basic_ibgda<>;
 
 static_assert(std::is_trivially_copyable_v<ibgda>);

@@ -11,27 +11,36 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// What a kernel (or a host PE thread) carries in device::context<libfabric>:
-// the caller's PE's proxy ring and its own heap base. Every remote operation
-// is a command the PE's proxy thread turns into fi_write / fi_read /
-// fi_*atomic (see proxy/proxy_ops.hpp for semantics). Made by
-// pgas::libfabric_domain::context (host/libfabric/domain.hpp).
-//
-// route<nvlink, libfabric> (NVLink inside the node, the proxy outside) is to
-// come once the NVLink transport lands: it composes this type unchanged.
+/// What a kernel (or a host PE thread) carries in device::context<libfabric>:
+/// the caller's PE's proxy ring and its own heap base. Every remote operation
+/// is a command the PE's proxy thread turns into fi_write / fi_read /
+/// fi_*atomic (see proxy/proxy_ops.hpp for semantics). Made by
+/// pgas::libfabric_domain::context (host/libfabric/domain.hpp).
+///
+/// route<nvlink, libfabric> (NVLink inside the node, the proxy outside) is to
+/// come once the NVLink transport lands: it composes this type unchanged.
 class libfabric : public proxy::proxy_ops<libfabric> {
 public:
+    /// The transport's name in diagnostics ("libfabric").
     static constexpr const char* name = "libfabric";
 
+    /// An empty transport (reaches no PE), as in a default-constructed context.
     libfabric() = default;
+    /// Over the PE's proxy ring and heap base (libfabric_domain::context makes it).
     libfabric(proxy::ring_view ring, std::byte* local_base, int my_pe, int n_pes, std::uint64_t heap_bytes)
         : ring_(ring), local_base_(local_base), my_pe_(my_pe), n_pes_(n_pes), heap_bytes_(heap_bytes) {}
 
+    /// This PE's index in the world.
     PGAS_HD int my_pe() const { return my_pe_; }
+    /// PEs in the world.
     PGAS_HD int n_pes() const { return n_pes_; }
+    /// Whether this transport reaches PE `pe` at all.
     PGAS_HD bool reachable(int pe) const { return pe >= 0 && pe < n_pes_; }
+    /// Bytes of each PE's symmetric heap.
     PGAS_HD std::uint64_t heap_bytes() const { return heap_bytes_; }
+    /// This PE's own heap byte at symmetric `offset`.
     PGAS_HD void* local_address(std::uint64_t offset) const { return local_base_ + offset; }
+    /// The PE's proxy ring (producer side).
     PGAS_HD const proxy::ring_view& ring() const { return ring_; }
 
 private:

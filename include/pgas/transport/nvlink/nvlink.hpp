@@ -10,27 +10,37 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// Device-side state of the NVLink transport: the base of the VA range that
-// maps every node-local PE's heap and the stride between them (host/gpu_heap.hpp).
-// A remote address is base + pe * stride + offset: one multiply-add, no table
-// load. Puts/gets are 16-byte vector copies spread over the calling group,
-// atomics are system-scope atomics on the peer address (native NVLink
-// atomics), fence/quiet a fence.sc.sys (see load_store_ops for the model).
+/// Device-side state of the NVLink transport: the base of the VA range that
+/// maps every node-local PE's heap and the stride between them (host/gpu_heap.hpp).
+/// A remote address is base + pe * stride + offset: one multiply-add, no table
+/// load. Puts/gets are 16-byte vector copies spread over the calling group,
+/// atomics are system-scope atomics on the peer address (native NVLink
+/// atomics), fence/quiet a fence.sc.sys (see load_store_ops for the model).
 class nvlink : public detail::load_store_ops<nvlink> {
 public:
+    /// The transport's name in diagnostics ("nvlink").
     static constexpr const char* name = "nvlink";
 
+    /// An empty transport (reaches no PE), as in a default-constructed context.
     nvlink() = default;
+    /// Over the VA range that maps every node-local PE's heap (world::context<nvlink> makes it).
     PGAS_HD nvlink(std::byte* base, std::uint64_t stride, int my_pe, int n_pes, std::uint64_t heap_bytes)
         : base_(base), stride_(stride), heap_bytes_(heap_bytes), my_pe_(my_pe), n_pes_(n_pes) {}
 
+    /// This PE's index in the world.
     PGAS_HD int my_pe() const { return my_pe_; }
+    /// PEs in the world.
     PGAS_HD int n_pes() const { return n_pes_; }
+    /// Whether this transport reaches PE `pe` at all.
     PGAS_HD bool reachable(int pe) const { return unsigned(pe) < unsigned(n_pes_); }
+    /// Bytes of each PE's symmetric heap.
     PGAS_HD std::uint64_t heap_bytes() const { return heap_bytes_; }
+    /// This PE's own heap byte at symmetric `offset`.
     PGAS_HD void* local_address(std::uint64_t offset) const {
         return base_ + stride_ * std::uint64_t(my_pe_) + offset;
     }
+    /// PE `pe`'s heap byte at `offset` as a pointer the caller may load from and store to, or nullptr when `pe` is
+    /// not reachable that way (pgas::load_store_transport).
     PGAS_HD void* peer_address(std::uint64_t offset, int pe) const {
         return reachable(pe) ? static_cast<void*>(base_ + stride_ * std::uint64_t(pe) + offset) : nullptr;
     }

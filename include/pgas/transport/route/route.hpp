@@ -14,40 +14,41 @@
 
 PGAS_NAMESPACE_BEGIN
 
-// The world PEs first, first + 1, ..., first + count - 1 (empty when count is
-// 0): the PEs a route sends through its Near transport, typically the
-// caller's node (route_node_pes in host/route/context.hpp finds it).
+/// The world PEs first, first + 1, ..., first + count - 1 (empty when count is
+/// 0): the PEs a route sends through its Near transport, typically the
+/// caller's node (route_node_pes in host/route/context.hpp finds it).
 struct pe_range {
-    int first = 0;
-    int count = 0;
+    int first = 0;  ///< the first world PE
+    int count = 0;  ///< how many consecutive PEs
 
+    /// Whether `pe` is one of them.
     PGAS_HD constexpr bool contains(int pe) const { return pe >= first && pe - first < count; }
 };
 
-// The device-side state of a route: both transports by value and the range of
-// PEs that Near serves. Every operation naming a PE takes one branch on that
-// range and calls Near's or Far's own code, both inlined; a context of a
-// single transport has no branch at all. Made by pgas::route_context
-// (host/route/context.hpp).
-//
-// Semantics are the two transports', per target PE (each PE is always served
-// by the same one):
-//  - put/get/p/g/_nbi, atomics, signal, put_signal(_nbi): those of the
-//    transport serving `pe` (p and g go through its put/get: a 4/8-byte p
-//    to a near peer is not the single atomic store it is on nvlink/host, so
-//    a word another PE polls is written with atomic_set or a signal).
-//  - fence: Near's fence, then Far's: later operations to each PE are
-//    ordered after earlier ones to that PE, on both paths.
-//  - quiet: Near's quiet, then Far's: every earlier operation of the caller,
-//    on either path, is complete (remote visibility) on return.
-//  - signal and put_signal are ordered after earlier puts to the same PE
-//    only (the concepts' per-PE contract, as ibgda's per-QP order): a Near
-//    signal does not wait for Far puts still in flight to another PE. Call
-//    quiet first when another PE must see them (pgas::barrier does).
-//
-// Not a load_store_transport, even when Near is: Far's peers are not mapped,
-// so ctx.peer() is nullptr and the collectives take their put/get path
-// (coll::rma_policy). near_address() gives Near's pointer where there is one.
+/// The device-side state of a route: both transports by value and the range of
+/// PEs that Near serves. Every operation naming a PE takes one branch on that
+/// range and calls Near's or Far's own code, both inlined; a context of a
+/// single transport has no branch at all. Made by pgas::route_context
+/// (host/route/context.hpp).
+///
+/// Semantics are the two transports', per target PE (each PE is always served
+/// by the same one):
+///  - put/get/p/g/_nbi, atomics, signal, put_signal(_nbi): those of the
+///    transport serving `pe` (p and g go through its put/get: a 4/8-byte p
+///    to a near peer is not the single atomic store it is on nvlink/host, so
+///    a word another PE polls is written with atomic_set or a signal).
+///  - fence: Near's fence, then Far's: later operations to each PE are
+///    ordered after earlier ones to that PE, on both paths.
+///  - quiet: Near's quiet, then Far's: every earlier operation of the caller,
+///    on either path, is complete (remote visibility) on return.
+///  - signal and put_signal are ordered after earlier puts to the same PE
+///    only (the concepts' per-PE contract, as ibgda's per-QP order): a Near
+///    signal does not wait for Far puts still in flight to another PE. Call
+///    quiet first when another PE must see them (pgas::barrier does).
+///
+/// Not a load_store_transport, even when Near is: Far's peers are not mapped,
+/// so ctx.peer() is nullptr and the collectives take their put/get path
+/// (coll::rma_policy). near_address() gives Near's pointer where there is one.
 template <class Near, class Far>
 class route {
     static_assert(transport<Near> && transport<Far>,
@@ -61,32 +62,49 @@ class route {
                   "so the PEs outside Near's range would have no path");
 
 public:
+    /// The transport's name in diagnostics ("route").
     static constexpr const char* name = "route";
+    /// Opts in to pgas::rma_transport.
     static constexpr bool provides_rma = true;
+    /// Opts in to pgas::atomic_transport when Near and Far both model it.
     static constexpr bool provides_atomics = atomic_transport<Near> && atomic_transport<Far>;
+    /// Opts in to pgas::signal_transport when Near and Far both model it.
     static constexpr bool provides_signals = signal_transport<Near> && signal_transport<Far>;
+    /// Not a pgas::load_store_transport: ctx.peer() is nullptr.
     static constexpr bool provides_load_store = false;
 
+    /// Near.
     using near_type = Near;
+    /// Far.
     using far_type = Far;
 
+    /// An empty transport (reaches no PE), as in a default-constructed context.
     route() = default;
+    /// Both transports' states and the PEs Near serves (route_context makes it, with its checks).
     route(Near near, Far far, pe_range near_pes) : near_(near), far_(far), near_pes_(near_pes) {}
 
+    /// This PE's index in the world.
     PGAS_HD int my_pe() const { return near_.my_pe(); }
+    /// PEs in the world.
     PGAS_HD int n_pes() const { return near_.n_pes(); }
+    /// Whether this transport reaches PE `pe` at all.
     PGAS_HD bool reachable(int pe) const { return is_near(pe) ? near_.reachable(pe) : far_.reachable(pe); }
+    /// This PE's own heap byte at symmetric `offset`.
     PGAS_HD void* local_address(std::uint64_t offset) const { return near_.local_address(offset); }
+    /// Bytes of each PE's symmetric heap.
     PGAS_HD std::uint64_t heap_bytes() const { return near_.heap_bytes(); }
 
-    // Whether operations to pe go through Near (else through Far).
+    /// Whether operations to pe go through Near (else through Far).
     PGAS_HD bool is_near(int pe) const { return near_pes_.contains(pe); }
+    /// The PEs Near serves.
     PGAS_HD pe_range near_pes() const { return near_pes_; }
+    /// Near's state.
     PGAS_HD const Near& near() const { return near_; }
+    /// Far's state.
     PGAS_HD const Far& far() const { return far_; }
 
-    // A pointer the caller may load from and store to for a PE Near serves
-    // and maps; nullptr for every other PE (and when Near maps nothing).
+    /// A pointer the caller may load from and store to for a PE Near serves
+    /// and maps; nullptr for every other PE (and when Near maps nothing).
     PGAS_HD void* near_address(std::uint64_t offset, int pe) const {
         if constexpr (load_store_transport<Near>) {
             if (is_near(pe)) return near_.peer_address(offset, pe);
@@ -95,31 +113,37 @@ public:
     }
 
     // --- rma -------------------------------------------------------------------
+    /// Transport member behind pgas::put (every thread of `G` calls it; programs call pgas::put).
     template <class G>
     PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
         if (is_near(pe)) near_.template put<G>(dst, src, bytes, pe);
         else far_.template put<G>(dst, src, bytes, pe);
     }
+    /// Transport member behind pgas::put_nbi.
     template <class G>
     PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
         if (is_near(pe)) near_.template put_nbi<G>(dst, src, bytes, pe);
         else far_.template put_nbi<G>(dst, src, bytes, pe);
     }
+    /// Transport member behind pgas::get.
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
         if (is_near(pe)) near_.template get<G>(dst, src, bytes, pe);
         else far_.template get<G>(dst, src, bytes, pe);
     }
+    /// Transport member behind pgas::get_nbi.
     template <class G>
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
         if (is_near(pe)) near_.template get_nbi<G>(dst, src, bytes, pe);
         else far_.template get_nbi<G>(dst, src, bytes, pe);
     }
+    /// Transport member behind pgas::fence.
     template <class G>
     PGAS_HD void fence() const {
         near_.template fence<G>();
         far_.template fence<G>();
     }
+    /// Transport member behind pgas::quiet.
     template <class G>
     PGAS_HD void quiet() const {
         near_.template quiet<G>();
@@ -127,16 +151,20 @@ public:
     }
 
     // --- atomics (one thread) ----------------------------------------------------
+    /// Transport member behind every fetching `atomic_*` call: performs `op` on the word at `offset` of PE `pe` (one
+    /// thread) and returns its old value.
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
         if (is_near(pe)) return near_.template atomic<V>(op, offset, operand, expected, pe);
         return far_.template atomic<V>(op, offset, operand, expected, pe);
     }
+    /// Transport member behind the non-fetching `atomic_*` calls (pgas::atomic_update_transport): completes at quiet.
     template <class V>
     PGAS_HD void atomic_update(amo op, std::uint64_t offset, V operand, int pe) const {
         if (is_near(pe)) detail::start_atomic_update(near_, op, offset, operand, pe);
         else detail::start_atomic_update(far_, op, offset, operand, pe);
     }
+    /// Transport member: fetch-add, floating point included (pgas::atomic_transport requires it).
     template <class V>
     PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
         if (is_near(pe)) return near_.template atomic_add<V>(offset, operand, pe);
@@ -144,16 +172,19 @@ public:
     }
 
     // --- signals -------------------------------------------------------------------
+    /// Transport member behind pgas::signal.
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
         if (is_near(pe)) near_.signal(offset, value, op, pe);
         else far_.signal(offset, value, op, pe);
     }
+    /// Transport member behind pgas::put_signal.
     template <class G>
     PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                             std::uint64_t value, signal_op op, int pe) const {
         if (is_near(pe)) near_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
         else far_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
     }
+    /// Transport member behind pgas::put_signal_nbi.
     template <class G>
     PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                                 std::uint64_t value, signal_op op, int pe) const {
