@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/ibgda/emulated_nic.hpp>
 #include <pgas/transport/ibgda/ibgda.hpp>
@@ -72,6 +73,8 @@ struct ibgda_options {
 //   w.launch_host([&](const auto& host_ctx) { auto ctx = ib.context(host_ctx.my_pe()); ... });
 class ibgda_domain {
 public:
+    using options = ibgda_options;
+
     ibgda_domain(world& w, ibgda_options options = {}) : options_(std::move(options)) {
         const int my_first_pe = w.n_local_pes() == 1 ? w.my_pe() : -1;
         const std::uint32_t blocks = options_.send_queue_blocks;
@@ -440,5 +443,12 @@ private:
     runtime_state runtime_;
     int n_pes_ = 0;
 };
+
+// The host side of the ibgda transport (host/transport_builder.hpp's contract).
+template <>
+struct transport_builder<ibgda> {
+    using type = ibgda_domain;
+};
+static_assert(detail::diagnose_transport_builder<ibgda>());
 
 PGAS_NAMESPACE_END

@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/libfabric/backend.hpp>
 #include <pgas/host/libfabric/provider.hpp>
@@ -48,6 +49,8 @@ PGAS_NAMESPACE_BEGIN
 // include <pgas/host/libfabric/domain.hpp> and link pgas::libfabric.
 class libfabric_domain {
 public:
+    using options = libfabric_options;
+
     explicit libfabric_domain(world& w, libfabric_options options = {}) : world_(&w), options_(std::move(options)) {
         const int n_local = w.n_local_pes();
         const bool gpu_heap = !w.heap_memory().host_accessible();
@@ -294,5 +297,12 @@ private:
     const volatile int* abort_mirror_device_ = nullptr;
     std::vector<std::unique_ptr<local_pe>> pes_;
 };
+
+// The host side of the libfabric transport (host/transport_builder.hpp's contract).
+template <>
+struct transport_builder<libfabric> {
+    using type = libfabric_domain;
+};
+static_assert(detail::diagnose_transport_builder<libfabric>());
 
 PGAS_NAMESPACE_END
