@@ -112,7 +112,9 @@ int main(int argc, char** argv) {
                    int(pgas::errc::pe_out_of_range));
         }
         expect(ctx.transport.is_near(target[0]) && !ctx.transport.is_near(target[1]), "near range", me, 0, 0, 1);
-        expect(ctx.peer(pgas::symmetric_ptr<int>{}, target[0]) == nullptr, "ctx.peer is null on a route", me, 0, 1, 0);
+        expect(ctx.peer(pgas::symmetric_ptr<int>{}, target[0]) != nullptr &&
+                   ctx.peer(pgas::symmetric_ptr<int>{}, target[1]) == nullptr,
+               "ctx.peer is Near's pointer for near peers only", me, 0, 1, 0);
         expect(ctx.transport.near_address(0, target[0]) != nullptr && ctx.transport.near_address(0, target[1]) == nullptr,
                "near_address", me, 1, 0, 1);
 
@@ -347,9 +349,10 @@ int main(int argc, char** argv) {
             for (int i = 0; i < 20; ++i) pgas::barrier_all(ctx);
             for (int i = 0; i < 20; ++i) pgas::sync_all(ctx);
         }
-        // collectives over the route (put/get path: the far peers are not mapped)
+        // collectives over the route (put/get path: the far peers are not mapped; a team of near peers would
+        // take the load/store paths, whence the policy)
         static_assert(std::is_same_v<pgas::coll::resolve_policy<pgas::coll::automatic, pgas::route<pgas::host, pgas::libfabric>>,
-                                     pgas::coll::rma_policy>);
+                                     pgas::coll::load_store_policy>);
         {
             for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{50000}}) {
                 auto src = w.alloc<std::uint64_t>(count);
