@@ -3,8 +3,7 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/ordering.hpp>
-#include <pgas/detail/copy.hpp>
-#include <pgas/detail/release_add.hpp>
+#include <pgas/detail/memory_ops.hpp>
 
 #include <cstddef>
 #include <cstdint>

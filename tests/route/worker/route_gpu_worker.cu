@@ -119,7 +119,9 @@ int main(int argc, char** argv) {
             r.ctx = pgas::route_context(r.near_ctx, r.far_ctx, near);
             const int near_peer = pe ^ 1, far_peer = (pe + 2) % 4;
             expect(r.ctx.transport.is_near(near_peer) && !r.ctx.transport.is_near(far_peer), pe, "near range");
-            expect(r.ctx.peer(pgas::symmetric_ptr<int>{}, near_peer) == nullptr, pe, "ctx.peer is null on a route");
+            expect(r.ctx.peer(pgas::symmetric_ptr<int>{}, near_peer) != nullptr &&
+                       r.ctx.peer(pgas::symmetric_ptr<int>{}, far_peer) == nullptr,
+                   pe, "ctx.peer is Near's pointer for the near peer only");
             expect(r.ctx.transport.near_address(0, near_peer) != nullptr &&
                        r.ctx.transport.near_address(0, far_peer) == nullptr,
                    pe, "near_address: a load/store pointer for the near peer only");

@@ -86,13 +86,15 @@ int main(int argc, char** argv) {
                    int(pgas::errc::pe_out_of_range));
         }
         expect(ctx.transport.is_near(target[0]) && !ctx.transport.is_near(target[1]), "near range", me, 0, 0, 1);
-        expect(ctx.peer(pgas::symmetric_ptr<int>{}, target[0]) == nullptr, "ctx.peer is null on a route", me, 0, 1, 0);
+        expect(ctx.peer(pgas::symmetric_ptr<int>{}, target[0]) != nullptr &&
+                   ctx.peer(pgas::symmetric_ptr<int>{}, target[1]) == nullptr,
+               "ctx.peer is Near's pointer for near peers only", me, 0, 1, 0);
         expect(ctx.transport.near_address(0, target[0]) != nullptr && ctx.transport.near_address(0, target[1]) == nullptr,
                "near_address", me, 1, 0, 1);
 
         // Every op on both paths, byte for byte (route_checks.hpp: the same checks run in kernels on route<nvlink, libfabric>).
         static_assert(std::is_same_v<pgas::coll::resolve_policy<pgas::coll::automatic, pgas::route<pgas::host, pgas::libfabric>>,
-                                     pgas::coll::rma_policy>);
+                                     pgas::coll::load_store_policy>);
         unsigned wrong = 0;
         std::vector<std::uint8_t> scratch(route_checks::scratch_bytes);
         route_checks::buffers b = route_checks::allocate(w);

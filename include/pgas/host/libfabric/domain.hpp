@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/libfabric/backend.hpp>
 #include <pgas/host/libfabric/provider.hpp>
@@ -54,6 +55,9 @@ PGAS_NAMESPACE_BEGIN
 /// why it failed), and on every PE when one PE's endpoint cannot open (errc::peer_failed).
 class libfabric_domain {
 public:
+    /// The options this builder takes (host/transport_builder.hpp).
+    using options = libfabric_options;
+
     /// Boots the libfabric proxy transport for every local PE of `w` (collective; see the class).
     explicit libfabric_domain(world& w, libfabric_options options = {}) : world_(&w), options_(std::move(options)) {
         const int n_local = w.n_local_pes();
@@ -346,5 +350,13 @@ private:
     const volatile int* abort_mirror_device_ = nullptr;
     std::vector<std::unique_ptr<local_pe>> pes_;
 };
+
+/// The host side of the libfabric transport is libfabric_domain (host/transport_builder.hpp's contract).
+template <>
+struct transport_builder<libfabric> {
+    /// libfabric_domain.
+    using type = libfabric_domain;
+};
+static_assert(detail::diagnose_transport_builder<libfabric>());
 
 PGAS_NAMESPACE_END
