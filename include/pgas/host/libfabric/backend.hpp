@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -205,6 +206,33 @@ public:
 
     // --- proxy::backend ------------------------------------------------------
 
+    // On the proxy thread, at its start (true) and exit (false). With GPU
+    // producers it makes the PE's GPU current (the provider's cudaMemcpy and
+    // the staging copies run on this thread). With a GPU heap it also
+    // registers this thread's stack with CUDA: libfabric 1.22's shm applies an
+    // atomic on GPU memory by cudaMemcpy into a buffer on the stack of the
+    // thread that progresses the target (prov/shm/src/smr_progress.c:621-664,
+    // smr_do_atomic), and its cudaMemcpy wrapper follows any copy whose host
+    // side CUDA does not know with cudaDeviceSynchronize (src/hmem_cuda.c:176-201,
+    // ofi_cudaMemcpy), which never returns while a kernel of this process waits
+    // for that very atomic (a signal, barrier_all, a fetch): the proxy thread
+    // would hang for good. Registered, the stack is CUDA's, and no
+    // synchronization happens.
+    void on_proxy_thread(bool starting) {
+        if (!starting) {
+            if (stack_registered_) cudaHostUnregister(stack_base_);
+            stack_registered_ = false;
+            return;
+        }
+        if (s_.cuda_device >= 0) {
+            const cudaError_t rc = cudaSetDevice(s_.cuda_device);
+            if (rc != cudaSuccess)
+                fail(errc::cuda, s_.pe, "libfabric proxy",
+                     "cudaSetDevice(" + std::to_string(s_.cuda_device) + ") on the proxy thread: " + cudaGetErrorString(rc));
+        }
+        if (s_.heap_is_gpu) register_stack();
+    }
+
     std::uint32_t put(std::uint64_t token, int pe, std::uint64_t remote, const void* src, std::size_t bytes, bool device) {
         return split(token, kind::write, pe, remote, const_cast<void*>(src), bytes, device);
     }
@@ -213,6 +241,7 @@ public:
     }
     std::uint32_t atomic(std::uint64_t token, int pe, std::uint64_t remote, amo op, proxy::value_kind k,
                          std::uint64_t operand, std::uint64_t compare, void* result) {
+        check_range(kind::atomic, pe, remote, proxy::width_of(k));
         work w{};
         w.token = token;
         w.what = kind::atomic;
@@ -387,6 +416,21 @@ private:
         return FI_UINT64;
     }
 
+    // Every remote range must lie inside the (symmetric) heap, checked before
+    // anything is posted: providers report nothing for a bad one. shm drops
+    // an injected write at the target, and a command whose key or range the
+    // target cannot verify is dropped there with only a log line
+    // (prov/shm/src/smr_progress.c, smr_progress_cmd_rma: ofi_mr_map_verify
+    // failing skips the response), so the initiator would wait forever.
+    void check_range(kind what, int pe, std::uint64_t remote, std::size_t bytes) {
+        if (remote <= s_.heap_bytes && bytes <= s_.heap_bytes - remote) return;
+        queue_.clear();
+        fail(errc::invalid_argument, s_.pe, "libfabric proxy",
+             std::string(op_name(what)) + " to PE " + std::to_string(pe) + " (" + std::to_string(bytes) +
+                 " bytes at heap offset " + std::to_string(remote) + ") is outside the symmetric heap (" +
+                 std::to_string(s_.heap_bytes) + " bytes)");
+    }
+
     bool in_heap(const void* p, std::size_t bytes) const {
         auto* b = static_cast<const std::byte*>(p);
         return b >= s_.heap_base && b + bytes <= s_.heap_base + s_.heap_bytes;
@@ -396,6 +440,7 @@ private:
     std::uint32_t split(std::uint64_t token, kind what, int pe, std::uint64_t remote, void* local, std::size_t bytes,
                         bool device) {
         if (bytes == 0) return 0;
+        check_range(what, pe, remote, bytes);
         const bool staged = needs_staging(local, bytes, device);
         const std::size_t limit = staged ? s_.bounce_chunk_bytes : max_message();
         std::uint32_t chunks = 0;
@@ -534,20 +579,11 @@ private:
         return true;
     }
 
-    // Flush delivery: fi_inject_write of `n` merged writes (`total` bytes).
+    // Flush delivery: fi_inject_write of `n` merged writes (`total` bytes;
+    // each was range-checked when queued, so the merged range is inside too).
     bool inject(std::size_t n, std::size_t total) {
         const work& w = queue_.front();
         peer& p = peers_[std::size_t(w.pe)];
-        // The provider reports nothing for a bad injected write (shm drops it
-        // at the target, tcp tears the connection down): check it here.
-        if (w.remote > s_.heap_bytes || total > s_.heap_bytes - w.remote) {
-            const work failed = w;
-            queue_.clear();
-            fail(errc::system, s_.pe, "libfabric proxy",
-                 std::string(op_name(kind::write)) + " to PE " + std::to_string(failed.pe) + " (" +
-                     std::to_string(total) + " bytes at heap offset " + std::to_string(failed.remote) +
-                     ") is outside the symmetric heap (" + std::to_string(s_.heap_bytes) + " bytes)");
-        }
         const void* buffer = w.local;
         if (n > 1) {
             gather(gather_.data(), n);
@@ -772,6 +808,30 @@ private:
              what + " failed with provider " + provider() + ": " + fi_strerror(err.err) + " (" + (text ? text : "") + ")");
     }
 
+    // See on_proxy_thread: the calling thread's whole stack (glibc reports it
+    // without its guard page), registered with CUDA.
+    void register_stack() {
+        pthread_attr_t attr;
+        void* base = nullptr;
+        std::size_t bytes = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) != 0)
+            fail(errc::system, s_.pe, "libfabric proxy", "pthread_getattr_np of the proxy thread failed");
+        const int rc = pthread_attr_getstack(&attr, &base, &bytes);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) fail(errc::system, s_.pe, "libfabric proxy", "pthread_attr_getstack of the proxy thread failed");
+        const cudaError_t reg = cudaHostRegister(base, bytes, cudaHostRegisterPortable);
+        if (reg != cudaSuccess) {
+            (void)cudaGetLastError();
+            fail(errc::cuda, s_.pe, "libfabric proxy",
+                 "cudaHostRegister of the proxy thread's stack (" + std::to_string(bytes) + " bytes): " +
+                     cudaGetErrorString(reg) +
+                     "; without it libfabric's shm would cudaDeviceSynchronize on every atomic into this GPU heap "
+                     "(a hang while kernels wait)");
+        }
+        stack_base_ = base;
+        stack_registered_ = true;
+    }
+
     setup s_;
     info_ptr info_;
     std::uint64_t mr_mode_ = 0;
@@ -798,6 +858,8 @@ private:
     bool waited_on_ = false;  // inside flush(true)
     address_card card_{};
     cudaStream_t stream_ = nullptr;  // staging copies (created on the proxy thread)
+    void* stack_base_ = nullptr;     // the proxy thread's stack, registered with CUDA (GPU heap)
+    bool stack_registered_ = false;
     std::atomic<std::uint64_t> staged_gpu_bytes_{0};
 };
 
