@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +81,9 @@ public:
         bool flush_delivery = false;      // put delivery "flush" (needs an ordered endpoint)
         std::uint32_t flush_every = 256;  // unconfirmed injected puts to one PE before a flush is posted anyway
         std::size_t coalesce_bytes = 4096;
+        // Work outstanding and nothing completing or posted this long: the
+        // proxy says once on stderr which operation is stuck and where (0: never).
+        std::int64_t stall_report_ns = std::int64_t{10} * 1000000000;
     };
 
     fabric_backend(const fi_info* chosen, const setup& s) : s_(s) {
@@ -277,7 +282,13 @@ public:
             any = true;
             if (n < 32) break;
         }
-        return pump() || any;
+        const bool busy = pump() || any;
+        if (busy) {
+            stalled_since_ns_ = -1;
+        } else if ((++idle_polls_ & 1023) == 0 && s_.stall_report_ns > 0) {
+            watch_for_stall();
+        }
+        return busy;
     }
 
     // Makes every operation posted so far complete without further help:
@@ -342,6 +353,7 @@ private:
         std::uint64_t token = 0;
         std::uint32_t tokens = 1;    // merged writes: commands token .. token + tokens - 1 (flush: 0)
         std::uint64_t confirms = 0;  // flush delivery: injected puts to `pe` this op confirms (peer::injected then)
+        std::int64_t posted_ns = 0;  // steady clock, for the stall report
         std::uint32_t index = 0;
         int bounce = -1;          // bounce chunk to return (-1: none)
         void* copy_to = nullptr;  // read/atomic result: where the staged bytes go on completion
@@ -663,6 +675,7 @@ private:
     // with RMA too).
     void commit(record& r, std::size_t n) {
         peer& p = peers_[std::size_t(r.pe)];
+        r.posted_ns = clock_ns();
         r.confirms = 0;
         if (r.what != kind::atomic || ordered_) {
             r.confirms = p.injected;
@@ -702,6 +715,7 @@ private:
             fail_post(w, rc);
         }
         r.confirms = p.injected;
+        r.posted_ns = clock_ns();
         p.covered = p.injected;
         ++p.flushes;
         free_records_.pop_back();
@@ -808,6 +822,57 @@ private:
              what + " failed with provider " + provider() + ": " + fi_strerror(err.err) + " (" + (text ? text : "") + ")");
     }
 
+    static std::int64_t clock_ns() {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+
+    // Called every 1024 idle polls: once work has been outstanding with
+    // nothing completing or posted for setup::stall_report_ns, says on
+    // stderr (once per stall) which operation waits and whether the provider
+    // took it, so a hang in the provider names the op before any timeout.
+    void watch_for_stall() {
+        const bool outstanding = free_records_.size() < records_.size() || !queue_.empty() || !dirty_.empty();
+        if (!outstanding) {
+            stalled_since_ns_ = -1;
+            return;
+        }
+        const std::int64_t now = clock_ns();
+        if (stalled_since_ns_ < 0) {
+            stalled_since_ns_ = now, stall_reported_ = false;
+            return;
+        }
+        if (stall_reported_ || now - stalled_since_ns_ < s_.stall_report_ns) return;
+        stall_reported_ = true;
+        std::vector<bool> free(records_.size(), false);
+        for (std::uint32_t i : free_records_) free[i] = true;
+        const record* oldest = nullptr;
+        std::size_t posted = 0;
+        for (const record& r : records_)
+            if (!free[r.index]) {
+                ++posted;
+                if (!oldest || r.posted_ns < oldest->posted_ns) oldest = &r;
+            }
+        std::string text = "pgas: libfabric proxy of PE " + std::to_string(s_.pe) + " (" + provider() +
+                           "): nothing completed or posted for " + std::to_string((now - stalled_since_ns_) / 1000000) +
+                           " ms; " + std::to_string(posted) + " operation(s) posted without completion";
+        if (oldest)
+            text += ", the oldest " + std::string(op_name(oldest->what)) + " to PE " + std::to_string(oldest->pe) + " (" +
+                    std::to_string(oldest->bytes) + " bytes), posted " +
+                    std::to_string((now - oldest->posted_ns) / 1000000) + " ms ago";
+        if (!queue_.empty()) {
+            const work& w = queue_.front();
+            text += "; " + std::to_string(queue_.size()) + " queued, the first " + op_name(w.what) + " to PE " +
+                    std::to_string(w.pe) + " (" + std::to_string(w.bytes) + " bytes at heap offset " +
+                    std::to_string(w.remote) + ") not accepted by the provider (-FI_EAGAIN) or waiting for a free " +
+                    "record or bounce buffer";
+        }
+        text += (s_.heap_is_gpu ? "; FI_HMEM: the target's provider copies with CUDA on its proxy thread "
+                                  "(FI_LOG_LEVEL=warn shows its side)"
+                                : "");
+        std::fprintf(stderr, "%s\n", text.c_str());
+    }
+
     // See on_proxy_thread: the calling thread's whole stack (glibc reports it
     // without its guard page), registered with CUDA.
     void register_stack() {
@@ -858,6 +923,9 @@ private:
     bool waited_on_ = false;  // inside flush(true)
     address_card card_{};
     cudaStream_t stream_ = nullptr;  // staging copies (created on the proxy thread)
+    std::int64_t stalled_since_ns_ = -1;  // watch_for_stall: first idle poll of this stall (-1: none)
+    bool stall_reported_ = false;
+    std::uint32_t idle_polls_ = 0;
     void* stack_base_ = nullptr;     // the proxy thread's stack, registered with CUDA (GPU heap)
     bool stack_registered_ = false;
     std::atomic<std::uint64_t> staged_gpu_bytes_{0};
