@@ -206,17 +206,15 @@ TEST_CASE("more producer threads than ring slots, all fetching atomics - every o
     });
 }
 
-// Under put delivery "complete" (tcp;ofi_rxm's default) tcp returns an error
-// completion, while shm (1.17) drops the bad command at the target without
-// telling the initiator, so there the wait times out naming the stuck
-// command. Injected puts ("flush": shm's default) get no completion and
-// providers drop bad ones silently (shm at the target; tcp tears the
-// connection down), so the proxy refuses them itself before posting.
-TEST_CASE("a provider error completion fails the proxy - waits report PE and op and the provider's text") {
+// A remote range past the heap: providers report it badly or not at all
+// (tcp: an error completion; shm drops the command at the target without
+// telling the initiator, which then waited until its timeout; injected puts
+// get no completion at all), so the proxy checks every range before posting
+// and fails naming the op.
+TEST_CASE("a remote range outside the heap fails the proxy - waits report PE and op, nothing hangs") {
     test::for_each_provider([](const std::string& provider) {
         for (const char* delivery : {"complete", "flush"}) {
             CAPTURE(delivery);
-            const bool times_out = provider == "shm" && std::string(delivery) == "complete";
             auto o = test::fabric(provider);
             o.put_delivery = delivery;
             test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
@@ -232,19 +230,10 @@ TEST_CASE("a provider error completion fails the proxy - waits report PE and op 
                     } catch (const pgas::error& e) {
                         const std::string text = e.what();
                         CHECK_MESSAGE(test::contains(text, "quiet on PE 0"), text);
-                        if (times_out) {
-                            CHECK(e.code() == pgas::errc::timeout);
-                            CHECK_MESSAGE(test::contains(text, "oldest outstanding: put of 8 bytes to PE 1"), text);
-                            return;
-                        }
                         CHECK(e.code() == pgas::errc::transport_unavailable);
                         CHECK_MESSAGE(test::contains(text, "the proxy thread failed"), text);
                         CHECK_MESSAGE(test::contains(text, "fi_write to PE 1"), text);
-                        if (std::string(delivery) == "flush") {
-                            CHECK_MESSAGE(test::contains(text, "is outside the symmetric heap"), text);
-                        } else {
-                            CHECK_MESSAGE(test::contains(text, provider), text);
-                        }
+                        CHECK_MESSAGE(test::contains(text, "is outside the symmetric heap"), text);
                         CHECK(!fabric.failure().empty());
                     }
                 }

@@ -108,6 +108,10 @@ void run_gpu(const std::string& provider, const std::string& delivery, Body body
     REQUIRE_MESSAGE(host_pointers, "the checks read the registered host heap through its host addresses");
     CAPTURE(provider);
     CAPTURE(delivery);
+    // Twice test::options()'s heap: its first 4 MiB are pgas's
+    // (detail::heap_layout::user_offset), and check_direct allocates three buffers of 4 MiB + 3.
+    pgas::world_options wo = test::options();
+    wo.heap_bytes = std::uint64_t{32} << 20;
     auto per_pe = [&](pgas::world& w) {
         if (heap == heap_kind::host) CUDA_OK(cudaSetDevice(w.my_pe() % gpu_count()));
         auto o = test::fabric(provider, ring);
@@ -126,17 +130,17 @@ void run_gpu(const std::string& provider, const std::string& delivery, Body body
     if (heap == heap_kind::gpu) {
         REQUIRE_MESSAGE(under_pgasrun(), "GPU heaps run as two processes: pgasrun -n 2");
         // One world per process, never destroyed (as below); a GPU heap per process.
-        static pgas::world* w = new pgas::world(pgas::world::init_gpu(test::options()));
+        static pgas::world* w = new pgas::world(pgas::world::init_gpu(wo));
         REQUIRE(w->n_pes() == 2);
         per_pe(*w);
     } else if (under_pgasrun()) {
         // One world for the whole process (never destroyed: the peer process
         // may already be gone at exit); each test frees what it allocated.
-        static pgas::world* w = new pgas::world(pgas::world::init(test::options()));
+        static pgas::world* w = new pgas::world(pgas::world::init(wo));
         REQUIRE(w->n_pes() == 2);
         per_pe(*w);
     } else {
-        pgas::world::run_threads(2, per_pe, test::options());
+        pgas::world::run_threads(2, per_pe, wo);
     }
 }
 
@@ -158,8 +162,9 @@ bool for_each_hmem_setup(const std::function<void(const std::string&, const std:
         try {
             (void)pgas::ofi::select_provider(o, true, true, 0);
             found.emplace_back(p);
-        } catch (const pgas::error&) {
-            MESSAGE("libfabric provider " << p << " has no FI_HMEM here: not part of the GPU-heap checks");
+        } catch (const pgas::error& e) {
+            // std::string: doctest prints a bare const char* as its address.
+            MESSAGE("libfabric provider " << std::string(p) << " is not part of the GPU-heap checks: " << e.what());
             without += without.empty() ? p : std::string(", ") + p;
         }
     }

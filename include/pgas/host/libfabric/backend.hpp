@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -78,6 +81,9 @@ public:
         bool flush_delivery = false;      // put delivery "flush" (needs an ordered endpoint)
         std::uint32_t flush_every = 256;  // unconfirmed injected puts to one PE before a flush is posted anyway
         std::size_t coalesce_bytes = 4096;
+        // Work outstanding and nothing completing or posted this long: the
+        // proxy says once on stderr which operation is stuck and where (0: never).
+        std::int64_t stall_report_ns = std::int64_t{10} * 1000000000;
     };
 
     fabric_backend(const fi_info* chosen, const setup& s) : s_(s) {
@@ -205,6 +211,33 @@ public:
 
     // --- proxy::backend ------------------------------------------------------
 
+    // On the proxy thread, at its start (true) and exit (false). With GPU
+    // producers it makes the PE's GPU current (the provider's cudaMemcpy and
+    // the staging copies run on this thread). With a GPU heap it also
+    // registers this thread's stack with CUDA: libfabric 1.22's shm applies an
+    // atomic on GPU memory by cudaMemcpy into a buffer on the stack of the
+    // thread that progresses the target (prov/shm/src/smr_progress.c:621-664,
+    // smr_do_atomic), and its cudaMemcpy wrapper follows any copy whose host
+    // side CUDA does not know with cudaDeviceSynchronize (src/hmem_cuda.c:176-201,
+    // ofi_cudaMemcpy), which never returns while a kernel of this process waits
+    // for that very atomic (a signal, barrier_all, a fetch): the proxy thread
+    // would hang for good. Registered, the stack is CUDA's, and no
+    // synchronization happens.
+    void on_proxy_thread(bool starting) {
+        if (!starting) {
+            if (stack_registered_) cudaHostUnregister(stack_base_);
+            stack_registered_ = false;
+            return;
+        }
+        if (s_.cuda_device >= 0) {
+            const cudaError_t rc = cudaSetDevice(s_.cuda_device);
+            if (rc != cudaSuccess)
+                fail(errc::cuda, s_.pe, "libfabric proxy",
+                     "cudaSetDevice(" + std::to_string(s_.cuda_device) + ") on the proxy thread: " + cudaGetErrorString(rc));
+        }
+        if (s_.heap_is_gpu) register_stack();
+    }
+
     std::uint32_t put(std::uint64_t token, int pe, std::uint64_t remote, const void* src, std::size_t bytes, bool device) {
         return split(token, kind::write, pe, remote, const_cast<void*>(src), bytes, device);
     }
@@ -213,6 +246,7 @@ public:
     }
     std::uint32_t atomic(std::uint64_t token, int pe, std::uint64_t remote, amo op, proxy::value_kind k,
                          std::uint64_t operand, std::uint64_t compare, void* result) {
+        check_range(kind::atomic, pe, remote, proxy::width_of(k));
         work w{};
         w.token = token;
         w.what = kind::atomic;
@@ -248,7 +282,13 @@ public:
             any = true;
             if (n < 32) break;
         }
-        return pump() || any;
+        const bool busy = pump() || any;
+        if (busy) {
+            stalled_since_ns_ = -1;
+        } else if ((++idle_polls_ & 1023) == 0 && s_.stall_report_ns > 0) {
+            watch_for_stall();
+        }
+        return busy;
     }
 
     // Makes every operation posted so far complete without further help:
@@ -313,6 +353,7 @@ private:
         std::uint64_t token = 0;
         std::uint32_t tokens = 1;    // merged writes: commands token .. token + tokens - 1 (flush: 0)
         std::uint64_t confirms = 0;  // flush delivery: injected puts to `pe` this op confirms (peer::injected then)
+        std::int64_t posted_ns = 0;  // steady clock, for the stall report
         std::uint32_t index = 0;
         int bounce = -1;          // bounce chunk to return (-1: none)
         void* copy_to = nullptr;  // read/atomic result: where the staged bytes go on completion
@@ -387,6 +428,21 @@ private:
         return FI_UINT64;
     }
 
+    // Every remote range must lie inside the (symmetric) heap, checked before
+    // anything is posted: providers report nothing for a bad one. shm drops
+    // an injected write at the target, and a command whose key or range the
+    // target cannot verify is dropped there with only a log line
+    // (prov/shm/src/smr_progress.c, smr_progress_cmd_rma: ofi_mr_map_verify
+    // failing skips the response), so the initiator would wait forever.
+    void check_range(kind what, int pe, std::uint64_t remote, std::size_t bytes) {
+        if (remote <= s_.heap_bytes && bytes <= s_.heap_bytes - remote) return;
+        queue_.clear();
+        fail(errc::invalid_argument, s_.pe, "libfabric proxy",
+             std::string(op_name(what)) + " to PE " + std::to_string(pe) + " (" + std::to_string(bytes) +
+                 " bytes at heap offset " + std::to_string(remote) + ") is outside the symmetric heap (" +
+                 std::to_string(s_.heap_bytes) + " bytes)");
+    }
+
     bool in_heap(const void* p, std::size_t bytes) const {
         auto* b = static_cast<const std::byte*>(p);
         return b >= s_.heap_base && b + bytes <= s_.heap_base + s_.heap_bytes;
@@ -396,6 +452,7 @@ private:
     std::uint32_t split(std::uint64_t token, kind what, int pe, std::uint64_t remote, void* local, std::size_t bytes,
                         bool device) {
         if (bytes == 0) return 0;
+        check_range(what, pe, remote, bytes);
         const bool staged = needs_staging(local, bytes, device);
         const std::size_t limit = staged ? s_.bounce_chunk_bytes : max_message();
         std::uint32_t chunks = 0;
@@ -534,20 +591,11 @@ private:
         return true;
     }
 
-    // Flush delivery: fi_inject_write of `n` merged writes (`total` bytes).
+    // Flush delivery: fi_inject_write of `n` merged writes (`total` bytes;
+    // each was range-checked when queued, so the merged range is inside too).
     bool inject(std::size_t n, std::size_t total) {
         const work& w = queue_.front();
         peer& p = peers_[std::size_t(w.pe)];
-        // The provider reports nothing for a bad injected write (shm drops it
-        // at the target, tcp tears the connection down): check it here.
-        if (w.remote > s_.heap_bytes || total > s_.heap_bytes - w.remote) {
-            const work failed = w;
-            queue_.clear();
-            fail(errc::system, s_.pe, "libfabric proxy",
-                 std::string(op_name(kind::write)) + " to PE " + std::to_string(failed.pe) + " (" +
-                     std::to_string(total) + " bytes at heap offset " + std::to_string(failed.remote) +
-                     ") is outside the symmetric heap (" + std::to_string(s_.heap_bytes) + " bytes)");
-        }
         const void* buffer = w.local;
         if (n > 1) {
             gather(gather_.data(), n);
@@ -627,6 +675,7 @@ private:
     // with RMA too).
     void commit(record& r, std::size_t n) {
         peer& p = peers_[std::size_t(r.pe)];
+        r.posted_ns = clock_ns();
         r.confirms = 0;
         if (r.what != kind::atomic || ordered_) {
             r.confirms = p.injected;
@@ -666,6 +715,7 @@ private:
             fail_post(w, rc);
         }
         r.confirms = p.injected;
+        r.posted_ns = clock_ns();
         p.covered = p.injected;
         ++p.flushes;
         free_records_.pop_back();
@@ -772,6 +822,81 @@ private:
              what + " failed with provider " + provider() + ": " + fi_strerror(err.err) + " (" + (text ? text : "") + ")");
     }
 
+    static std::int64_t clock_ns() {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+
+    // Called every 1024 idle polls: once work has been outstanding with
+    // nothing completing or posted for setup::stall_report_ns, says on
+    // stderr (once per stall) which operation waits and whether the provider
+    // took it, so a hang in the provider names the op before any timeout.
+    void watch_for_stall() {
+        const bool outstanding = free_records_.size() < records_.size() || !queue_.empty() || !dirty_.empty();
+        if (!outstanding) {
+            stalled_since_ns_ = -1;
+            return;
+        }
+        const std::int64_t now = clock_ns();
+        if (stalled_since_ns_ < 0) {
+            stalled_since_ns_ = now, stall_reported_ = false;
+            return;
+        }
+        if (stall_reported_ || now - stalled_since_ns_ < s_.stall_report_ns) return;
+        stall_reported_ = true;
+        std::vector<bool> free(records_.size(), false);
+        for (std::uint32_t i : free_records_) free[i] = true;
+        const record* oldest = nullptr;
+        std::size_t posted = 0;
+        for (const record& r : records_)
+            if (!free[r.index]) {
+                ++posted;
+                if (!oldest || r.posted_ns < oldest->posted_ns) oldest = &r;
+            }
+        std::string text = "pgas: libfabric proxy of PE " + std::to_string(s_.pe) + " (" + provider() +
+                           "): nothing completed or posted for " + std::to_string((now - stalled_since_ns_) / 1000000) +
+                           " ms; " + std::to_string(posted) + " operation(s) posted without completion";
+        if (oldest)
+            text += ", the oldest " + std::string(op_name(oldest->what)) + " to PE " + std::to_string(oldest->pe) + " (" +
+                    std::to_string(oldest->bytes) + " bytes), posted " +
+                    std::to_string((now - oldest->posted_ns) / 1000000) + " ms ago";
+        if (!queue_.empty()) {
+            const work& w = queue_.front();
+            text += "; " + std::to_string(queue_.size()) + " queued, the first " + op_name(w.what) + " to PE " +
+                    std::to_string(w.pe) + " (" + std::to_string(w.bytes) + " bytes at heap offset " +
+                    std::to_string(w.remote) + ") not accepted by the provider (-FI_EAGAIN) or waiting for a free " +
+                    "record or bounce buffer";
+        }
+        text += (s_.heap_is_gpu ? "; FI_HMEM: the target's provider copies with CUDA on its proxy thread "
+                                  "(FI_LOG_LEVEL=warn shows its side)"
+                                : "");
+        std::fprintf(stderr, "%s\n", text.c_str());
+    }
+
+    // See on_proxy_thread: the calling thread's whole stack (glibc reports it
+    // without its guard page), registered with CUDA.
+    void register_stack() {
+        pthread_attr_t attr;
+        void* base = nullptr;
+        std::size_t bytes = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) != 0)
+            fail(errc::system, s_.pe, "libfabric proxy", "pthread_getattr_np of the proxy thread failed");
+        const int rc = pthread_attr_getstack(&attr, &base, &bytes);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) fail(errc::system, s_.pe, "libfabric proxy", "pthread_attr_getstack of the proxy thread failed");
+        const cudaError_t reg = cudaHostRegister(base, bytes, cudaHostRegisterPortable);
+        if (reg != cudaSuccess) {
+            (void)cudaGetLastError();
+            fail(errc::cuda, s_.pe, "libfabric proxy",
+                 "cudaHostRegister of the proxy thread's stack (" + std::to_string(bytes) + " bytes): " +
+                     cudaGetErrorString(reg) +
+                     "; without it libfabric's shm would cudaDeviceSynchronize on every atomic into this GPU heap "
+                     "(a hang while kernels wait)");
+        }
+        stack_base_ = base;
+        stack_registered_ = true;
+    }
+
     setup s_;
     info_ptr info_;
     std::uint64_t mr_mode_ = 0;
@@ -798,6 +923,11 @@ private:
     bool waited_on_ = false;  // inside flush(true)
     address_card card_{};
     cudaStream_t stream_ = nullptr;  // staging copies (created on the proxy thread)
+    std::int64_t stalled_since_ns_ = -1;  // watch_for_stall: first idle poll of this stall (-1: none)
+    bool stall_reported_ = false;
+    std::uint32_t idle_polls_ = 0;
+    void* stack_base_ = nullptr;     // the proxy thread's stack, registered with CUDA (GPU heap)
+    bool stack_registered_ = false;
     std::atomic<std::uint64_t> staged_gpu_bytes_{0};
 };
 

@@ -221,6 +221,8 @@ private:
             s.flush_delivery = ofi::flush_delivery(options_, info, s.pe);
             s.flush_every = std::max<std::uint32_t>(1, options_.ring_capacity / 4);
             s.coalesce_bytes = options_.coalesce_bytes;
+            // Half the world's timeout: the stuck op is named before the waits give up.
+            s.stall_report_ns = std::int64_t(w.runtime().timeout_ns / 2);
             pe->backend = std::make_unique<ofi::fabric_backend>(info, s);
             pe->ring = std::make_unique<proxy::ring_memory>(
                 options_.ring_capacity, gpu_producers ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);

@@ -173,6 +173,11 @@ template <class B>
 concept ordering_backend = requires(const B& b) {
     { b.ordered() } -> std::same_as<bool>;
 };
+//   on_proxy_thread(bool starting): called on the proxy thread when it
+//     starts (true; a throw fails the proxy) and before it exits (false), for
+//     per-thread setup such as the CUDA device the provider's copies need.
+template <class B>
+concept thread_setup_backend = requires(B& b) { b.on_proxy_thread(true); };
 
 // The proxy thread of one PE: drains the ring in ticket order, hands each
 // command to the backend, and publishes `completed` (in order: a ticket
@@ -251,6 +256,18 @@ private:
 
     void run() {
         pin();
+        if constexpr (thread_setup_backend<Backend>) {
+            try {
+                backend_.on_proxy_thread(true);
+            } catch (const std::exception& e) {
+                fail(e.what());
+            }
+        }
+        run_loop();
+        if constexpr (thread_setup_backend<Backend>) backend_.on_proxy_thread(false);
+    }
+
+    void run_loop() {
         std::int64_t idle_since = -1;  // steady_clock ns; -1: busy last poll
         control_block& control = ring_.control();
         while (!stop_.load(std::memory_order_relaxed)) {
