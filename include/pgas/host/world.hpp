@@ -209,23 +209,26 @@ public:
     /// (naming the free bytes; raise PGAS_HEAP_SIZE), errc::collective_mismatch when PEs ask for different sizes.
     template <class T, std::integral Count>
     symmetric_ptr<T> alloc(Count count) {
-        static_assert(std::is_trivially_copyable_v<T>, "pgas: symmetric objects must be trivially copyable");
-        PGAS_NVTX_RANGE("pgas::world::alloc");
-        if (count <= 0)
-            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "alloc",
-                                "element count must be positive, got " + std::to_string(count));
-        if (std::uint64_t(count) > state_->heap_bytes / sizeof(T))
-            heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
-        const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
-        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::alloc);
-        agree("alloc", "bytes", bytes);
-        const std::uint64_t alignment =
-            alignof(T) > detail::heap_allocator::min_granule ? alignof(T) : detail::heap_allocator::min_granule;
-        auto offset = state_->allocator.allocate(bytes, alignment);
-        if (!offset) heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
-        for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
-        state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
-        return symmetric_ptr<T>(detail::offset_tag{}, *offset);
+        return allocate<T>("alloc", count, 0);
+    }
+
+    /// Collective: alloc with an explicit alignment (as nvshmem_align / shmem_align): count elements of T on every
+    /// PE, zero-filled, at a heap offset that is a multiple of `alignment`. Every heap (GPU, host, shared between
+    /// processes) starts on a 2 MiB boundary, so each PE's copy is aligned to `alignment` in memory too (ctx.local,
+    /// ctx.peer, world::device_address). Alignments below 256 bytes give alloc's 256.
+    ///
+    /// Compile time: T must be trivially copyable. Throws errc::invalid_argument for count <= 0 or an alignment that
+    /// is not a power of two, is below alignof(T) or above 2 MiB (naming the call, the PE and the value),
+    /// errc::heap_exhausted, errc::collective_mismatch when PEs ask for different sizes or alignments.
+    template <class T, std::integral Count, std::integral Alignment>
+    symmetric_ptr<T> alloc(Count count, Alignment alignment) {
+        if (alignment <= 0 || (std::uint64_t(alignment) & (std::uint64_t(alignment) - 1)) != 0 ||
+            std::uint64_t(alignment) < alignof(T) || std::uint64_t(alignment) > detail::heap_base_alignment)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "alloc(count, alignment)",
+                                "alignment must be a power of two in [alignof(T) = " + std::to_string(alignof(T)) +
+                                    ", " + std::to_string(detail::heap_base_alignment) + " (the heap base's)], got " +
+                                    std::to_string(alignment));
+        return allocate<T>("alloc(count, alignment)", count, std::uint64_t(alignment));
     }
 
     /// Collective: returns a block from alloc to the heap.
@@ -483,6 +486,28 @@ private:
                 detail::throw_error(errc::collective_mismatch, my_pe_or_all(), call,
                                     std::string(what) + " = " + std::to_string(mine) + " here but " +
                                         std::to_string(all[i]) + " on PE " + std::to_string(i));
+    }
+
+    // alloc's body; alignment 0: alloc's default (256 bytes, or alignof(T) when larger).
+    template <class T, class Count>
+    symmetric_ptr<T> allocate(const char* call, Count count, std::uint64_t alignment) {
+        static_assert(std::is_trivially_copyable_v<T>, "pgas: symmetric objects must be trivially copyable");
+        PGAS_NVTX_RANGE("pgas::world::alloc");
+        if (count <= 0)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
+                                "element count must be positive, got " + std::to_string(count));
+        if (std::uint64_t(count) > state_->heap_bytes / sizeof(T)) heap_exhausted(call, std::uint64_t(count), sizeof(T));
+        const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
+        detail::bootstrap::call_scope scope(*state_->bootstrap, detail::host_call::alloc);
+        agree(call, "bytes", bytes);
+        if (alignment != 0) agree(call, "alignment", alignment);
+        if (alignment < alignof(T)) alignment = alignof(T);
+        if (alignment < detail::heap_allocator::min_granule) alignment = detail::heap_allocator::min_granule;
+        auto offset = state_->allocator.allocate(bytes, alignment);
+        if (!offset) heap_exhausted(call, std::uint64_t(count), sizeof(T));
+        for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
+        state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
+        return symmetric_ptr<T>(detail::offset_tag{}, *offset);
     }
 
     [[noreturn]] void heap_exhausted(const char* call, std::uint64_t count, std::size_t element) const {
