@@ -92,6 +92,61 @@ void check_aligned_alloc(int n) {
     w.free(pad);
 }
 
+
+// ---- 2. destroy_team, 3. team_node ----
+
+// Barriers on the team (members only), then a sum allreduce of one word per member: `rounds` differs per team so
+// that a reused slot would carry stale epochs if destroy_team did not clear it.
+__global__ void team_rounds(const __grid_constant__ ctx_t ctx, pgas::team t, int rounds, pgas::symmetric_ptr<long long> word,
+                            unsigned long long* errors) {
+    t = t.bound_to(ctx.my_pe());
+    if (!t.is_member()) return;
+    for (int i = 0; i < rounds; ++i) pgas::barrier<pgas::block>(ctx, t);
+    if (threadIdx.x == 0) *ctx.local(word) = ctx.my_pe() + 1;
+    pgas::allreduce<pgas::block>(ctx, t, word, word, 1, pgas::op::sum);
+    long long want = 0;
+    for (int i = 0; i < t.n_pes(); ++i) want += t.world_pe(i) + 1;
+    if (threadIdx.x == 0 && *ctx.local(word) != want) atomicAdd(errors, 1ull);
+}
+
+void check_destroy_team(int n) {
+    auto w = make_world(n);
+    auto word = w.alloc<long long>(1);
+    error_count errors;
+    for (int i = 0; i < 100; ++i) {  // more teams than slots: only destroy_team makes this possible
+        auto t = w.split_strided(w.team_world(), i % n, 1, n - i % n);
+        launch_all(w, 1, 64, team_rounds, t, 1 + i % 3, word, errors.value);
+        w.destroy_team(t);
+    }
+    CHECK(*errors.value == 0);
+    auto t = w.split_strided(w.team_world(), 0, 1, n);
+    auto copy = t;
+    w.destroy_team(t);
+    CHECK_THROWS_AS(w.destroy_team(copy), pgas::error);
+}
+
+// Every member of the node team is load/store reachable (ctx.peer is not null).
+__global__ void node_reachable(const __grid_constant__ ctx_t ctx, pgas::team node, unsigned long long* errors) {
+    node = node.bound_to(ctx.my_pe());
+    for (int i = 0; i < node.n_pes(); ++i)
+        if (ctx.peer(pgas::symmetric_ptr<long long>(pgas::detail::offset_tag{}, pgas::detail::heap_layout::user_offset),
+                     node.world_pe(i)) == nullptr)
+            atomicAdd(errors, 1ull);
+}
+
+void check_team_node(int n) {
+    auto w = make_world(n);
+    auto word = w.alloc<long long>(1);
+    const auto node = w.team_node();
+    CHECK(node.n_pes() == n);  // PEs sharing one GPU of one process: all load/store reachable
+    CHECK(node.start() == 0);
+    error_count errors;
+    launch_all(w, 1, 64, team_rounds, node, 3, word, errors.value);
+    CHECK(*errors.value == 0);
+    launch_all(w, 1, 32, node_reachable, node, errors.value);
+    CHECK(*errors.value == 0);
+}
+
 }  // namespace
 
 TEST_SUITE("two_pes_one_gpu") {
@@ -99,5 +154,15 @@ TEST_SUITE("two_pes_one_gpu") {
         REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
         share_gpu0 sharing;
         check_aligned_alloc(2);
+    }
+    TEST_CASE("destroy_team: 100 teams made, used in kernels (barriers, allreduce) and destroyed, two PEs sharing one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        share_gpu0 sharing;
+        check_destroy_team(2);
+    }
+    TEST_CASE("team_node: both PEs sharing the GPU, barriers and allreduce on it, two PEs sharing one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        share_gpu0 sharing;
+        check_team_node(2);
     }
 }
