@@ -147,6 +147,47 @@ void check_team_node(int n) {
     CHECK(*errors.value == 0);
 }
 
+// ---- 4. the *_vector waits ----
+
+// Thread 0 of each PE: the right neighbour's words get value i + 1 + round, word 2 masked off; the PE waits on its
+// own with each form (any/some after the first word lands, all after every word).
+__global__ void vector_waits(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<long long> words,
+                             pgas::symmetric_ptr<long long> flag, unsigned long long* errors) {
+    if (threadIdx.x != 0) return;
+    constexpr std::size_t count = 5;
+    const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n;
+    const auto mine = words + std::ptrdiff_t(count * std::size_t(me));
+    const auto theirs = words + std::ptrdiff_t(count * std::size_t(right));
+    const long long want[count] = {1, 2, 3, 4, 5};
+    const int status[count] = {0, 0, 1, 0, 0};
+    std::size_t indices[count];
+    if (pgas::test_any_vector(ctx, mine, count, status, pgas::cmp::ge, want) != count) atomicAdd(errors, 1ull);
+    pgas::barrier_all(ctx);
+    pgas::p(ctx, theirs + 4, 5ll, right);
+    pgas::quiet(ctx);
+    if (pgas::wait_until_any_vector(ctx, mine, count, status, pgas::cmp::ge, want) != 4) atomicAdd(errors, 1ull);
+    if (pgas::wait_until_some_vector(ctx, mine, count, indices, status, pgas::cmp::ge, want) != 1 || indices[0] != 4)
+        atomicAdd(errors, 1ull);
+    pgas::barrier_all(ctx);
+    for (std::size_t i = 0; i < count; ++i) pgas::p(ctx, theirs + std::ptrdiff_t(i), status[i] ? 0ll : want[i], right);
+    pgas::quiet(ctx);
+    pgas::wait_until_all_vector(ctx, mine, count, status, pgas::cmp::eq, want);
+    if (!pgas::test_all_vector(ctx, mine, count, status, pgas::cmp::eq, want)) atomicAdd(errors, 1ull);
+    if (pgas::test_all_vector(ctx, mine, count, nullptr, pgas::cmp::eq, want)) atomicAdd(errors, 1ull);
+    if (pgas::test_some_vector(ctx, mine, count, indices, nullptr, pgas::cmp::eq, want) != 4) atomicAdd(errors, 1ull);
+    pgas::barrier_all(ctx);
+    (void)flag;
+}
+
+void check_vector_waits(int n) {
+    auto w = make_world(n);
+    auto words = w.alloc<long long>(5 * std::size_t(n));
+    auto flag = w.alloc<long long>(1);
+    error_count errors;
+    launch_all(w, 1, 32, vector_waits, words, flag, errors.value);
+    CHECK(*errors.value == 0);
+}
+
 }  // namespace
 
 TEST_SUITE("two_pes_one_gpu") {
@@ -164,5 +205,10 @@ TEST_SUITE("two_pes_one_gpu") {
         REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
         share_gpu0 sharing;
         check_team_node(2);
+    }
+    TEST_CASE("wait_until_{all,any,some}_vector and test_*_vector with a status mask, two PEs sharing one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        share_gpu0 sharing;
+        check_vector_waits(2);
     }
 }
