@@ -188,6 +188,40 @@ void check_vector_waits(int n) {
     CHECK(*errors.value == 0);
 }
 
+// ---- 5. strided iput / iget ----
+
+// Block-wide: src (stride 2, in device memory of this PE's heap) to the right neighbour's dst (stride 3); then a
+// strided iget of the left neighbour's dst back with the strides swapped.
+__global__ void strided_rma(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<unsigned long long> dst,
+                            pgas::symmetric_ptr<unsigned long long> src, pgas::symmetric_ptr<unsigned long long> back,
+                            int count, unsigned long long* errors) {
+    const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+    for (int i = int(threadIdx.x); i < 2 * count; i += int(blockDim.x)) ctx.local(src)[i] = 1000ull * me + i;
+    __syncthreads();
+    pgas::iput<pgas::block>(ctx, dst, ctx.local(src), 3, 2, std::size_t(count), right);
+    pgas::barrier_all<pgas::block>(ctx);
+    for (int i = int(threadIdx.x); i < 3 * count; i += int(blockDim.x))
+        if (ctx.local(dst)[i] != (i % 3 ? 0ull : 1000ull * left + i / 3 * 2)) atomicAdd(errors, 1ull);
+    pgas::iget<pgas::warp>(ctx, ctx.local(back), dst, 2, 3, std::size_t(count), left);  // every warp, same copy
+    __syncthreads();
+    for (int i = int(threadIdx.x); i < 2 * count; i += int(blockDim.x)) {
+        const int writer = (left + n - 1) % n;  // who put into left's dst
+        if (ctx.local(back)[i] != (i % 2 ? 0ull : 1000ull * writer + i / 2 * 2)) atomicAdd(errors, 1ull);
+    }
+    pgas::barrier_all<pgas::block>(ctx);
+}
+
+void check_strided(int n) {
+    auto w = make_world(n);
+    constexpr int count = 1001;
+    auto dst = w.alloc<unsigned long long>(3 * count);
+    auto src = w.alloc<unsigned long long>(2 * count);
+    auto back = w.alloc<unsigned long long>(2 * count);
+    error_count errors;
+    launch_all(w, 1, 256, strided_rma, dst, src, back, count, errors.value);
+    CHECK(*errors.value == 0);
+}
+
 }  // namespace
 
 TEST_SUITE("two_pes_one_gpu") {
@@ -210,5 +244,10 @@ TEST_SUITE("two_pes_one_gpu") {
         REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
         share_gpu0 sharing;
         check_vector_waits(2);
+    }
+    TEST_CASE("iput and iget, strided, block- and warp-wide, two PEs sharing one GPU") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        share_gpu0 sharing;
+        check_strided(2);
     }
 }
