@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pgas/device.hpp>
+#include <pgas/host/collective_launch.hpp>
 #include <pgas/host/launch_env.hpp>
 #include <pgas/host/route/context.hpp>
 #include <pgas/host/shm_heap.hpp>

@@ -316,7 +316,64 @@ void check_alltoallv(int n) {
                          doctest::Contains("dst block for team member 1"), pgas::error);
 }
 
+// ---- 7. collective_launch ----
+
+// Every block arrives at a grid-wide barrier of its own: without all blocks resident at once this never ends.
+__global__ void grid_barrier(ctx_t ctx, unsigned* arrived, unsigned long long* errors) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(arrived, 1u);
+        while (atomicAdd(arrived, 0u) < gridDim.x) {
+        }
+    }
+    __syncthreads();
+    if (blockIdx.x == 0) {
+        pgas::barrier_all<pgas::block>(ctx);
+        if (threadIdx.x == 0 && atomicAdd(arrived, 0u) != gridDim.x) atomicAdd(errors, 1ull);
+    }
+}
+
+void check_collective_launch() {
+    auto w = make_world(1);
+    CHECK_CUDA(cudaSetDevice(w.device_of(0)));
+    int per_sm = 0, sms = 0;
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(&grid_barrier), 256, 0));
+    CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, w.device_of(0)));
+    const unsigned most = unsigned(per_sm * sms);
+    REQUIRE(most > 0);
+    unsigned* arrived = nullptr;
+    CHECK_CUDA(cudaMalloc(&arrived, sizeof(unsigned)));
+    error_count errors;
+    for (unsigned blocks : {1u, most / 2 + 1, most}) {
+        CAPTURE(blocks);
+        CHECK_CUDA(cudaMemset(arrived, 0, sizeof(unsigned)));
+        pgas::collective_launch(grid_barrier, dim3(blocks), dim3(256), 0, pe_stream(w, 0), w.context<pgas::nvlink>(0),
+                                arrived, errors.value);
+        CHECK_CUDA(cudaStreamSynchronize(pe_stream(w, 0)));
+    }
+    CHECK(*errors.value == 0);
+    try {
+        pgas::collective_launch(grid_barrier, dim3(most + 1), dim3(256), 0, pe_stream(w, 0), w.context<pgas::nvlink>(0),
+                                arrived, errors.value);
+        FAIL("a grid over the co-resident maximum was launched");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::invalid_argument);
+        const std::string text = e.what();
+        CHECK_MESSAGE(text.find("collective_launch on PE 0") != std::string::npos, text);
+        CHECK_MESSAGE(text.find(std::to_string(most + 1) + "x1x1") != std::string::npos, text);
+        CHECK_MESSAGE(text.find("at most " + std::to_string(most) + " blocks") != std::string::npos, text);
+    }
+    CHECK_CUDA(cudaFree(arrived));
+}
+
 }  // namespace
+
+TEST_SUITE("one_gpu") {
+    TEST_CASE("collective_launch: a grid-wide barrier at the co-resident maximum finishes; one block more is refused") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        check_collective_launch();
+    }
+}
 
 TEST_SUITE("two_pes_one_gpu") {
     TEST_CASE("alloc(count, alignment): offsets and every PE's address aligned, two PEs sharing one GPU") {
