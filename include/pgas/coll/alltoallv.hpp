@@ -12,17 +12,6 @@
 
 PGAS_NAMESPACE_BEGIN
 
-namespace detail {
-// Whether `count` elements of `element` bytes at element displacement `displ` from `offset` lie in the heap's
-// user area (no overflow on hostile values).
-PGAS_HD inline bool alltoallv_block_fits(std::uint64_t offset, std::uint64_t displ, std::uint64_t count,
-                                         std::uint64_t element, std::uint64_t heap_bytes) {
-    if (offset == null_offset || offset < heap_layout::user_offset || offset > heap_bytes) return false;
-    const std::uint64_t room = (heap_bytes - offset) / element;
-    return displ <= room && count <= room - displ;
-}
-}  // namespace detail
-
 /// Variable all-to-all (MPI_Alltoallv's data movement, one-sided): member i sends `src_counts[j]` elements from
 /// `src + src_displs[j]` to member j, where they land at `dst + dst_displs[j]` of member j. `dst_displs[j]` is where
 /// member j wants this member's block (MPI's rdispls[i] on member j): the sender places its data, the receiver needs
@@ -49,12 +38,11 @@ PGAS_HD void alltoallv(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
                        symmetric_ptr<U> src, const std::size_t* src_counts, const std::size_t* src_displs) {
     detail::require_collective_buffers<T, U>();
     auto c = detail::begin_call(ctx, t, "alltoallv");
-    const std::uint64_t heap = ctx.transport.heap_bytes();
     for (int j = 0; j < c.n; ++j) {
-        if (!detail::alltoallv_block_fits(src.offset(), src_displs[j], src_counts[j], sizeof(T), heap))
+        if (!detail::elements_in_heap(ctx, src.offset(), src_displs[j], src_counts[j], sizeof(T)))
             detail::report(errc::not_symmetric, "alltoallv", ctx.my_pe(),
                    "src block (src_displs + src_counts) outside the heap's user area, for team member", j);
-        if (!detail::alltoallv_block_fits(dst.offset(), dst_displs[j], src_counts[j], sizeof(T), heap))
+        if (!detail::elements_in_heap(ctx, dst.offset(), dst_displs[j], src_counts[j], sizeof(T)))
             detail::report(errc::not_symmetric, "alltoallv", ctx.my_pe(),
                    "dst block (dst_displs + src_counts) outside the heap's user area, for team member", j);
     }

@@ -347,10 +347,9 @@ void alltoallv_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
                                 std::to_string(detail::alltoallv_table::max_pes) +
                                 " (call pgas::alltoallv in a kernel for larger teams)");
     detail::alltoallv_table table{};
-    const std::uint64_t heap = ctx.transport.heap_bytes();
     for (int j = 0; j < n; ++j) {
         const auto block = [&](const char* what, std::uint64_t offset, std::size_t displ) {
-            if (!detail::alltoallv_block_fits(offset, displ, src_counts[j], sizeof(T), heap))
+            if (!detail::elements_in_heap(ctx, offset, displ, src_counts[j], sizeof(T)))
                 detail::throw_error(errc::not_symmetric, ctx.my_pe(), call,
                                     std::string(what) + " block for team member " + std::to_string(j) +
                                         " (displacement " + std::to_string(displ) + ", count " +
