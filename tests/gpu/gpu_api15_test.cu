@@ -69,6 +69,7 @@ __global__ void aligned_block(const __grid_constant__ ctx_t ctx, pgas::symmetric
         for (int i = int(threadIdx.x); i < count; i += int(blockDim.x))
             if (peer[i] != 0.0) atomicAdd(errors, 1ull);
     }
+    pgas::barrier_all<pgas::block>(ctx);  // every PE has read every copy before any PE writes its own
     auto* mine = reinterpret_cast<double2*>(ctx.local(p));
     for (int i = int(threadIdx.x); i < count / 2; i += int(blockDim.x)) mine[i] = double2{double(ctx.my_pe()), 1.0};
 }
@@ -103,7 +104,9 @@ __global__ void team_rounds(const __grid_constant__ ctx_t ctx, pgas::team t, int
     if (!t.is_member()) return;
     for (int i = 0; i < rounds; ++i) pgas::barrier<pgas::block>(ctx, t);
     if (threadIdx.x == 0) *ctx.local(word) = ctx.my_pe() + 1;
+    __syncthreads();
     pgas::allreduce<pgas::block>(ctx, t, word, word, 1, pgas::op::sum);
+    __syncthreads();
     long long want = 0;
     for (int i = 0; i < t.n_pes(); ++i) want += t.world_pe(i) + 1;
     if (threadIdx.x == 0 && *ctx.local(word) != want) atomicAdd(errors, 1ull);
