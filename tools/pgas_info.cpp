@@ -167,7 +167,9 @@ void print_libfabric() {
     if (all.empty()) std::printf("  none found\n");
     for (const auto& name : all)
         std::printf("  %-16s FI_HMEM %s\n", name.c_str(),
-                    hmem.count(name) ? "yes (GPU heap registered directly)" : "no (GPU heaps cannot be registered)");
+                    hmem.count(name) ? "yes: a GPU heap is registered with it, the proxy reaches GPU memory directly"
+                                     : "no: staged (kernels over a host heap, GPU buffers copied through pinned "
+                                       "memory); a GPU heap is refused");
 #else
     std::printf("  not built with libfabric\n");
 #endif

@@ -119,6 +119,7 @@ allreduce_loop(float* dst, const float* src, int rounds) {
 struct bench {
     compare::ranks& rk;
     int me = 0;
+    int device = 0;  // this rank's GPU (rank % GPUs)
     cudaStream_t stream = nullptr;
     std::string machine, date;
     std::size_t max_bytes = 0;
@@ -146,7 +147,7 @@ struct bench {
     // The ranks agree on the plan (capture's group): graphs of different
     // lengths would leave one rank waiting in a collective for ever.
     compare::timing time_all(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
-        std::vector<compare::lane> lanes{compare::capture(me, stream, pl, enqueue, &rk)};
+        std::vector<compare::lane> lanes{compare::capture(device, stream, pl, enqueue, &rk)};
         auto t = compare::replay(lanes, [&] { rk.barrier(); }, &rk);
         compare::release(lanes[0]);
         return t;
@@ -161,7 +162,7 @@ struct bench {
     }
 
     compare::timing time_rank0(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
-        std::vector<compare::lane> lanes{compare::capture(me, stream, pl, enqueue)};
+        std::vector<compare::lane> lanes{compare::capture(device, stream, pl, enqueue)};
         auto t = compare::replay(lanes, nullptr);
         compare::release(lanes[0]);
         return t;
@@ -307,7 +308,6 @@ struct bench {
                         break;
                 }
             });
-            COMPARE_CUDA(cudaSetDevice(me));
             // the broadcast root's own output is not checked (its semantics differ between libraries)
             const bool mine = (c == compare::coll::broadcast && me == 0) ||
                               compare::check_output(c, me, n, recv, sh);
@@ -321,7 +321,12 @@ void set_default_env(const char* name, const char* value) { setenv(name, value, 
 
 int run_rank(compare::ranks& rk) {
     const int me = rk.rank();
-    COMPARE_CUDA(cudaSetDevice(me));
+    // Rank r on GPU r % GPUs: on a one-GPU machine both ranks share it, NVSHMEM's "multiple PEs per GPU"
+    // (under CUDA MPS; point-to-point and barriers, no on-stream collectives there).
+    int gpus = 0;
+    COMPARE_CUDA(cudaGetDeviceCount(&gpus));
+    const int device = me % gpus;
+    COMPARE_CUDA(cudaSetDevice(device));
     nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
     if (me == 0) COMPARE_NVSHMEM(nvshmemx_get_uniqueid(&id));
     id = rk.broadcast_blob(id);
@@ -333,7 +338,8 @@ int run_rank(compare::ranks& rk) {
 
     bench b{rk};
     b.me = me;
-    b.machine = compare::machine_name(rk.size(), me);
+    b.device = device;
+    b.machine = compare::machine_name(gpus, device);
     b.date = compare::utc_now();
     b.max_bytes = compare::sweep_sizes().back();
     COMPARE_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));

@@ -1,8 +1,9 @@
 // pgas's side of the side-by-side comparison: the same measurements as nvshmem_compare and nccl_compare, one JSON line each.
 //
-// One process drives both GPUs (world::init_local({0, 1}), one PE per GPU,
-// NVLink transport). Point-to-point figures time GPU 0 (PE 0) alone; the
-// ping-pong, barrier and collectives run on both GPUs, timed on GPU 0.
+// One PE per process, as users launch it and as nvshmem_compare runs: two forked ranks, rank r on GPU
+// r % GPUs (so on a one-GPU machine both share GPU 0; run them under CUDA MPS), each joining the world with
+// world::init_gpu over the TCP bootstrap on 127.0.0.1. Point-to-point figures time PE 0 alone; the
+// ping-pong, barrier and collectives run on both, timed on PE 0.
 #include "common.hpp"
 #include "p2p_kernels.cuh"
 
@@ -36,9 +37,18 @@
 #include <pgas/host/coll_on_stream.cuh>
 #endif
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -192,24 +202,27 @@ allreduce_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst
 
 // --- harness -------------------------------------------------------------------
 
+// One PE per process, as NVSHMEM's side runs (forked ranks, rank r on GPU r % GPUs): the same timing code
+// (compare::capture / replay with the ranks as the group), so the two columns differ only in the library.
 struct bench {
+    compare::ranks& rk;
     pgas::world& w;
-    std::vector<ctx_t> ctx;
-    std::vector<cudaStream_t> stream;
+    ctx_t ctx;
+    int me = 0;
+    cudaStream_t stream = nullptr;
     std::string machine, date;
-    std::size_t max_bytes;
+    std::size_t max_bytes = 0;
     pgas::symmetric_ptr<char> src, dst;       // max_bytes each, on every PE
     pgas::symmetric_ptr<std::uint64_t> flag;  // [0] ping-pong flag, [1] fetch-add target
     pgas::symmetric_ptr<std::uint64_t> words; // message-rate targets
-    std::vector<std::uint64_t*> base;         // per GPU: [0] ping-pong epoch, [1] fetch-add sink
+    std::uint64_t* base = nullptr;            // local: [0] ping-pong epoch, [1] fetch-add sink
 
-    int n() const { return w.n_local_pes(); }
-    int device(int i) const { return w.device_of(i); }
     template <class T>
-    T* raw(pgas::symmetric_ptr<T> p, int i) const { return w.device_address(p, i); }
+    T* mine(pgas::symmetric_ptr<T> p) const { return ctx.local(p); }
 
     void emit(const char* benchmark, std::size_t bytes, const compare::timing& t, double factor, bool ok,
               double rate = 0) const {
+        if (me != 0) return;
         compare::record r;
         r.impl = "pgas";
         r.benchmark = benchmark;
@@ -221,42 +234,47 @@ struct bench {
         compare::emit(r, machine, date);
     }
 
-    // Graph of `iters` enqueues on the given PEs, replayed; timed on the first.
-    compare::timing time(const std::vector<int>& pes, int iters, int reps,
-                         const std::function<void(int pe, cudaStream_t)>& enqueue) {
-        for (int pe : pes) {  // one eager call on every GPU first (see compare::capture)
-            COMPARE_CUDA(cudaSetDevice(device(pe)));
-            enqueue(pe, stream[pe]);
-        }
-        for (int pe : pes) {
-            COMPARE_CUDA(cudaSetDevice(device(pe)));
-            COMPARE_CUDA(cudaStreamSynchronize(stream[pe]));
-            COMPARE_CUDA(cudaGetLastError());
-        }
-        std::vector<compare::lane> lanes;
-        for (int pe : pes)
-            lanes.push_back(compare::capture(device(pe), stream[pe], iters,
-                                             [&](cudaStream_t s) { enqueue(pe, s); }, false));
-        auto t = compare::replay(lanes, iters, reps, nullptr);
-        for (auto& l : lanes) compare::release(l);
+    // Every rank captures and replays its own graph; replays start together (as nvshmem_compare's time_all).
+    compare::timing time_all(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
+        std::vector<compare::lane> lanes{compare::capture(w.device_of(), stream, pl, enqueue, &rk)};
+        auto t = compare::replay(lanes, [&] { rk.barrier(); }, &rk);
+        compare::release(lanes[0]);
         return t;
     }
 
-    // The destination of a put/get holds the source pattern at both ends.
-    bool same_ends(const char* a, const char* b, std::size_t bytes) const {
-        float x[2], y[2];
-        COMPARE_CUDA(cudaMemcpy(&x[0], a, 4, cudaMemcpyDefault));
-        COMPARE_CUDA(cudaMemcpy(&x[1], a + bytes - 4, 4, cudaMemcpyDefault));
-        COMPARE_CUDA(cudaMemcpy(&y[0], b, 4, cudaMemcpyDefault));
-        COMPARE_CUDA(cudaMemcpy(&y[1], b + bytes - 4, 4, cudaMemcpyDefault));
-        return x[0] == y[0] && x[1] == y[1];
+    // Rank 0 alone (one-sided benchmarks); the other ranks wait.
+    template <class Body>
+    void rank0_only(Body&& body) {
+        rk.barrier();
+        if (me == 0) body();
+        rk.barrier();
+    }
+
+    compare::timing time_rank0(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
+        std::vector<compare::lane> lanes{compare::capture(w.device_of(), stream, pl, enqueue)};
+        auto t = compare::replay(lanes, nullptr);
+        compare::release(lanes[0]);
+        return t;
+    }
+
+    // Both ends of a put/get destination hold the source's bytes (a peer's copy read through its mapping).
+    bool same_ends(pgas::symmetric_ptr<char> a, int a_pe, pgas::symmetric_ptr<char> b, int b_pe,
+                   std::size_t bytes) const {
+        const char* x = ctx.peer(a, a_pe);
+        const char* y = ctx.peer(b, b_pe);
+        if (!x || !y) return false;
+        float v[4];
+        COMPARE_CUDA(cudaMemcpy(&v[0], x, 4, cudaMemcpyDefault));
+        COMPARE_CUDA(cudaMemcpy(&v[1], x + bytes - 4, 4, cudaMemcpyDefault));
+        COMPARE_CUDA(cudaMemcpy(&v[2], y, 4, cudaMemcpyDefault));
+        COMPARE_CUDA(cudaMemcpy(&v[3], y + bytes - 4, 4, cudaMemcpyDefault));
+        return v[0] == v[2] && v[1] == v[3];
     }
 
     void p_pingpong() {
         using namespace compare;
-        auto t = time({0, 1}, loop_kernels, loop_reps, [&](int pe, cudaStream_t s) {
-            pingpong<<<1, 1, 0, s>>>(ctx[pe], flag, base[pe], loop_rounds);
-        });
+        auto t = time_all({loop_kernels, loop_reps},
+                          [&](cudaStream_t s) { pingpong<<<1, 1, 0, s>>>(ctx, flag, base, loop_rounds); });
         const double per = 2.0 * loop_rounds;  // one-way trips per kernel
         t.us /= per, t.min_us /= per, t.max_us /= per;
         emit("p_pingpong", 8, t, 0, true);
@@ -265,109 +283,104 @@ struct bench {
     void bandwidth(const char* benchmark, bool is_put, bool grid) {
         for (std::size_t bytes : compare::sweep_sizes()) {
             if (bytes > max_bytes) break;
-            const auto pl = compare::plan_for(bytes);
             // poison the destination: put lands on PE 1, get on PE 0
-            COMPARE_CUDA(cudaSetDevice(device(is_put ? 1 : 0)));
-            COMPARE_CUDA(cudaMemset(raw(dst, is_put ? 1 : 0), 0xff, bytes));
+            if (me == (is_put ? 1 : 0)) COMPARE_CUDA(cudaMemset(mine(dst), 0xff, bytes));
             COMPARE_CUDA(cudaDeviceSynchronize());
-            const unsigned blocks = grid ? unsigned(compare::grid_blocks(bytes)) : 1u;
-            auto t = time({0}, pl.iters, pl.reps, [&](int, cudaStream_t s) {
-                if (is_put && grid) put_nbi_grid<<<blocks, block_threads, 0, s>>>(ctx[0], dst, raw(src, 0), bytes, 1);
-                if (is_put && !grid) put_block<<<1, block_threads, 0, s>>>(ctx[0], dst, raw(src, 0), bytes, 1);
-                if (!is_put && grid) get_nbi_grid<<<blocks, block_threads, 0, s>>>(ctx[0], raw(dst, 0), src, bytes, 1);
-                if (!is_put && !grid) get_block<<<1, block_threads, 0, s>>>(ctx[0], raw(dst, 0), src, bytes, 1);
+            rank0_only([&] {
+                const auto pl = compare::plan_for(bytes);
+                const unsigned blocks = grid ? unsigned(compare::grid_blocks(bytes)) : 1u;
+                auto t = time_rank0(pl, [&](cudaStream_t s) {
+                    if (is_put && grid) put_nbi_grid<<<blocks, block_threads, 0, s>>>(ctx, dst, mine(src), bytes, 1);
+                    if (is_put && !grid) put_block<<<1, block_threads, 0, s>>>(ctx, dst, mine(src), bytes, 1);
+                    if (!is_put && grid) get_nbi_grid<<<blocks, block_threads, 0, s>>>(ctx, mine(dst), src, bytes, 1);
+                    if (!is_put && !grid) get_block<<<1, block_threads, 0, s>>>(ctx, mine(dst), src, bytes, 1);
+                });
+                const bool ok = is_put ? same_ends(dst, 1, src, 0, bytes) : same_ends(dst, 0, src, 1, bytes);
+                emit(benchmark, bytes, t, 1.0, ok);
             });
-            const bool ok = is_put ? same_ends(raw(dst, 1), raw(src, 0), bytes) : same_ends(raw(dst, 0), raw(src, 1), bytes);
-            emit(benchmark, bytes, t, 1.0, ok);
         }
     }
 
     void put_rate_8B() {
         using namespace compare;
-        auto t = time({0}, 20, 15, [&](int, cudaStream_t s) {
-            put_rate<<<rate_blocks, rate_threads, 0, s>>>(ctx[0], words, raw(words, 0), 1);
+        rank0_only([&] {
+            auto t = time_rank0({20, 15}, [&](cudaStream_t s) {
+                put_rate<<<rate_blocks, rate_threads, 0, s>>>(ctx, words, mine(words), 1);
+            });
+            const double per = double(rate_messages);
+            const double rate = per / t.us;  // messages per us = M messages per s
+            t.us /= per, t.min_us /= per, t.max_us /= per;
+            emit("put_rate_8B", 8, t, 1.0, true, rate);
         });
-        const double per = double(rate_messages);
-        const double rate = per / t.us;  // messages per us = M messages per s
-        t.us /= per, t.min_us /= per, t.max_us /= per;
-        emit("put_rate_8B", 8, t, 1.0, true, rate);
     }
 
     void atomic_fetch_add() {
         using namespace compare;
-        auto t = time({0}, loop_kernels, loop_reps, [&](int, cudaStream_t s) {
-            fetch_add_loop<<<1, 1, 0, s>>>(ctx[0], flag + 1, base[0] + 1, loop_rounds, 1);
+        rank0_only([&] {
+            auto t = time_rank0({loop_kernels, loop_reps}, [&](cudaStream_t s) {
+                fetch_add_loop<<<1, 1, 0, s>>>(ctx, flag + 1, base + 1, loop_rounds, 1);
+            });
+            t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
+            emit("atomic_fetch_add", 8, t, 0, true);
         });
-        t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
-        emit("atomic_fetch_add", 8, t, 0, true);
     }
 
     void barrier_all() {
         using namespace compare;
-        auto t = time({0, 1}, loop_kernels, loop_reps, [&](int pe, cudaStream_t s) {
-            barrier_loop<<<1, 1, 0, s>>>(ctx[pe], loop_rounds);
-        });
+        auto t = time_all({loop_kernels, loop_reps}, [&](cudaStream_t s) { barrier_loop<<<1, 1, 0, s>>>(ctx, loop_rounds); });
         t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
         emit("barrier_all", 0, t, 0, true);
     }
 
     // pgas::put_on_stream + pgas::quiet_on_stream of 8 bytes, PE 0 -> PE 1.
     void put_quiet_on_stream() {
-        COMPARE_CUDA(cudaSetDevice(device(1)));
-        COMPARE_CUDA(cudaMemset(raw(dst, 1), 0xff, 8));
-        auto t = time({0}, compare::on_stream_iters, 15, [&](int, cudaStream_t s) {
-            pgas::put_on_stream(ctx[0], dst, raw(src, 0), 8, 1, s);
-            pgas::quiet_on_stream(ctx[0], s);
+        if (me == 1) COMPARE_CUDA(cudaMemset(mine(dst), 0xff, 8));
+        COMPARE_CUDA(cudaDeviceSynchronize());
+        rank0_only([&] {
+            auto t = time_rank0({compare::on_stream_iters, 15}, [&](cudaStream_t s) {
+                pgas::put_on_stream(ctx, dst, mine(src), 8, 1, s);
+                pgas::quiet_on_stream(ctx, s);
+            });
+            emit("put_quiet_on_stream", 8, t, 0, same_ends(dst, 1, src, 0, 8));
         });
-        emit("put_quiet_on_stream", 8, t, 0, same_ends(raw(dst, 1), raw(src, 0), 8));
     }
 
     void barrier_all_on_stream() {
-        auto t = time({0, 1}, compare::on_stream_iters, 15,
-                      [&](int pe, cudaStream_t s) { pgas::barrier_all_on_stream(ctx[pe], s); });
+        auto t = time_all({compare::on_stream_iters, 15}, [&](cudaStream_t s) { pgas::barrier_all_on_stream(ctx, s); });
         emit("barrier_all_on_stream", 0, t, 0, true);
     }
 
 #if PGAS_COMPARE_COLLECTIVES
     void collective(compare::coll c) {
-        const int n_pes = n();
+        const int n = rk.size();
         const auto fsrc = pgas::symmetric_cast<float>(src);
         const auto fdst = pgas::symmetric_cast<float>(dst);
         for (std::size_t bytes : compare::sweep_sizes()) {
             if (bytes > max_bytes) break;
-            const auto sh = compare::shape(c, bytes, n_pes);
+            const auto sh = compare::shape(c, bytes, n);
             if (!sh.valid) continue;
-            for (int pe = 0; pe < n_pes; ++pe) {
-                COMPARE_CUDA(cudaSetDevice(device(pe)));
-                compare::fill(raw(fsrc, pe), sh.send_elems, float(pe + 1), stream[pe]);
-                COMPARE_CUDA(cudaMemsetAsync(raw(fdst, pe), 0xff, sh.recv_elems * sizeof(float), stream[pe]));
-                COMPARE_CUDA(cudaStreamSynchronize(stream[pe]));
-            }
+            compare::fill(mine(fsrc), sh.send_elems, float(me + 1), stream);
+            COMPARE_CUDA(cudaMemsetAsync(mine(fdst), 0xff, sh.recv_elems * sizeof(float), stream));
+            COMPARE_CUDA(cudaStreamSynchronize(stream));
             const auto pl = compare::plan_for(bytes);
-            auto t = time({0, 1}, pl.iters, pl.reps, [&](int pe, cudaStream_t s) {
-                launch_collective(c, ctx[pe], fdst, fsrc, sh.count, s);
-            });
-            bool ok = true;
-            for (int pe = 0; pe < n_pes; ++pe) {
-                if (c == compare::coll::broadcast && pe == 0) continue;  // as the peers: the root is not checked
-                COMPARE_CUDA(cudaSetDevice(device(pe)));
-                ok = compare::check_output(c, pe, n_pes, raw(fdst, pe), sh) && ok;
-            }
-            emit(compare::name(c), bytes, t, compare::busbw_factor(c, n_pes), ok);
+            auto t = time_all(pl, [&](cudaStream_t s) { launch_collective(c, ctx, fdst, fsrc, sh.count, s); });
+            // the broadcast root's own output is not checked (as the peers: its semantics differ between libraries)
+            const bool mine_ok = (c == compare::coll::broadcast && me == 0) ||
+                                 compare::check_output(c, me, n, mine(fdst), sh);
+            const bool ok = rk.all_ok(mine_ok);
+            emit(compare::name(c), bytes, t, compare::busbw_factor(c, n), ok);
         }
         // the sources hold the collectives' pattern now: restore the put/get one
-        for (int pe = 0; pe < n_pes; ++pe) {
-            COMPARE_CUDA(cudaSetDevice(device(pe)));
-            compare::fill(reinterpret_cast<float*>(raw(src, pe)), max_bytes / 4, float(pe) + 1.5f);
-        }
+        compare::fill(reinterpret_cast<float*>(mine(src)), max_bytes / 4, float(me) + 1.5f);
+        COMPARE_CUDA(cudaDeviceSynchronize());
     }
 
     void allreduce_in_kernel() {
         using namespace compare;
         const auto fsrc = pgas::symmetric_cast<float>(src);
         const auto fdst = pgas::symmetric_cast<float>(dst);
-        auto t = time({0, 1}, loop_kernels, loop_reps, [&](int pe, cudaStream_t s) {
-            allreduce_loop<<<1, coll_threads, 0, s>>>(ctx[pe], fdst, fsrc, loop_rounds);
+        auto t = time_all({loop_kernels, loop_reps}, [&](cudaStream_t s) {
+            allreduce_loop<<<1, coll_threads, 0, s>>>(ctx, fdst, fsrc, loop_rounds);
         });
         t.us /= loop_rounds, t.min_us /= loop_rounds, t.max_us /= loop_rounds;
         emit("allreduce_8B_in_kernel", 8, t, 0, true);
@@ -375,39 +388,49 @@ struct bench {
 #endif
 };
 
-}  // namespace
+// A free TCP port on 127.0.0.1 for the ranks' rendezvous (asked of the kernel before the fork).
+int free_local_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    COMPARE_REQUIRE(fd >= 0, "socket: %s", std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    COMPARE_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0, "bind: %s", std::strerror(errno));
+    socklen_t len = sizeof addr;
+    COMPARE_REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0, "getsockname: %s",
+                    std::strerror(errno));
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
 
-int main() {
+int run_rank(compare::ranks& rk) {
+    const int me = rk.rank();
+    // The launch as pgasrun would describe it; world::init_gpu reads it.
+    setenv("PGAS_RANK", std::to_string(me).c_str(), 1);
+    setenv("PGAS_LOCAL_RANK", std::to_string(me).c_str(), 1);
     int gpus = 0;
     COMPARE_CUDA(cudaGetDeviceCount(&gpus));
-    COMPARE_REQUIRE(gpus >= 2, "pgas_compare needs 2 GPUs, found %d", gpus);
     const std::size_t max_bytes = compare::sweep_sizes().empty() ? 8 : compare::sweep_sizes().back();
-
     pgas::world_options options;
     if (!std::getenv("PGAS_HEAP_SIZE")) options.heap_bytes = 2 * max_bytes + (std::size_t{256} << 20);
-    auto w = pgas::world::init_local(std::vector<int>{0, 1}, options);
+    auto w = pgas::world::init_gpu(options, me % gpus);
 
-    bench b{w};
-    b.machine = compare::machine_name(2, 0);
+    bench b{rk, w, w.context<pgas::nvlink>()};
+    b.me = me;
+    b.machine = compare::machine_name(gpus, me % gpus);
     b.date = compare::utc_now();
     b.max_bytes = max_bytes;
+    COMPARE_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
     b.src = w.alloc<char>(max_bytes);
     b.dst = w.alloc<char>(max_bytes);
     b.flag = w.alloc<std::uint64_t>(2);  // [0] ping-pong flag, [1] fetch-add target
     b.words = w.alloc<std::uint64_t>(compare::rate_messages);
-    for (int i = 0; i < b.n(); ++i) {
-        b.ctx.push_back(w.context<pgas::nvlink>(i));
-        COMPARE_CUDA(cudaSetDevice(b.device(i)));
-        cudaStream_t s;
-        COMPARE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        b.stream.push_back(s);
-        std::uint64_t* base = nullptr;
-        COMPARE_CUDA(cudaMalloc(&base, 2 * sizeof *base));  // [0] ping-pong epoch, [1] fetch-add sink
-        COMPARE_CUDA(cudaMemset(base, 0, 2 * sizeof *base));
-        b.base.push_back(base);
-        // a pattern, never zeros (docs/perf/README.md): rank r holds r + 1.5
-        compare::fill(reinterpret_cast<float*>(b.raw(b.src, i)), max_bytes / 4, float(i) + 1.5f);
-    }
+    COMPARE_CUDA(cudaMalloc(&b.base, 2 * sizeof *b.base));  // [0] ping-pong epoch, [1] fetch-add sink
+    COMPARE_CUDA(cudaMemset(b.base, 0, 2 * sizeof *b.base));
+    // a pattern, never zeros (docs/perf/README.md): rank r holds r + 1.5
+    compare::fill(reinterpret_cast<float*>(b.mine(b.src)), max_bytes / 4, float(me) + 1.5f);
+    COMPARE_CUDA(cudaDeviceSynchronize());
+    w.barrier();
 
     if (compare::selected("p_pingpong")) b.p_pingpong();
     if (compare::selected("put_block")) b.bandwidth("put_block", true, false);
@@ -420,16 +443,32 @@ int main() {
     if (compare::selected("put_quiet_on_stream")) b.put_quiet_on_stream();
     if (compare::selected("barrier_all_on_stream")) b.barrier_all_on_stream();
 #if PGAS_COMPARE_COLLECTIVES
-    std::fprintf(stderr, "pgas_compare: collectives through the %s form\n", coll_form);
+    if (me == 0) std::fprintf(stderr, "pgas_compare: collectives through the %s form\n", coll_form);
     if (compare::selected("allreduce_8B_in_kernel")) b.allreduce_in_kernel();
     for (auto c : compare::all_colls)
         if (compare::selected(compare::name(c))) b.collective(c);
 #else
-    std::fprintf(stderr, "pgas_compare: built without pgas collectives\n");
+    if (me == 0) std::fprintf(stderr, "pgas_compare: built without pgas collectives\n");
 #endif
-    for (int i = 0; i < b.n(); ++i) {
-        COMPARE_CUDA(cudaSetDevice(b.device(i)));
-        COMPARE_CUDA(cudaDeviceSynchronize());
-    }
+    COMPARE_CUDA(cudaDeviceSynchronize());
+    w.barrier();
     return 0;
+}
+
+}  // namespace
+
+int main() {
+    // Two ranks as two processes, like nvshmem_compare (no CUDA call before the fork). On a one-GPU machine
+    // both share GPU 0: start the CUDA MPS daemon first, or the two processes are time-sliced.
+    const std::string root = "127.0.0.1:" + std::to_string(free_local_port());
+    setenv("PGAS_ROOT", root.c_str(), 1);
+    setenv("PGAS_WORLD_SIZE", "2", 1);
+    setenv("PGAS_LOCAL_SIZE", "2", 1);
+    if (!std::getenv("PGAS_TOKEN")) {  // 128 random bits, as pgasrun's
+        std::random_device random;
+        char token[33];
+        std::snprintf(token, sizeof token, "%08x%08x%08x%08x", random(), random(), random(), random());
+        setenv("PGAS_TOKEN", token, 1);
+    }
+    return compare::run_forked(2, [](compare::ranks& rk) { return run_rank(rk); });
 }

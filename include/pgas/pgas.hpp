@@ -3,7 +3,10 @@
 
 #include <pgas/device.hpp>
 #include <pgas/host/collective_launch.hpp>
+#include <pgas/host/host/builder.hpp>
 #include <pgas/host/launch_env.hpp>
+#include <pgas/host/nvlink/builder.hpp>
+#include <pgas/host/route/builder.hpp>
 #include <pgas/host/route/context.hpp>
 #include <pgas/host/shm_heap.hpp>
 #include <pgas/host/tcp_bootstrap.hpp>

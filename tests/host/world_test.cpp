@@ -49,6 +49,28 @@ TEST_CASE("SPMD threads: every PE gets the same symmetric_ptr and sees the other
     CHECK(done == 8);
 }
 
+TEST_CASE("every context comes from its transport's builder: host through the world, route<host, host> built alone") {
+    static_assert(pgas::host_buildable_transport<pgas::host> && pgas::host_buildable_transport<pgas::nvlink>);
+    static_assert(pgas::host_buildable_transport<pgas::route<pgas::host, pgas::host>>);
+    pgas::world::run_threads(4, [&](pgas::world& w) {
+        const auto direct = pgas::transport_builder_t<pgas::host>(w).context();
+        const auto from_world = w.context<pgas::host>();
+        CHECK(direct.my_pe() == from_world.my_pe());
+        CHECK(direct.transport.peer_address(0, 3) == from_world.transport.peer_address(0, 3));
+        // Near pairs {0, 1} and {2, 3}: a put to the next PE goes near for even PEs, far for odd ones.
+        const int me = w.my_pe();
+        pgas::transport_builder_t<pgas::route<pgas::host, pgas::host>> routes(w, {.near_pes = pgas::pe_range{me / 2 * 2, 2}});
+        const auto ctx = routes.context();
+        CHECK(ctx.transport.is_near(me ^ 1));
+        CHECK_FALSE(ctx.transport.is_near((me + 2) % 4));
+        auto slot = w.alloc<int>(1);
+        pgas::p(ctx, slot, 100 + me, (me + 1) % 4);
+        pgas::barrier_all(ctx);
+        CHECK(*ctx.local(slot) == 100 + (me + 3) % 4);
+        w.free(slot);
+    }, test::options());
+}
+
 TEST_CASE("bad input: zero or negative counts") {
     auto w = pgas::world::init_local(2, test::options());
     CHECK_THROWS_WITH_AS(w.alloc<int>(0), "pgas: alloc: element count must be positive, got 0", pgas::error);

@@ -63,6 +63,38 @@ TEST_CASE("interface pinning: a tcp domain that is not PGAS_FI_IFACE is refused"
     }
 }
 
+// What libfabric_domain asks for a GPU heap (want_hmem): a provider without
+// FI_HMEM is refused saying so, with the two ways out (an FI_HMEM provider,
+// or a host heap with GPU producers: the staged path).
+TEST_CASE("a GPU heap with a provider that has no FI_HMEM is refused naming FI_HMEM and the staged path") {
+    if (pgas::ofi::provider_has_hmem("tcp;ofi_rxm")) {
+        MESSAGE("tcp;ofi_rxm has FI_HMEM in this libfabric: nothing to refuse");
+        return;
+    }
+    try {
+        (void)pgas::ofi::select_provider(test::fabric("tcp;ofi_rxm"), true, true, 0);
+        FAIL("tcp;ofi_rxm accepted for a GPU heap");
+    } catch (const pgas::error& e) {
+        const std::string text = e.what();
+        CHECK(e.code() == pgas::errc::transport_unavailable);
+        CHECK_MESSAGE(test::contains(text, "provider 'tcp;ofi_rxm' (PGAS_FI_PROVIDER) is not usable for a GPU heap"), text);
+        CHECK_MESSAGE(test::contains(text, "tcp;ofi_rxm: has no FI_HMEM"), text);
+        CHECK_MESSAGE(test::contains(text, "gpu_producers"), text);
+    }
+    // A host heap (want_hmem false) takes it as before.
+    CHECK(pgas::ofi::select_provider(test::fabric("tcp;ofi_rxm"), true, false, 0) != nullptr);
+}
+
+TEST_CASE("heap path: host PEs over a host heap say so (no FI_HMEM, nothing staged)") {
+    test::run("shm", 2, [](pgas::world&, pgas::libfabric_domain& fabric) {
+        CHECK(fabric.heap_path() == pgas::libfabric_heap_path::host);
+        CHECK(std::string(pgas::to_string(fabric.heap_path())) == "host");
+        CHECK_MESSAGE(test::contains(fabric.describe_heap_path(), "pgas: libfabric shm: host heap"),
+                      fabric.describe_heap_path());
+        CHECK(fabric.staged_gpu_bytes() == 0);
+    });
+}
+
 TEST_CASE("default provider: the best one that passes (shm when all PEs share a host)") {
     auto o = test::fabric("");
     o.provider.clear();

@@ -3,13 +3,21 @@
 // registers for the kernels (libfabric_options::gpu_producers): every command a GPU thread pushes crosses PCIe
 // into the mapped ring, the proxy thread turns it into libfabric RMA, and completions and replies come back
 // through mapped memory. Results are checked byte for byte.
+//
+// The "FI_HMEM" cases run the same checks with GPU heaps (world::init_gpu, two processes under pgasrun):
+// the heap is registered with FI_HMEM_CUDA and the provider reads and writes the peer's GPU heap itself
+// (libfabric_heap_path::hmem, asserted). Where no provider has FI_HMEM (a libfabric built without CUDA,
+// as Debian's) they print why and the program exits 77, which CTest reports as skipped.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include "support.hpp"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +47,32 @@ int gpu_count() {
 }
 bool under_pgasrun() { return std::getenv("PGAS_RANK") != nullptr; }
 
+// Where the symmetric heap lives: host memory the domain registers for the
+// kernels (the staged path), or GPU memory registered with FI_HMEM.
+enum class heap_kind { host, gpu };
+
+// Non-empty once an FI_HMEM case skipped: main then exits 77 (CTest's SKIP_RETURN_CODE).
+std::string& skip_reason() {
+    static std::string reason;
+    return reason;
+}
+
+// Copies of a symmetric object on this PE, whatever memory the heap is (host or GPU).
+template <class T>
+std::vector<T> heap_read(pgas::world& w, pgas::symmetric_ptr<T> p, std::size_t count) {
+    std::vector<T> out(count);
+    CUDA_OK(cudaMemcpy(out.data(), w.device_address(p), count * sizeof(T), cudaMemcpyDefault));
+    return out;
+}
+template <class T>
+T heap_value(pgas::world& w, pgas::symmetric_ptr<T> p) {
+    return heap_read(w, p, 1)[0];
+}
+template <class T>
+void heap_write(pgas::world& w, pgas::symmetric_ptr<T> p, const std::vector<T>& values) {
+    CUDA_OK(cudaMemcpy(w.device_address(p), values.data(), values.size() * sizeof(T), cudaMemcpyDefault));
+}
+
 // A device buffer freed at scope exit.
 template <class T>
 struct device_buffer {
@@ -63,8 +97,11 @@ struct device_buffer {
 // Two PEs, each with a libfabric domain whose producers are kernels on its
 // own GPU, running body(world, domain, stream). Threads of this process
 // (PE i on GPU i % count), or under pgasrun -n 2 one process each.
+// GPU heaps: two processes under pgasrun (world::init_gpu), each PE's heap
+// on GPU local rank % count, registered with FI_HMEM by the domain.
 template <class Body>
-void run_gpu(const std::string& provider, const std::string& delivery, Body body, std::uint32_t ring = 1024) {
+void run_gpu(const std::string& provider, const std::string& delivery, Body body, std::uint32_t ring = 1024,
+             heap_kind heap = heap_kind::host) {
     REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a CUDA GPU (label gpu)");
     int host_pointers = 0;
     CUDA_OK(cudaDeviceGetAttribute(&host_pointers, cudaDevAttrCanUseHostPointerForRegisteredMem, 0));
@@ -72,18 +109,27 @@ void run_gpu(const std::string& provider, const std::string& delivery, Body body
     CAPTURE(provider);
     CAPTURE(delivery);
     auto per_pe = [&](pgas::world& w) {
-        CUDA_OK(cudaSetDevice(w.my_pe() % gpu_count()));
+        if (heap == heap_kind::host) CUDA_OK(cudaSetDevice(w.my_pe() % gpu_count()));
         auto o = test::fabric(provider, ring);
         o.put_delivery = delivery;
-        o.gpu_producers = true;
+        o.gpu_producers = heap == heap_kind::host;
         pgas::libfabric_domain fabric(w, o);
         REQUIRE(fabric.gpu_producers());
+        // The path this suite is about, asked of the domain (not read from its log line).
+        const auto want = heap == heap_kind::gpu ? pgas::libfabric_heap_path::hmem : pgas::libfabric_heap_path::staged;
+        REQUIRE_MESSAGE(fabric.heap_path() == want, fabric.describe_heap_path());
         cudaStream_t stream = nullptr;
         CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         body(w, fabric, stream);
         CUDA_OK(cudaStreamDestroy(stream));
     };
-    if (under_pgasrun()) {
+    if (heap == heap_kind::gpu) {
+        REQUIRE_MESSAGE(under_pgasrun(), "GPU heaps run as two processes: pgasrun -n 2");
+        // One world per process, never destroyed (as below); a GPU heap per process.
+        static pgas::world* w = new pgas::world(pgas::world::init_gpu(test::options()));
+        REQUIRE(w->n_pes() == 2);
+        per_pe(*w);
+    } else if (under_pgasrun()) {
         // One world for the whole process (never destroyed: the peer process
         // may already be gone at exit); each test frees what it allocated.
         static pgas::world* w = new pgas::world(pgas::world::init(test::options()));
@@ -99,6 +145,33 @@ template <class Body>
 void for_each_setup(Body&& body) {
     for (const auto& provider : test::providers())
         for (const char* delivery : {"complete", "flush"}) body(provider, std::string(delivery));
+}
+
+// The providers that can register a GPU heap (FI_HMEM), with their default
+// put delivery ("complete": shm with FI_HMEM injects nothing, so no "flush").
+// None: records why (main exits 77) and returns false.
+bool for_each_hmem_setup(const std::function<void(const std::string&, const std::string&)>& body) {
+    std::vector<std::string> found;
+    std::string without;
+    for (const char* p : {"shm", "tcp;ofi_rxm"}) {
+        pgas::libfabric_options o = test::fabric(p);
+        try {
+            (void)pgas::ofi::select_provider(o, true, true, 0);
+            found.emplace_back(p);
+        } catch (const pgas::error&) {
+            MESSAGE("libfabric provider " << p << " has no FI_HMEM here: not part of the GPU-heap checks");
+            without += without.empty() ? p : std::string(", ") + p;
+        }
+    }
+    if (found.empty()) {
+        skip_reason() = "no libfabric provider here has FI_HMEM (" + without + ": this libfabric " +
+                        std::to_string(FI_MAJOR(fi_version())) + "." + std::to_string(FI_MINOR(fi_version())) +
+                        " was built without CUDA; scripts/build-libfabric-cuda builds one that has it)";
+        MESSAGE("skipped: " << skip_reason());
+        return false;
+    }
+    for (const auto& p : found) body(p, "");
+    return true;
 }
 
 // Waits for this PE's kernel, then for the other PE's (its writes to us are done).
@@ -157,7 +230,7 @@ PGAS_KERNEL void rma_kernel(__grid_constant__ const ctx_t ctx, const rma_args a)
     pgas::barrier_all<pgas::block>(ctx);
 }
 
-void check_rma(const std::string& provider, const std::string& delivery) {
+void check_rma(const std::string& provider, const std::string& delivery, heap_kind heap) {
     run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
         rma_args a{};
         std::size_t total = 0;
@@ -177,13 +250,16 @@ void check_rma(const std::string& provider, const std::string& delivery) {
         a.right = a.left;  // two PEs: both neighbours are the other one
         const int other = a.left;
 
-        std::vector<std::uint8_t> source(total);
+        std::vector<std::uint8_t> source(total), outbox(total);
         for (int k = 0; k < n_sizes; ++k)
             for (std::size_t i = 0; i < size_at(k); ++i) {
                 source[a.offset[k] + i] = byte_of(me, i, k);
-                w.local(a.outbox)[a.offset[k] + i] = byte_of(me, i, 200 + k);
+                outbox[a.offset[k] + i] = byte_of(me, i, 200 + k);
             }
-        for (int t = 0; t < rma_threads; ++t) w.local(a.words)[t] = mix(std::uint64_t(me), std::uint64_t(t), 9);
+        std::vector<std::uint64_t> words(rma_threads);
+        for (int t = 0; t < rma_threads; ++t) words[std::size_t(t)] = mix(std::uint64_t(me), std::uint64_t(t), 9);
+        heap_write(w, a.outbox, outbox);
+        heap_write(w, a.words, words);
         device_buffer<std::uint8_t> src(total), landed(total);
         device_buffer<std::uint64_t> read(rma_threads);
         src.write(source);
@@ -196,20 +272,23 @@ void check_rma(const std::string& provider, const std::string& delivery) {
         finish(w, stream);
 
         const auto got = landed.read();
-        const auto words = read.read();
+        const auto read_words = read.read();
+        const auto inbox = heap_read(w, a.inbox, total), inbox2 = heap_read(w, a.inbox2, total);
+        const auto fetched = heap_read(w, a.fetched, total);
+        const auto slots = heap_read(w, a.slots, rma_threads);
         for (int k = 0; k < n_sizes; ++k) {
             const std::size_t bytes = size_at(k), at = a.offset[k];
             CAPTURE(bytes);
             for (std::size_t i = 0; i < bytes; ++i) {
-                REQUIRE(w.local(a.inbox)[at + i] == byte_of(other, i, k));
-                REQUIRE(w.local(a.inbox2)[at + i] == byte_of(other, i, 100 + k));
+                REQUIRE(inbox[at + i] == byte_of(other, i, k));
+                REQUIRE(inbox2[at + i] == byte_of(other, i, 100 + k));
                 REQUIRE(got[at + i] == byte_of(other, i, 200 + k));
-                REQUIRE(w.local(a.fetched)[at + i] == byte_of(other, i, 200 + k));
+                REQUIRE(fetched[at + i] == byte_of(other, i, 200 + k));
             }
         }
         for (int t = 0; t < rma_threads; ++t) {
-            REQUIRE(w.local(a.slots)[t] == mix(std::uint64_t(other), std::uint64_t(t), 7));
-            REQUIRE(words[std::size_t(t)] == mix(std::uint64_t(other), std::uint64_t(t), 9));
+            REQUIRE(slots[std::size_t(t)] == mix(std::uint64_t(other), std::uint64_t(t), 7));
+            REQUIRE(read_words[std::size_t(t)] == mix(std::uint64_t(other), std::uint64_t(t), 9));
         }
         w.barrier();
         w.free(a.words);
@@ -219,7 +298,7 @@ void check_rma(const std::string& provider, const std::string& delivery) {
         w.free(a.stage);
         w.free(a.inbox2);
         w.free(a.inbox);
-    });
+    }, 1024, heap);
 }
 
 // --- atomics ------------------------------------------------------------------
@@ -272,7 +351,7 @@ PGAS_KERNEL void atomic_tail_kernel(__grid_constant__ const ctx_t ctx, const ato
     pgas::quiet(ctx);
 }
 
-void check_atomics(const std::string& provider, const std::string& delivery, std::uint32_t ring) {
+void check_atomics(const std::string& provider, const std::string& delivery, std::uint32_t ring, heap_kind heap) {
     CAPTURE(ring);
     run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
         atomic_args a{w.alloc<std::uint64_t>(1), w.alloc<std::uint32_t>(1), w.alloc<std::int64_t>(1),
@@ -288,13 +367,13 @@ void check_atomics(const std::string& provider, const std::string& delivery, std
         finish(w, stream);
 
         const std::uint64_t updates = std::uint64_t(atomic_n) * atomic_rounds;
-        CHECK(*w.local(a.counter) == updates);
-        CHECK(*w.local(a.incs) == updates);
-        CHECK(*w.local(a.signed_sum) == std::int64_t(atomic_n) * (atomic_rounds / 2) * (5 - 3));
-        CHECK(*w.local(a.bits) == 0x0000ffffu);
-        CHECK(*w.local(a.xors) == 0u);  // every bit flipped atomic_n / 32 (an even number of) times
-        CHECK(*w.local(a.cas) == atomic_n);
-        CHECK(*w.local(a.dsum) == 0.5 * atomic_n);
+        CHECK(heap_value(w, a.counter) == updates);
+        CHECK(heap_value(w, a.incs) == updates);
+        CHECK(heap_value(w, a.signed_sum) == std::int64_t(atomic_n) * (atomic_rounds / 2) * (5 - 3));
+        CHECK(heap_value(w, a.bits) == 0x0000ffffu);
+        CHECK(heap_value(w, a.xors) == 0u);  // every bit flipped atomic_n / 32 (an even number of) times
+        CHECK(heap_value(w, a.cas) == atomic_n);
+        CHECK(heap_value(w, a.dsum) == 0.5 * atomic_n);
         // every old value of the counter seen exactly once (only the other PE adds to ours)
         auto olds = fetched.read();
         std::sort(olds.begin(), olds.end());
@@ -306,7 +385,7 @@ void check_atomics(const std::string& provider, const std::string& delivery, std
         std::sort(returned.begin(), returned.end());
         for (std::size_t i = 0; i < returned.size(); ++i) REQUIRE(returned[i] == i);
         CHECK(chain[atomic_n + 1] == 0xfeedull);  // what this PE's set left on the other, fetched back
-        CHECK(*w.local(a.swapped) == 0xfeedull);
+        CHECK(heap_value(w, a.swapped) == 0xfeedull);
         w.barrier();
         w.free(a.swapped);
         w.free(a.dsum);
@@ -316,7 +395,7 @@ void check_atomics(const std::string& provider, const std::string& delivery, std
         w.free(a.signed_sum);
         w.free(a.incs);
         w.free(a.counter);
-    }, ring);
+    }, ring, heap);
 }
 
 // --- put_signal + signal_wait_until: data visible before its signal ----------
@@ -365,7 +444,7 @@ PGAS_KERNEL void pong_kernel(__grid_constant__ const ctx_t ctx, const pong_args 
     }
 }
 
-void check_put_signal(const std::string& provider, const std::string& delivery) {
+void check_put_signal(const std::string& provider, const std::string& delivery, heap_kind heap) {
     run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
         pong_args a{w.alloc<std::uint8_t>(pong_max), w.alloc<std::uint64_t>(1), nullptr, nullptr};
         device_buffer<std::uint8_t> source(pong_max);
@@ -379,11 +458,11 @@ void check_put_signal(const std::string& provider, const std::string& delivery) 
         CHECK_MESSAGE(e[0] == 0u, "mismatches from round ", e[1]);
         // the last signal this PE received: the other's last send
         const int last_received = (pong_rounds - 1) % 2 == w.my_pe() ? pong_rounds - 1 : pong_rounds;
-        CHECK(*w.local(a.sig) == std::uint64_t(last_received));
+        CHECK(heap_value(w, a.sig) == std::uint64_t(last_received));
         w.barrier();
         w.free(a.sig);
         w.free(a.data);
-    });
+    }, 1024, heap);
 }
 
 // --- fence ordering and barriers ----------------------------------------------
@@ -412,7 +491,7 @@ PGAS_KERNEL void order_kernel(__grid_constant__ const ctx_t ctx, const order_arg
     }
 }
 
-void check_ordering(const std::string& provider, const std::string& delivery) {
+void check_ordering(const std::string& provider, const std::string& delivery, heap_kind heap) {
     run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
         order_args a{w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1), nullptr};
         device_buffer<unsigned> errors(2);
@@ -427,7 +506,7 @@ void check_ordering(const std::string& provider, const std::string& delivery) {
         w.free(a.seen);
         w.free(a.flag);
         w.free(a.value);
-    });
+    }, 1024, heap);
 }
 
 // --- many warps through a small ring ------------------------------------------
@@ -447,7 +526,7 @@ PGAS_KERNEL void flood_kernel(__grid_constant__ const ctx_t ctx, pgas::symmetric
     pgas::quiet<pgas::block>(ctx);
 }
 
-void check_flood(const std::string& provider, const std::string& delivery, std::uint32_t ring) {
+void check_flood(const std::string& provider, const std::string& delivery, std::uint32_t ring, heap_kind heap) {
     run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
         constexpr std::size_t n = std::size_t(flood_blocks) * flood_threads * flood_rounds;
         auto slots = w.alloc<std::uint64_t>(n);
@@ -456,15 +535,57 @@ void check_flood(const std::string& provider, const std::string& delivery, std::
         flood_kernel<<<flood_blocks, flood_threads, 0, stream>>>(fabric.context(), slots, counter);
         finish(w, stream);
         const int other = 1 - w.my_pe();
+        const auto got = heap_read(w, slots, n);
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t r = i / (flood_blocks * flood_threads), id = i % (flood_blocks * flood_threads);
-            REQUIRE(w.local(slots)[i] == mix(std::uint64_t(other), id, r));
+            REQUIRE(got[i] == mix(std::uint64_t(other), id, r));
         }
-        CHECK(*w.local(counter) == std::uint64_t(flood_blocks) * flood_threads * ((flood_rounds + 7) / 8));
+        CHECK(heap_value(w, counter) == std::uint64_t(flood_blocks) * flood_threads * ((flood_rounds + 7) / 8));
         w.barrier();
         w.free(counter);
         w.free(slots);
-    }, ring);
+    }, ring, heap);
+}
+
+// --- heap to heap: no staging copy on either path -------------------------------
+
+constexpr std::size_t direct_bytes = (std::size_t{4} << 20) + 3;
+
+PGAS_KERNEL void direct_kernel(__grid_constant__ const ctx_t ctx, pgas::symmetric_ptr<std::uint8_t> src,
+                               pgas::symmetric_ptr<std::uint8_t> inbox, pgas::symmetric_ptr<std::uint8_t> fetched,
+                               int other) {
+    pgas::put_nbi<pgas::block>(ctx, inbox, ctx.local(src), direct_bytes, other);
+    pgas::get_nbi<pgas::block>(ctx, ctx.local(fetched), src, direct_bytes, other);
+    pgas::quiet<pgas::block>(ctx);
+}
+
+// A put and a get between the two heaps (host heaps: zero copy; GPU heaps:
+// the provider reaches GPU memory through FI_HMEM): the proxy copies nothing.
+void check_direct(const std::string& provider, const std::string& delivery, heap_kind heap) {
+    run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
+        auto src = w.alloc<std::uint8_t>(direct_bytes);
+        auto inbox = w.alloc<std::uint8_t>(direct_bytes);
+        auto fetched = w.alloc<std::uint8_t>(direct_bytes);
+        const int me = w.my_pe(), other = 1 - me;
+        std::vector<std::uint8_t> mine(direct_bytes);
+        for (std::size_t i = 0; i < direct_bytes; ++i) mine[i] = byte_of(me, i, 300);
+        heap_write(w, src, mine);
+        w.barrier();  // both sources are written before either PE reads the other's
+        const std::uint64_t staged_before = fabric.staged_gpu_bytes();
+        direct_kernel<<<1, 256, 0, stream>>>(fabric.context(), src, inbox, fetched, other);
+        finish(w, stream);
+        CHECK_MESSAGE(fabric.staged_gpu_bytes() == staged_before, "the proxy staged GPU bytes between two heaps (",
+                      fabric.describe_heap_path(), ")");
+        const auto in = heap_read(w, inbox, direct_bytes), back = heap_read(w, fetched, direct_bytes);
+        for (std::size_t i = 0; i < direct_bytes; ++i) {
+            REQUIRE(in[i] == byte_of(other, i, 300));
+            REQUIRE(back[i] == byte_of(other, i, 300));
+        }
+        w.barrier();
+        w.free(fetched);
+        w.free(inbox);
+        w.free(src);
+    }, 1024, heap);
 }
 
 }  // namespace gpu_proxy_test
@@ -472,29 +593,93 @@ void check_flood(const std::string& provider, const std::string& delivery, std::
 using namespace gpu_proxy_test;
 
 TEST_CASE("GPU kernels through the proxy: put/get/p/g and _nbi, inline, staged and zero-copy, byte for byte") {
-    for_each_setup(check_rma);
+    for_each_setup([](const std::string& provider, const std::string& delivery) {
+        check_rma(provider, delivery, heap_kind::host);
+    });
 }
 
 // 512 threads of fetching atomics (and a compare_swap retry loop) against a
 // 64-slot ring too: a full ring must never wait on a producer reading its reply.
 TEST_CASE("GPU kernels through the proxy: every atomic, fetched values each seen once, 64- and 1024-slot rings") {
     for_each_setup([](const std::string& provider, const std::string& delivery) {
-        check_atomics(provider, delivery, 64);
-        check_atomics(provider, delivery, 1024);
+        check_atomics(provider, delivery, 64, heap_kind::host);
+        check_atomics(provider, delivery, 1024, heap_kind::host);
     });
 }
 
 TEST_CASE("GPU kernels through the proxy: put_signal ping-pong - every byte visible once its signal is") {
-    for_each_setup(check_put_signal);
+    for_each_setup([](const std::string& provider, const std::string& delivery) {
+        check_put_signal(provider, delivery, heap_kind::host);
+    });
 }
 
 TEST_CASE("GPU kernels through the proxy: fence orders puts, barrier_all completes them") {
-    for_each_setup(check_ordering);
+    for_each_setup([](const std::string& provider, const std::string& delivery) {
+        check_ordering(provider, delivery, heap_kind::host);
+    });
 }
 
 TEST_CASE("GPU kernels through the proxy: 98304 puts from 128 warps wrap a 64-slot and a 1024-slot ring") {
     for_each_setup([](const std::string& provider, const std::string& delivery) {
-        check_flood(provider, delivery, 64);
-        check_flood(provider, delivery, 1024);
+        check_flood(provider, delivery, 64, heap_kind::host);
+        check_flood(provider, delivery, 1024, heap_kind::host);
     });
+}
+
+TEST_CASE("GPU kernels through the proxy: heap to heap, no staging copy") {
+    for_each_setup([](const std::string& provider, const std::string& delivery) {
+        check_direct(provider, delivery, heap_kind::host);
+    });
+}
+
+// --- GPU heaps registered with FI_HMEM (two processes: pgasrun -n 2 ... -tc='*FI_HMEM*') -----
+
+TEST_CASE("FI_HMEM: GPU heaps, the proxy writes and reads the peer's GPU heap directly (no staging copy)") {
+    for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
+        check_direct(provider, delivery, heap_kind::gpu);
+    });
+}
+
+TEST_CASE("FI_HMEM: GPU heaps, put/get/p/g and _nbi, byte for byte") {
+    for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
+        check_rma(provider, delivery, heap_kind::gpu);
+    });
+}
+
+TEST_CASE("FI_HMEM: GPU heaps, every atomic, 64- and 1024-slot rings") {
+    for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
+        check_atomics(provider, delivery, 64, heap_kind::gpu);
+        check_atomics(provider, delivery, 1024, heap_kind::gpu);
+    });
+}
+
+TEST_CASE("FI_HMEM: GPU heaps, put_signal ping-pong - every byte visible once its signal is") {
+    for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
+        check_put_signal(provider, delivery, heap_kind::gpu);
+    });
+}
+
+TEST_CASE("FI_HMEM: GPU heaps, fence orders puts, barrier_all completes them") {
+    for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
+        check_ordering(provider, delivery, heap_kind::gpu);
+    });
+}
+
+TEST_CASE("FI_HMEM: GPU heaps, 98304 puts from 128 warps through a 64-slot ring") {
+    for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
+        check_flood(provider, delivery, 64, heap_kind::gpu);
+    });
+}
+
+// doctest's main; exit status 77 (CTest: skipped) when the FI_HMEM cases
+// found no provider with FI_HMEM and nothing failed.
+int main(int argc, char** argv) {
+    doctest::Context context(argc, argv);
+    const int rc = context.run();
+    if (context.shouldExit() || rc != 0) return rc;
+    if (!skip_reason().empty()) {
+        std::printf("SKIPPED: %s\n", skip_reason().c_str());
+        return 77;
+    }
+    return 0;
 }

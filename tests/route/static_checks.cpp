@@ -21,8 +21,11 @@ static_assert(std::is_trivially_copyable_v<host_libfabric> && std::is_trivially_
 static_assert(std::is_trivially_copyable_v<pgas::device::context<nvlink_libfabric>>);
 static_assert(std::is_trivially_copyable_v<pgas::pe_range>);
 
-// The collectives take their put/get path on a route.
-static_assert(std::is_same_v<pgas::coll::resolve_policy<pgas::coll::automatic, host_libfabric>, pgas::coll::rma_policy>);
+// The collectives keep their load/store paths on a route for teams of near peers (ctx.peer() is Near's pointer
+// there), and take put/get where a member is far.
+static_assert(pgas::peer_pointer_transport<host_libfabric> && pgas::peer_pointer_transport<nvlink_libfabric>);
+static_assert(std::is_same_v<pgas::coll::resolve_policy<pgas::coll::automatic, host_libfabric>,
+                             pgas::coll::load_store_policy>);
 
 // A side without atomics or signals takes them away from the route, not put/get.
 using partial = pgas::route<pgas::host, mock::rma_only>;

@@ -36,8 +36,9 @@ concept tuning_policy = requires {
     { P::stream_bytes_per_block } -> std::convertible_to<std::size_t>;
 } && P::stream_max_blocks >= 1 && P::stream_max_blocks <= 64 && P::stream_bytes_per_block >= 1;
 
-/// The policy of transports that map peers' heaps (nvlink, host): LL up to 6 KiB per peer, then the direct path
-/// through peer pointers, spread over up to 64 blocks on a stream.
+/// Transports that map peers' heaps (nvlink, host) or some of them (a route
+/// whose Near does: a team of near peers runs as on Near alone; a team with a
+/// far member takes put/get, in one block of the launch, the others exiting).
 struct load_store_policy {
     // Measured on 2xH200 (bench_coll_tune, allreduce_on_stream, graph
     // replay): one-block LL 5.4 us at 4 KiB but 8.3 us at 8 KiB (two LL
@@ -99,7 +100,7 @@ struct automatic {};
 template <class Policy, class Tr>
 using resolve_policy = std::conditional_t<
     std::is_same_v<Policy, automatic>,
-    std::conditional_t<load_store_transport<Tr>, load_store_policy, rma_policy>, Policy>;
+    std::conditional_t<peer_pointer_transport<Tr>, load_store_policy, rma_policy>, Policy>;
 
 }  // namespace coll
 PGAS_NAMESPACE_END

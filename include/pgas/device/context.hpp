@@ -50,12 +50,11 @@ struct context {
     }
 
     /// A pointer to PE pe's copy that the caller may load from and store to, or
-    /// nullptr when the transport cannot reach pe by load/store (as nvshmem_ptr): always nullptr on libfabric,
-    /// ibgda and route. Plain stores through it follow the CUDA memory model: publish them with a fence or a
-    /// system-scope `cuda::atomic_ref`.
+    /// nullptr when the transport cannot reach pe by load/store (as nvshmem_ptr;
+    /// on a route, non-null for the near peers its Near transport maps).
     template <class T>
     PGAS_HD T* peer(symmetric_ptr<T> p, int pe) const {
-        if constexpr (load_store_transport<Transport>) {
+        if constexpr (peer_pointer_transport<Transport>) {
             return static_cast<T*>(transport.peer_address(p.offset(), pe));
         } else {
             return nullptr;

@@ -6,7 +6,6 @@
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
 #include <pgas/detail/heap_layout.hpp>
-#include <pgas/detail/release_add.hpp>
 #include <pgas/detail/wait.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/device/signal.hpp>
@@ -394,8 +393,9 @@ namespace detail {
 // counter of member (i + 2^r) mod n and waits until its own counter reaches
 // this call's epoch. Counters only grow, so repeated calls need no reset.
 //
-// On a load/store transport each arrival is a release add and each wait an
-// acquire poll of the caller's own memory, which is all a barrier needs:
+// Each arrival is the transport's signal add: on a load/store transport a
+// release add (detail::add_release, a `red`), and each wait an acquire poll of
+// the caller's own memory, which is all a barrier needs:
 // every member's earlier writes happen before every member's later accesses.
 // Measured on 2xH200 (bench_nvlink barrier_all/thread): quiet's SC fence +
 // release signal + acquire wait 2.6 us; a release fetch_add 2.0 us; the
@@ -425,11 +425,7 @@ PGAS_HD void disseminate_over(const device::context<Tr>& ctx, team t, const char
     for (int round = 0, distance = 1; distance < n; ++round, distance <<= 1) {
         const std::uint64_t word = arrival_offset(round);
         const int to = t.world_pe((me + distance) % n);
-        if constexpr (load_store_transport<Tr>) {
-            add_release(static_cast<std::uint64_t*>(ctx.transport.peer_address(word, to)), 1);
-        } else {
-            ctx.transport.signal(word, 1, signal_op::add, to);
-        }
+        ctx.transport.signal(word, 1, signal_op::add, to);
         // The epoch is read after the first arrival is on its way: it is
         // local and only this thread touches it, so its load latency overlaps
         // the arrival's flight instead of preceding it.

@@ -171,13 +171,17 @@ void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<s
 /// stream reaches it.
 ///
 /// - **Called by** the host, with the device of ctx's PE current.
-/// - **Returns** once the kernel is enqueued; later work on the stream runs after the completion.
+/// - **Returns** once the kernel is enqueued; later work on the stream runs after the completion. On load/store
+///   transports (nvlink) it enqueues nothing: a kernel's stores, remote ones included, are performed when the
+///   kernel completes, so the stream order alone gives what a quiet kernel would (one launch less: 8-byte
+///   put_on_stream + quiet_on_stream went from 3.52 to 1.55 us per pair on one H100, bench/compare).
 /// - **Transports:** every pgas::rma_transport (the same compile-time errors as the device op).
 /// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
 ///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr>
 void quiet_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::quiet_on_stream");
+    if constexpr (load_store_transport<Tr>) return;
     detail::rma_stream::quiet_kernel<<<1, 1, 0, stream>>>(ctx);
     detail::check_launch(ctx.my_pe(), "quiet_on_stream");
 }

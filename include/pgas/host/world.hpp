@@ -16,8 +16,7 @@
 #include <pgas/host/launch_env.hpp>
 #include <pgas/host/shm_heap.hpp>
 #include <pgas/host/tcp_bootstrap.hpp>
-#include <pgas/transport/host/host.hpp>
-#include <pgas/transport/nvlink/nvlink.hpp>
+#include <pgas/host/transport_builder.hpp>
 
 #include <array>
 #include <atomic>
@@ -400,9 +399,8 @@ public:
         state_->bootstrap->barrier();
     }
 
-    /// The context a kernel (or host PE thread) of local PE `local` receives.
-    ///
-    /// Specialised for pgas::host and pgas::nvlink; libfabric_domain, ibgda_domain and route_context make the others.
+    /// The context a kernel (or host PE thread) of local PE `local` receives,
+    /// for the transports the world builds alone (nvlink, host; see below).
     template <class Transport>
     device::context<Transport> context(int local = 0) const;
 
@@ -687,33 +685,24 @@ private:
     std::unique_ptr<state_t> state_;
 };
 
-/// The host-transport context of local PE `local`: needs a host-memory heap (else errc::transport_unavailable).
-template <>
-inline device::context<host> world::context<host>(int local) const {
-    const int pe = local_pe(checked_local("world::context", local));
-    if (!state_->memory->host_accessible())
-        detail::throw_error(errc::transport_unavailable, pe, "world::context<host>",
-                            "the host transport needs a host-memory heap; this world's heap is GPU memory");
-    device::context<host> ctx;
-    ctx.transport = host(state_->memory->peer_bases(local), pe, state_->n_pes, state_->heap_bytes);
-    ctx.runtime = runtime();
-    return ctx;
-}
-
-/// The NVLink context of local PE `local`: needs the GPU heap of init_local(devices).
-///
-/// Else errc::transport_unavailable.
-template <>
-inline device::context<nvlink> world::context<nvlink>(int local) const {
-    const int pe = local_pe(checked_local("world::context", local));
-    auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get());
-    if (gpu == nullptr)
-        detail::throw_error(errc::transport_unavailable, pe, "world::context<nvlink>",
-                            "the NVLink transport needs a GPU heap: create the world with init_local(devices)");
-    device::context<nvlink> ctx;
-    ctx.transport = nvlink(gpu->base(), gpu->stride(), pe, state_->n_pes, state_->heap_bytes);
-    ctx.runtime = runtime();
-    return ctx;
+/// Every transport's context comes from its builder (host/transport_builder.hpp); the world hands out those of
+/// the transports it builds alone (nvlink, host), whose builders hold nothing.
+template <class Transport>
+device::context<Transport> world::context(int local) const {
+    static_assert(detail::diagnose_transport_builder<Transport>());
+    if constexpr (builder_clause::declared<Transport>) {
+        using builder = transport_builder_t<Transport>;
+        static_assert(builder_clause::world_built<builder>,
+                      "pgas: world::context<T> hands out the contexts of the transports the world builds alone "
+                      "(nvlink, host); build this one with its builder, transport_builder_t<T>(world, options) "
+                      "(e.g. libfabric_domain, ibgda_domain), and take the builder's context(local)");
+        if constexpr (builder_clause::world_built<builder>)
+            return builder(*this).context(checked_local("world::context", local));
+        else
+            return {};
+    } else {
+        return {};
+    }
 }
 
 PGAS_NAMESPACE_END

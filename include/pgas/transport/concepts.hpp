@@ -148,10 +148,17 @@ template <class T>
 concept signal_transport = transport<T> && T::provides_signals && transport_clause::signal<T> &&
                            detail::every_group<detail::put_signal_clause, T>;
 
-/// Peers' heaps are mapped: peer_address(offset, pe) is a pointer the caller
-/// may load from and store to, or nullptr when pe is not reachable that way.
+/// Some peers' heaps may be mapped: peer_address(offset, pe) is a pointer the
+/// caller may load from and store to, or nullptr when pe is not reachable that
+/// way (route<nvlink, X>: its near peers only). ctx.peer() answers from it, and
+/// the collectives keep their load/store paths for a team whose every member is mapped.
 template <class T>
-concept load_store_transport = transport<T> && T::provides_load_store && transport_clause::peer_address<T>;
+concept peer_pointer_transport = transport<T> && transport_clause::peer_address<T>;
+
+// Every reachable peer's heap is mapped (nvlink, host): a peer_pointer_transport
+// whose peer_address is non-null for every PE it reaches.
+template <class T>
+concept load_store_transport = peer_pointer_transport<T> && T::provides_load_store;
 
 // The diagnostics: each static_assert names one clause; the instantiation
 // context names the transport (and the group G where there is one).

@@ -3,8 +3,7 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/ordering.hpp>
-#include <pgas/detail/copy.hpp>
-#include <pgas/detail/release_add.hpp>
+#include <pgas/detail/memory_ops.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -53,10 +52,16 @@ public:
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
         get<G>(dst, src, bytes, pe);
     }
+    // One system-scope fence for the whole group, not one per member: the sync before puts every member's
+    // earlier stores ahead of rank 0's fence (fence.sc is cumulative, as put_signal's release below), the sync
+    // after keeps every member's later operations behind it (NVSHMEM's block quiet has the same shape). A fence
+    // in each of a block's threads cost ~0.35 us per put_nbi<block> + quiet<block> kernel on one H100 (bench/compare
+    // put_nbi_grid 8 B: 3.30 -> 2.96 us; put_block 256 B: 2.89 -> 2.47 us).
     template <class G>
     PGAS_HD void fence() const {
         G::sync();
-        cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+        if (G::rank() == 0) cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+        G::sync();
     }
     template <class G>
     PGAS_HD void quiet() const {

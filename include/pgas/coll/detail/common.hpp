@@ -42,9 +42,10 @@ struct coll_call {
         return ctx.local(coll_scratch::at<std::uint64_t>(slot_base() + offset + 8 * std::uint64_t(index)));
     }
     // Whether ctx.peer() reaches every member (every load/store transport
-    // within its domain); LL and the peer-pointer direct path need it.
+    // within its domain, a route when every member is near); LL and the
+    // peer-pointer direct path need it.
     PGAS_HD bool all_mapped() const {
-        if constexpr (!load_store_transport<Tr>) {
+        if constexpr (!peer_pointer_transport<Tr>) {
             return false;
         } else {
             for (int i = 0; i < n; ++i)

@@ -3,14 +3,10 @@
 
 #include <pgas/coll/detail/common.hpp>
 #include <pgas/coll/detail/ll.hpp>
-#include <pgas/detail/copy.hpp>
+#include <pgas/detail/memory_ops.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
-
-#include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
@@ -35,42 +31,6 @@ PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, 
         if (ll_capable && part.index == 0) ll_check_signature<G>(c, signature.pack());
     }
     return {ll_capable && block_bytes <= std::size_t(P::ll_max_bytes), mapped && bool(P::peer_pointers)};
-}
-
-// 16 bytes of elements, loaded and stored as one vector on the GPU.
-template <class T>
-struct vec16 {
-    static constexpr std::size_t lanes = 16 / sizeof(T);
-    T v[lanes];
-};
-// Loads go through L2 only (ld.global.cg): L1 is not coherent with peers'
-// writes, and a collective called in a loop inside one kernel re-reads them.
-// On the host the lanes are assigned one by one: __half and __nv_bfloat16 have
-// a protected member, which a consumer's -Wclass-memaccess rejects in memcpy.
-template <class T>
-PGAS_HD inline vec16<T> load16(const T* p) {
-    vec16<T> r;
-    NV_IF_TARGET(NV_IS_DEVICE, (uint4 raw = __ldcg(reinterpret_cast<const uint4*>(p)); std::memcpy(&r, &raw, 16);),
-                 (for (std::size_t i = 0; i < vec16<T>::lanes; ++i) r.v[i] = p[i];))
-    return r;
-}
-template <class T>
-PGAS_HD inline T load_peer(const T* p) {
-    using word = std::conditional_t<
-        sizeof(T) == 8, unsigned long long,
-        std::conditional_t<sizeof(T) == 4, unsigned, std::conditional_t<sizeof(T) == 2, unsigned short, unsigned char>>>;
-    if constexpr (sizeof(T) == sizeof(word)) {
-        NV_IF_TARGET(NV_IS_DEVICE, (const word raw = __ldcg(reinterpret_cast<const word*>(p)); T v;
-                                    std::memcpy(&v, &raw, sizeof v); return v;),
-                     (return *p;))
-    } else {
-        return *p;
-    }
-}
-template <class T>
-PGAS_HD inline void store16(T* p, const vec16<T>& v) {
-    NV_IF_TARGET(NV_IS_DEVICE, (uint4 raw; std::memcpy(&raw, &v, 16); *reinterpret_cast<uint4*>(p) = raw;),
-                 (for (std::size_t i = 0; i < vec16<T>::lanes; ++i) p[i] = v.v[i];))
 }
 
 // Where a reduced slice goes: to one member's dst (team index), or to every

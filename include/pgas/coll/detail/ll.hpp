@@ -3,13 +3,11 @@
 
 #include <pgas/coll/detail/common.hpp>
 #include <pgas/detail/clock.hpp>
+#include <pgas/detail/memory_ops.hpp>
 #include <pgas/detail/wait.hpp>
 
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda/atomic>
-#include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
@@ -25,30 +23,6 @@ namespace detail {
 
 PGAS_HD inline std::uint64_t ll_word(std::uint32_t data, std::uint64_t message) {
     return std::uint64_t(std::uint32_t(message)) << 32 | data;
-}
-
-PGAS_HD inline void store_relaxed(std::uint64_t* word, std::uint64_t value) {
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(value, cuda::memory_order_relaxed);
-}
-PGAS_HD inline std::uint64_t load_relaxed(const std::uint64_t* word) {
-    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*const_cast<std::uint64_t*>(word))
-        .load(cuda::memory_order_relaxed);
-}
-
-// A unit's two LL words, stored or loaded as one 16-byte access on the GPU
-// (volatile, so every poll goes to memory). Each 8-byte half is still written
-// whole, which is all the flags rely on; one access instead of two halves the
-// receiver's polls: the second word's poll was a second L2 round trip after
-// the first had landed (~0.5 us per LL call on 2xH200). As NCCL's LL lines.
-PGAS_HD inline void ll_store_unit(std::uint64_t* pair, std::uint64_t lo, std::uint64_t hi) {
-    NV_IF_TARGET(NV_IS_DEVICE,
-                 (asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(pair), "l"(lo), "l"(hi) : "memory");),
-                 (store_relaxed(pair, lo); store_relaxed(pair + 1, hi);))
-}
-PGAS_HD inline void ll_load_unit(const std::uint64_t* pair, std::uint64_t& lo, std::uint64_t& hi) {
-    NV_IF_TARGET(NV_IS_DEVICE,
-                 (asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(pair) : "memory");),
-                 (lo = load_relaxed(pair); hi = load_relaxed(pair + 1);))
 }
 
 // Polls one LL unit (two words) of the caller's scratch until both flags are

@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/ibgda/emulated_nic.hpp>
 #include <pgas/transport/ibgda/ibgda.hpp>
@@ -79,6 +80,9 @@ struct ibgda_options {
 /// collective calls; a bad option throws errc::invalid_argument, no RDMA NIC (hardware) errc::transport_unavailable.
 class ibgda_domain {
 public:
+    /// The options this builder takes (host/transport_builder.hpp).
+    using options = ibgda_options;
+
     /// Sets up IBGDA for every local PE of `w` (collective; see the class).
     ibgda_domain(world& w, ibgda_options options = {}) : options_(std::move(options)) {
         const int my_first_pe = w.n_local_pes() == 1 ? w.my_pe() : -1;
@@ -450,5 +454,13 @@ private:
     runtime_state runtime_;
     int n_pes_ = 0;
 };
+
+/// The host side of the ibgda transport is ibgda_domain (host/transport_builder.hpp's contract).
+template <>
+struct transport_builder<ibgda> {
+    /// ibgda_domain.
+    using type = ibgda_domain;
+};
+static_assert(detail::diagnose_transport_builder<ibgda>());
 
 PGAS_NAMESPACE_END

@@ -7,6 +7,7 @@
 #include <pgas/transport/proxy/command.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -191,6 +192,11 @@ public:
     std::uint64_t mr_mode() const { return mr_mode_; }
     std::size_t inject_size() const { return inject_size_; }
     const char* put_delivery() const { return s_.flush_delivery ? "flush" : "complete"; }
+    // The heap is GPU memory registered with FI_HMEM (FI_HMEM_CUDA): the provider reaches it directly.
+    bool heap_hmem() const { return s_.heap_is_gpu; }
+    // GPU bytes the proxy has copied to or from pinned host memory so far
+    // (staging of GPU buffers outside the heap); any thread may ask.
+    std::uint64_t staged_gpu_bytes() const { return staged_gpu_bytes_.load(std::memory_order_relaxed); }
 
     // Writes and atomics to one PE are processed in the order posted
     // (FI_ORDER_RAW|FI_ORDER_WAW granted, as shm does): the proxy may post put_signal's
@@ -435,6 +441,7 @@ private:
                 fail(errc::cuda, s_.pe, "libfabric proxy", std::string("creating the staging stream: ") + cudaGetErrorString(rc));
             }
         }
+        staged_gpu_bytes_.fetch_add(bytes, std::memory_order_relaxed);
         cudaError_t rc = cudaMemcpyAsync(dst, src, bytes, direction, stream_);
         if (rc == cudaSuccess) rc = cudaStreamSynchronize(stream_);
         if (rc != cudaSuccess)
@@ -791,6 +798,7 @@ private:
     bool waited_on_ = false;  // inside flush(true)
     address_card card_{};
     cudaStream_t stream_ = nullptr;  // staging copies (created on the proxy thread)
+    std::atomic<std::uint64_t> staged_gpu_bytes_{0};
 };
 
 }  // namespace ofi

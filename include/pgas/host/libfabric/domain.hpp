@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/libfabric/backend.hpp>
 #include <pgas/host/libfabric/provider.hpp>
@@ -12,9 +13,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +55,9 @@ PGAS_NAMESPACE_BEGIN
 /// why it failed), and on every PE when one PE's endpoint cannot open (errc::peer_failed).
 class libfabric_domain {
 public:
+    /// The options this builder takes (host/transport_builder.hpp).
+    using options = libfabric_options;
+
     /// Boots the libfabric proxy transport for every local PE of `w` (collective; see the class).
     explicit libfabric_domain(world& w, libfabric_options options = {}) : world_(&w), options_(std::move(options)) {
         const int n_local = w.n_local_pes();
@@ -102,6 +109,7 @@ public:
                                                                               pe->backend->card().pe, o);
         }
         w.channel().barrier();  // every proxy polls before anyone's first operation
+        if (w.local_pe(0) == 0) announce();
     }
 
     libfabric_domain(const libfabric_domain&) = delete;
@@ -142,6 +150,36 @@ public:
     std::uint64_t mr_mode() const { return pes_.front()->backend->mr_mode(); }
     /// "flush" or "complete" (libfabric_options::put_delivery).
     std::string put_delivery() const { return pes_.front()->backend->put_delivery(); }
+
+    /// How the heap meets the fabric: hmem (a GPU heap registered with
+    /// FI_HMEM, the provider reaches GPU memory itself), staged (kernels over
+    /// a host heap, GPU buffers copied through pinned memory) or host.
+    libfabric_heap_path heap_path() const {
+        if (pes_.front()->backend->heap_hmem()) return libfabric_heap_path::hmem;
+        return gpu_producers() ? libfabric_heap_path::staged : libfabric_heap_path::host;
+    }
+
+    /// GPU bytes local PE `local`'s proxy copied through pinned host memory (0: none staged).
+    std::uint64_t staged_gpu_bytes(int local = 0) const { return pes_.at(std::size_t(local))->backend->staged_gpu_bytes(); }
+
+    /// One line saying which path the proxy takes with this provider, as
+    /// logged at start-up: "pgas: libfabric shm: GPU heap registered with FI_HMEM ...".
+    std::string describe_heap_path() const {
+        const std::string head = "pgas: libfabric " + provider() + ": ";
+        switch (heap_path()) {
+            case libfabric_heap_path::hmem:
+                return head + "GPU heap registered with FI_HMEM (the proxy's fi_write/fi_read/fi_atomic reach GPU "
+                              "memory directly, no staging copies; put delivery " + put_delivery() + ")";
+            case libfabric_heap_path::staged:
+                return head + "kernels drive the proxy over a host heap; GPU buffers outside it are staged through "
+                              "pinned host memory (" +
+                       (ofi::provider_has_hmem(provider())
+                            ? "this provider has FI_HMEM: a GPU heap would go direct)"
+                            : "this provider has no FI_HMEM: a GPU heap cannot be registered with it)");
+            case libfabric_heap_path::host: break;
+        }
+        return head + "host heap, host PEs (put delivery " + put_delivery() + ")";
+    }
 
     /// Non-empty once local PE `local`'s proxy failed (the text its producers report).
     std::string failure(int local = 0) const { return pes_.at(std::size_t(local))->proxy->failure(); }
@@ -262,6 +300,18 @@ private:
         int previous = -1;
     };
 
+    // World PE 0's process says once per distinct path (the PEs agreed on the
+    // provider, and the heap is one kind for all) whether GPU memory goes over
+    // FI_HMEM or is staged; host-only domains stay quiet (CI makes hundreds).
+    void announce() const {
+        if (heap_path() == libfabric_heap_path::host) return;
+        static std::mutex lock;
+        static std::set<std::string> said;
+        const std::string line = describe_heap_path();
+        const std::lock_guard<std::mutex> hold(lock);
+        if (said.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
+    }
+
     bool all_on_one_host() const {
         struct host_name {
             char text[256];
@@ -300,5 +350,13 @@ private:
     const volatile int* abort_mirror_device_ = nullptr;
     std::vector<std::unique_ptr<local_pe>> pes_;
 };
+
+/// The host side of the libfabric transport is libfabric_domain (host/transport_builder.hpp's contract).
+template <>
+struct transport_builder<libfabric> {
+    /// libfabric_domain.
+    using type = libfabric_domain;
+};
+static_assert(detail::diagnose_transport_builder<libfabric>());
 
 PGAS_NAMESPACE_END

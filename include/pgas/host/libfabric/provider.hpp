@@ -54,6 +54,20 @@ struct libfabric_options {
     std::size_t coalesce_bytes = 4096;
 };
 
+/// How the symmetric heap's bytes meet the fabric (libfabric_domain::heap_path()).
+enum class libfabric_heap_path {
+    host,    ///< host PEs over a host heap: the provider reads and writes it as any host memory
+    staged,  ///< kernels drive the proxy over a host heap (libfabric_options::gpu_producers): the heap is
+             ///< host memory; GPU buffers outside it go through pinned bounce buffers (cudaMemcpy by the proxy)
+    hmem,    ///< a GPU heap registered with FI_HMEM (FI_HMEM_CUDA): the provider reads and writes GPU memory
+             ///< itself; no pgas copy for anything inside the heap
+};
+
+/// "hmem", "staged" or "host".
+inline const char* to_string(libfabric_heap_path path) {
+    return path == libfabric_heap_path::hmem ? "hmem" : path == libfabric_heap_path::staged ? "staged" : "host";
+}
+
 namespace ofi {
 
 inline constexpr std::uint32_t api_version = FI_VERSION(1, 10);
@@ -142,6 +156,17 @@ inline info_ptr make_hints(bool want_hmem) {
     return hints;
 }
 
+// Whether provider `name` offers pgas's endpoints with FI_HMEM (can register a GPU heap).
+inline bool provider_has_hmem(const std::string& name) {
+    info_ptr hints = make_hints(true);
+    fi_info* raw = nullptr;
+    if (fi_getinfo(api_version, nullptr, nullptr, 0, hints.get(), &raw) != 0) return false;
+    info_ptr found(raw);
+    for (fi_info* i = found.get(); i; i = i->next)
+        if (name == i->fabric_attr->prov_name) return true;
+    return false;
+}
+
 // The orderings the "flush" delivery relies on. rma_order: an RMA read
 // posted after RMA writes to a PE is processed after them (RAW) and writes
 // stay in order (WAW), so an fi_read confirms earlier injected writes.
@@ -195,7 +220,8 @@ inline bool flush_delivery(const libfabric_options& options, const fi_info* info
         fail(errc::transport_unavailable, pe, "libfabric_domain",
              "put delivery \"flush\" needs FI_ORDER_RMA_RAW|FI_ORDER_RMA_WAW and an inject size of at least 8 bytes; "
              "provider " +
-                 name + (ordered ? " injects " + std::to_string(info->tx_attr->inject_size) + " bytes"
+                 name + (ordered ? " injects " + std::to_string(info->tx_attr->inject_size) + " bytes" +
+                                       ((info->caps & FI_HMEM) ? " with FI_HMEM (a GPU heap)" : "")
                                  : std::string(" does not grant that ordering")));
     return true;
 }
@@ -283,6 +309,17 @@ inline info_ptr select_provider(const libfabric_options& options, bool single_ho
     basic->ep_attr->type = FI_EP_RDM;
     fi_info* all_raw = nullptr;
     info_ptr all(fi_getinfo(api_version, nullptr, nullptr, 0, basic.get(), &all_raw) == 0 ? all_raw : nullptr);
+    // A GPU heap: which providers pass every check but FI_HMEM (they cannot register GPU memory).
+    fi_info* plain_raw = nullptr;
+    info_ptr plain;
+    if (want_hmem && fi_getinfo(api_version, nullptr, nullptr, 0, make_hints(false).get(), &plain_raw) == 0)
+        plain.reset(plain_raw);
+    auto lacks_only_hmem = [&](const std::string& name) {
+        for (fi_info* p = plain.get(); p; p = p->next)
+            if (name == p->fabric_attr->prov_name) return true;
+        return false;
+    };
+    bool any_lacks_only_hmem = false;
     std::string listing;
     std::vector<std::string> listed;
     auto add = [&](const std::string& name, const std::string& reason) {
@@ -302,16 +339,28 @@ inline info_ptr select_provider(const libfabric_options& options, bool single_ho
                 iface_ok |= iface.empty() || name == "shm" || (f->domain_attr->name && iface == f->domain_attr->name);
             }
         if (!wanted.empty() && name != wanted) add(name, "not PGAS_FI_PROVIDER=" + wanted);
-        else if (!full) add(name, "lacks FI_RMA+FI_ATOMIC with delivery-complete RDM endpoints and modern mr_mode" +
-                                      std::string(want_hmem ? " and FI_HMEM" : ""));
+        else if (!full && lacks_only_hmem(name)) {
+            any_lacks_only_hmem = true;
+            add(name, "has no FI_HMEM: it cannot register GPU memory");
+        } else if (!full)
+            add(name, "lacks FI_RMA+FI_ATOMIC with delivery-complete RDM endpoints and modern mr_mode" +
+                          std::string(want_hmem ? " and FI_HMEM" : ""));
         else if (!iface_ok) add(name, "no domain on PGAS_FI_IFACE=" + iface + " (has " + domain + ")");
     }
-    std::string head = wanted.empty() ? "no libfabric provider passes pgas's checks"
-                                      : "provider '" + wanted + "' (PGAS_FI_PROVIDER) is not usable";
+    std::string head = (wanted.empty() ? "no libfabric provider passes pgas's checks"
+                                       : "provider '" + wanted + "' (PGAS_FI_PROVIDER) is not usable") +
+                       std::string(want_hmem ? " for a GPU heap" : "");
     if (!wanted.empty() && std::find(listed.begin(), listed.end(), wanted) == listed.end())
         head = "provider '" + wanted + "' (PGAS_FI_PROVIDER) was not found";
+    std::string advice;
+    if (want_hmem && any_lacks_only_hmem)
+        advice = "\n  The heap is GPU memory, which the proxy reaches only through a provider with FI_HMEM (a libfabric "
+                 "built with CUDA, as scripts/build-libfabric-cuda makes: shm on one host; verbs, efa or cxi across hosts). "
+                 "Without one, keep the heap in host memory and let kernels drive the proxy "
+                 "(world::init or run_threads with libfabric_options::gpu_producers): GPU buffers are then staged "
+                 "through pinned host memory.";
     fail(errc::transport_unavailable, pe, "libfabric_domain",
-         head + "; providers found:" + (listing.empty() ? std::string(" none") : listing));
+         head + "; providers found:" + (listing.empty() ? std::string(" none") : listing) + advice);
 }
 
 }  // namespace ofi

@@ -46,9 +46,11 @@ struct pe_range {
 ///    signal does not wait for Far puts still in flight to another PE. Call
 ///    quiet first when another PE must see them (pgas::barrier does).
 ///
-/// Not a load_store_transport, even when Near is: Far's peers are not mapped,
-/// so ctx.peer() is nullptr and the collectives take their put/get path
-/// (coll::rma_policy). near_address() gives Near's pointer where there is one.
+/// Not a load_store_transport, even when Near is: Far's peers are not mapped.
+/// But a peer_pointer_transport: ctx.peer() (peer_address) is Near's pointer
+/// for the near peers Near maps and nullptr for the others, so a collective
+/// over a team of near peers keeps Near's load/store (LL and direct) paths and
+/// one with a far member takes put/get (coll/detail/direct.hpp's choose_path).
 template <class Near, class Far>
 class route {
     static_assert(transport<Near> && transport<Far>,
@@ -111,6 +113,8 @@ public:
         }
         return nullptr;
     }
+    /// The same, as every peer_pointer_transport answers ctx.peer().
+    PGAS_HD void* peer_address(std::uint64_t offset, int pe) const { return near_address(offset, pe); }
 
     // --- rma -------------------------------------------------------------------
     /// Transport member behind pgas::put (every thread of `G` calls it; programs call pgas::put).
@@ -203,7 +207,7 @@ private:
 static_assert(rma_transport<route<nvlink, libfabric>>);
 static_assert(atomic_transport<route<nvlink, libfabric>>);
 static_assert(signal_transport<route<nvlink, libfabric>>);
-static_assert(!load_store_transport<route<nvlink, libfabric>>);
+static_assert(!load_store_transport<route<nvlink, libfabric>> && peer_pointer_transport<route<nvlink, libfabric>>);
 static_assert(rma_transport<route<host, libfabric>> && atomic_transport<route<host, libfabric>> &&
               signal_transport<route<host, libfabric>> && !load_store_transport<route<host, libfabric>>);
 
