@@ -61,6 +61,19 @@ TEST_CASE("bad input: alloc alignments that differ between PEs are found on ever
         }
     }, test::options());
     CHECK(errors == 3);
+    errors = 0;
+    pgas::world::run_threads(2, [&](pgas::world& w) {  // the default alignment on one PE, an explicit one on the other
+        try {
+            (void)(w.my_pe() == 0 ? w.alloc<int>(10) : w.alloc<int>(10, 4096));
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::collective_mismatch);
+            CHECK_MESSAGE(test::contains(e.what(), w.my_pe() == 0 ? "alignment = 0 here but 4096 on PE 1"
+                                                                  : "alignment = 4096 here but 0 on PE 0"),
+                          e.what());
+            ++errors;
+        }
+    }, test::options());
+    CHECK(errors == 2);
 }
 
 // ---- destroy_team ----

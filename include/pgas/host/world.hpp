@@ -563,7 +563,7 @@ private:
         const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
         detail::bootstrap::call_scope scope(*state_->bootstrap, detail::host_call::alloc);
         agree(call, "bytes", bytes);
-        if (alignment != 0) agree(call, "alignment", alignment);
+        agree(call, "alignment", alignment);  // also when one PE asks for the default and another for an alignment
         if (alignment < alignof(T)) alignment = alignof(T);
         if (alignment < detail::heap_allocator::min_granule) alignment = detail::heap_allocator::min_granule;
         auto offset = state_->allocator.allocate(bytes, alignment);
