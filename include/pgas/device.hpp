@@ -6,6 +6,7 @@
 // environment or starts a thread. pgas/pgas.hpp adds the host side.
 #include <pgas/coll/allgather.hpp>
 #include <pgas/coll/alltoall.hpp>
+#include <pgas/coll/alltoallv.hpp>
 #include <pgas/coll/broadcast.hpp>
 #include <pgas/coll/ops.hpp>
 #include <pgas/coll/reduce.hpp>

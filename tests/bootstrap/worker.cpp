@@ -1,6 +1,7 @@
 // One process of a multi-process test world (started by pgasrun or by the tests): the scenario is argv[1].
 //
-//   ring                      put a ring shift over the shm heap with the host transport, check every byte
+//   ring                      put a ring shift over the shm heap with the host transport, check every byte; then
+//                             team_node, an aligned alloc and 80 split teams made and destroyed
 //   alloc_mismatch            PE 1 allocates another size; every PE must report the mismatch
 //   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
 //                             bootstrap (WHEN=joined); the others must fail init with an error
@@ -78,6 +79,27 @@ int ring() {
     w.barrier();
     w.free(word);
     w.free(inbox);
+    // Issue 15 across processes: the node team found by host name, an aligned block at an aligned address in
+    // every process's mapping of every heap, and split teams destroyed so that their slot is reused.
+    const auto node = w.team_node();
+    if (node.n_pes() != n || node.my_pe() != me) {
+        std::printf("PE %d: team_node has %d PEs and index %d, expected %d and %d\n", me, node.n_pes(), node.my_pe(), n, me);
+        return 1;
+    }
+    pgas::barrier(ctx, node);
+    constexpr std::uintptr_t alignment = std::uintptr_t{1} << 20;
+    auto aligned = w.alloc<std::uint64_t>(16, alignment);
+    for (int q = 0; q < n; ++q)
+        if (reinterpret_cast<std::uintptr_t>(ctx.peer(aligned, q)) % alignment != 0) {
+            std::printf("PE %d: PE %d's aligned block is not 1 MiB aligned here\n", me, q);
+            return 1;
+        }
+    for (int i = 0; i < 80; ++i) {  // more than team::max_slots
+        auto t = w.split_strided(w.team_world(), i % n, 1, n - i % n);
+        if (t.is_member()) pgas::barrier(ctx, t);
+        w.destroy_team(t);
+    }
+    w.free(aligned);
     std::printf("ring ok on PE %d of %d\n", me, n);
     return 0;
 }

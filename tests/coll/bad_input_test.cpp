@@ -78,13 +78,13 @@ TEST_CASE("PGAS_CHECKS: members passing different counts, ops, types or roots ar
 
 TEST_CASE("a PE outside the team and a root outside it are errors naming the call and the value") {
     pgas::world::run_threads(3, [](pgas::world& w) {
-        const pgas::team pair = w.split_strided(w.team_world(), 0, 2, 2);  // PEs 0 and 2
+        const pgas::team pair = w.split_strided(w.team_world(), 0, 2, 2);  // PEs 0 and 2; slot 2 (0: world, 1: node team)
         auto a = w.alloc<std::int32_t>(8);
         auto b = w.alloc<std::int32_t>(8);
         auto c = w.context<pgas::host>();
         if (c.my_pe() == 1)
             CHECK_THROWS_WITH_AS(pgas::allgather(c, pair, b, a, 1),
-                                 "pgas: allgather on PE 1: caller is not a member of the team in slot 1", pgas::error);
+                                 "pgas: allgather on PE 1: caller is not a member of the team in slot 2", pgas::error);
         CHECK_THROWS_WITH_AS(pgas::broadcast(c, c.world_team(), b, a, 2, 3),
                              doctest::Contains(("broadcast on PE " + std::to_string(c.my_pe()) +
                                                 ": root is not a team index: root 3").c_str()),

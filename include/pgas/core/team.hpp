@@ -11,10 +11,13 @@ PGAS_NAMESPACE_BEGIN
 /// Every team owns a sync slot in the symmetric heap (device barriers of the
 /// team count there); teams from one split share a slot, since each PE belongs
 /// to at most one of them. Teams are made by pgas::world (collective: every PE
-/// creates the same teams in the same order) and by team::world_team.
+/// creates the same teams in the same order) and by team::world_team, and
+/// released by world::destroy_team, which frees the slot for a later split; the
+/// slot's generation tells a copy of a destroyed team from its slot's new owner.
 class team {
 public:
-    /// Upper bound on sync slots; world::split_* reports the limit when it is hit.
+    /// Upper bound on sync slots, i.e. on teams alive at once (slot 0 is the world team, slot 1 the node team);
+    /// world::split_* reports the limit when it is hit, world::destroy_team frees a slot.
     static constexpr int max_slots = 64;
 
     /// An empty team (no members).
@@ -60,6 +63,9 @@ public:
 
     /// The team's sync slot in the symmetric heap (0: the world team).
     PGAS_HD constexpr int slot() const { return slot_; }
+    /// How many teams held this slot before this one (world::destroy_team checks it: a copy of a destroyed team
+    /// is refused even after its slot was given to a new team).
+    PGAS_HD constexpr unsigned generation() const { return generation_; }
     /// World PE of team index 0.
     PGAS_HD constexpr int start() const { return start_; }
     /// Distance in world PEs between consecutive members.
@@ -68,9 +74,11 @@ public:
     PGAS_HD constexpr int bound_pe() const { return bound_pe_; }
 
     /// Builds a sub-team; indices are in this team. Use world::split_strided,
-    /// which validates the arguments and assigns the slot.
-    PGAS_HD constexpr team sub_team(int first, int step, int count, int new_slot) const {
-        return team(new_slot, world_pe(first), stride_ * step, count, bound_pe_);
+    /// which validates the arguments and assigns the slot and its generation.
+    PGAS_HD constexpr team sub_team(int first, int step, int count, int new_slot, unsigned new_generation = 0) const {
+        team t(new_slot, world_pe(first), stride_ * step, count, bound_pe_);
+        t.generation_ = new_generation;
+        return t;
     }
 
     friend constexpr bool operator==(const team&, const team&) = default;
@@ -84,6 +92,7 @@ private:
     int stride_ = 1;
     int size_ = 0;
     int bound_pe_ = -1;
+    unsigned generation_ = 0;
 };
 
 PGAS_NAMESPACE_END

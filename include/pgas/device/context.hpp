@@ -88,6 +88,17 @@ PGAS_HD inline void check_range(const device::context<Tr>& ctx, const char* call
     }
 }
 
+// Whether `count` elements of `element` bytes, `displ` elements past heap offset `offset`, lie in the heap's user
+// area (no overflow on hostile values); for checks that hold whatever PGAS_CHECKS says (alltoallv's blocks).
+template <class Tr>
+PGAS_HD inline bool elements_in_heap(const device::context<Tr>& ctx, std::uint64_t offset, std::uint64_t displ,
+                                     std::uint64_t count, std::uint64_t element) {
+    const std::uint64_t heap = ctx.transport.heap_bytes();
+    if (offset == null_offset || offset < heap_layout::user_offset || offset > heap) return false;
+    const std::uint64_t room = (heap - offset) / element;
+    return displ <= room && count <= room - displ;
+}
+
 template <class Tr>
 PGAS_HD inline void check_aligned(const device::context<Tr>& ctx, const char* call, std::uint64_t offset,
                                   std::uint64_t alignment) {

@@ -1,4 +1,4 @@
-// One-sided put/get (blocking and _nbi) and the single-element p/g, called from device code.
+// One-sided put/get (blocking and _nbi), the single-element p/g and strided iput/iget, called from device code.
 #pragma once
 
 #include <pgas/core/scope.hpp>
@@ -158,6 +158,83 @@ PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, symmetric_ptr<T> s
         ctx.transport.template get<thread>(&value, src.offset(), sizeof(V), pe);
         return value;
     }
+}
+
+namespace detail {
+// Strided forms: strides in elements, at least 1; the symmetric side spans (count - 1) * stride + 1 elements.
+template <class Tr, class T>
+PGAS_HD void check_strided(const device::context<Tr>& ctx, const char* call, std::uint64_t offset,
+                           std::ptrdiff_t dst_stride, std::ptrdiff_t src_stride, std::ptrdiff_t symmetric_stride,
+                           std::size_t count, int pe) {
+    check_pe(ctx, call, pe);
+    if constexpr (PGAS_CHECKS) {
+        if (dst_stride < 1) report(errc::invalid_argument, call, ctx.my_pe(), "dst_stride must be >= 1, got", dst_stride);
+        if (src_stride < 1) report(errc::invalid_argument, call, ctx.my_pe(), "src_stride must be >= 1, got", src_stride);
+    }
+    if (count == 0) return;
+    check_range(ctx, call, offset, (std::uint64_t(count - 1) * std::uint64_t(symmetric_stride) + 1) * sizeof(T));
+}
+}  // namespace detail
+
+/// Strided put (OpenSHMEM shmem_iput): copies `count` elements, `src[i * src_stride]` to `dst[i * dst_stride]` on PE
+/// `pe` (strides in elements, at least 1).
+///
+/// - **Called by** every thread of `G` with the same arguments; the group's threads share the elements.
+/// - **Returns** when `src` may be reused, for every thread of `G`; visible at `pe` after quiet, ordered like put.
+///   On load/store transports (nvlink, host) it is a direct strided copy into the peer's memory, element by element
+///   over the group's threads; on the others (libfabric, ibgda, route's far side) a loop of one-element blocking puts
+///   through the transport (one command or WQE per element: use put on a packed buffer for bandwidth).
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** compile time as put; with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range, a stride
+///   below 1 errc::invalid_argument, a null `dst` or a strided span outside the heap's user area errc::not_symmetric
+///   (thrown on the host transport, print and trap on a GPU). Where a put waits (libfabric, ibgda), errc::timeout or
+///   errc::peer_failed.
+template <group G = thread, class Tr, class T, class U>
+PGAS_HD void iput(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::ptrdiff_t dst_stride,
+                  std::ptrdiff_t src_stride, std::size_t count, int pe) {
+    detail::require_rma<Tr>();
+    detail::require_same_element<T, U>();
+    detail::check_strided<Tr, T>(ctx, "iput", dst.offset(), dst_stride, src_stride, dst_stride, count, pe);
+    for (std::size_t i = G::rank(); i < count; i += G::size()) {
+        if constexpr (load_store_transport<Tr>) {
+            ctx.peer(dst, pe)[std::ptrdiff_t(i) * dst_stride] = src[std::ptrdiff_t(i) * src_stride];
+        } else {
+            ctx.transport.template put<thread>((dst + std::ptrdiff_t(i) * dst_stride).offset(),
+                                               src + std::ptrdiff_t(i) * src_stride, sizeof(T), pe);
+        }
+    }
+    G::sync();
+}
+
+/// Strided get (OpenSHMEM shmem_iget): copies `count` elements, `src[i * src_stride]` on PE `pe` to local
+/// `dst[i * dst_stride]` (strides in elements, at least 1).
+///
+/// - **Called by** every thread of `G` with the same arguments; the group's threads share the elements.
+/// - **Returns** when `dst` holds the data, for every thread of `G`; what it reads is as for get. On load/store
+///   transports (nvlink, host) a direct strided copy from the peer's memory; on the others (libfabric, ibgda, route's
+///   far side) a loop of one-element blocking gets through the transport (one round trip per element).
+/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
+///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - **Errors:** compile time as get; with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range, a stride
+///   below 1 errc::invalid_argument, a null `src` or a strided span outside the heap's user area errc::not_symmetric
+///   (thrown on the host transport, print and trap on a GPU). On libfabric and ibgda it waits for the data
+///   (errc::timeout, errc::peer_failed).
+template <group G = thread, class Tr, class T, class U>
+PGAS_HD void iget(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::ptrdiff_t dst_stride,
+                  std::ptrdiff_t src_stride, std::size_t count, int pe) {
+    detail::require_rma<Tr>();
+    detail::require_same_element<T, U>();
+    detail::check_strided<Tr, T>(ctx, "iget", src.offset(), dst_stride, src_stride, src_stride, count, pe);
+    for (std::size_t i = G::rank(); i < count; i += G::size()) {
+        if constexpr (load_store_transport<Tr>) {
+            dst[std::ptrdiff_t(i) * dst_stride] = ctx.peer(src, pe)[std::ptrdiff_t(i) * src_stride];
+        } else {
+            ctx.transport.template get<thread>(dst + std::ptrdiff_t(i) * dst_stride,
+                                               (src + std::ptrdiff_t(i) * src_stride).offset(), sizeof(T), pe);
+        }
+    }
+    G::sync();
 }
 
 PGAS_NAMESPACE_END

@@ -1,4 +1,4 @@
-// Ordering and synchronisation: fence, quiet, wait_until/test (+all/any/some), team sync and barrier.
+// Ordering and synchronisation: fence, quiet, wait_until/test (+all/any/some and their _vector forms), team sync and barrier.
 #pragma once
 
 #include <pgas/core/ordering.hpp>
@@ -238,6 +238,150 @@ PGAS_HD std::size_t wait_until_some(const device::context<Tr>& ctx, symmetric_pt
     if (!any_selected) return 0;
     detail::spin(ctx, "wait_until_some", ivars, op, T(value), [&] {
         found = test_some(ctx, ivars, count, indices, status, op, value);
+        return found != 0;
+    });
+    return found;
+}
+
+// ---- the *_vector forms (OpenSHMEM 1.5): one comparison value per word ----
+
+namespace detail {
+template <class T>
+PGAS_HD std::size_t first_selected(const int* status, std::size_t count) {
+    std::size_t i = 0;
+    while (i < count && !selected<T>(status, i)) ++i;
+    return i;
+}
+}  // namespace detail
+
+/// Waits until every selected word i of `ivars[0, count)` (the caller's own) satisfies `seen <op> values[i]`
+/// (OpenSHMEM 1.5 shmem_wait_until_all_vector). `values` is local memory holding `count` comparison values;
+/// `status` may be null (every word selected) or hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any number of threads; each waits and returns on its own.
+/// - **Returns** when every selected word has satisfied its condition (each read with acquire).
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset of the
+///   word waited for, the condition with its value and the value seen; errc::peer_failed at once when another PE
+///   failed.
+template <class Tr, class T>
+PGAS_HD void wait_until_all_vector(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                   const int* status, cmp op, const std::type_identity_t<T>* values) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "wait_until_all_vector", ivars, count);
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i))
+            detail::wait_local(ctx, "wait_until_all_vector", ctx.local(ivars + i), op, values[i]);
+}
+
+/// Whether every selected word i of `ivars[0, count)` satisfies `seen <op> values[i]` now (no wait; OpenSHMEM 1.5
+/// shmem_test_all_vector). `status` may be null (every word selected) or hold `count` flags: word i is selected
+/// when status[i] == 0.
+///
+/// - **Called by** any thread, on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned).
+template <class Tr, class T>
+PGAS_HD bool test_all_vector(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                             const int* status, cmp op, const std::type_identity_t<T>* values) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "test_all_vector", ivars, count);
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i) && !compare(detail::load_acquire(ctx.local(ivars + i)), op, values[i]))
+            return false;
+    return true;
+}
+
+/// Index of the first selected word i of `ivars[0, count)` that satisfies `seen <op> values[i]` now, or `count`
+/// when none does (no wait; OpenSHMEM 1.5 shmem_test_any_vector). `status` may be null (every word selected) or
+/// hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any thread, on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned).
+template <class Tr, class T>
+PGAS_HD std::size_t test_any_vector(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                    const int* status, cmp op, const std::type_identity_t<T>* values) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "test_any_vector", ivars, count);
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i) && compare(detail::load_acquire(ctx.local(ivars + i)), op, values[i]))
+            return i;
+    return count;
+}
+
+/// Writes the indices of the selected words i of `ivars[0, count)` that satisfy `seen <op> values[i]` now to
+/// `indices[]` (room for `count`) and returns how many there are (no wait; OpenSHMEM 1.5 shmem_test_some_vector).
+/// `status` may be null (every word selected) or hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any thread, on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned).
+template <class Tr, class T>
+PGAS_HD std::size_t test_some_vector(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                     std::size_t* indices, const int* status, cmp op,
+                                     const std::type_identity_t<T>* values) {
+    detail::require_waitable<T>();
+    detail::check_ivar(ctx, "test_some_vector", ivars, count);
+    std::size_t found = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        if (detail::selected<T>(status, i) && compare(detail::load_acquire(ctx.local(ivars + i)), op, values[i]))
+            indices[found++] = i;
+    return found;
+}
+
+/// Waits until some selected word i of `ivars[0, count)` satisfies `seen <op> values[i]` and returns its index
+/// (`count` at once when no word is selected; OpenSHMEM 1.5 shmem_wait_until_any_vector). `status` may be null
+/// (every word selected) or hold `count` flags: word i is selected when status[i] == 0.
+///
+/// - **Called by** any number of threads; each waits and returns on its own.
+/// - **Returns** the index of a word that satisfied its condition (read with acquire).
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset of the
+///   first selected word, its condition and the value seen; errc::peer_failed at once when another PE failed.
+template <class Tr, class T>
+PGAS_HD std::size_t wait_until_any_vector(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                          const int* status, cmp op, const std::type_identity_t<T>* values) {
+    const std::size_t first = detail::first_selected<T>(status, count);
+    if (first == count) return count;
+    std::size_t found = count;
+    detail::spin(ctx, "wait_until_any_vector", ivars + first, op, T(values[first]), [&] {
+        found = test_any_vector(ctx, ivars, count, status, op, values);
+        return found != count;
+    });
+    return found;
+}
+
+/// Waits until at least one selected word i of `ivars[0, count)` satisfies `seen <op> values[i]`; writes the
+/// indices of all that do to `indices[]` (room for `count`) and returns how many (0 at once when none is selected;
+/// OpenSHMEM 1.5 shmem_wait_until_some_vector). `status` may be null (every word selected) or hold `count` flags:
+/// word i is selected when status[i] == 0.
+///
+/// - **Called by** any number of threads; each waits and returns on its own.
+/// - **Transports:** every transport (it reads the caller's own memory).
+/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type ("pgas: waits and tests take
+///   ..."); with PGAS_CHECKS, a null or out-of-heap `ivars` range (errc::not_symmetric), a word not naturally aligned
+///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset of the
+///   first selected word, its condition and the value seen; errc::peer_failed at once when another PE failed.
+template <class Tr, class T>
+PGAS_HD std::size_t wait_until_some_vector(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                           std::size_t* indices, const int* status, cmp op,
+                                           const std::type_identity_t<T>* values) {
+    const std::size_t first = detail::first_selected<T>(status, count);
+    if (first == count) return 0;
+    std::size_t found = 0;
+    detail::spin(ctx, "wait_until_some_vector", ivars + first, op, T(values[first]), [&] {
+        found = test_some_vector(ctx, ivars, count, indices, status, op, values);
         return found != 0;
     });
     return found;

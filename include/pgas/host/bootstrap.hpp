@@ -28,6 +28,8 @@ enum class host_call : std::uint16_t {
     split_strided,
     split_2d,
     barrier,
+    destroy_team,
+    team_node,
     count_  // first invalid value
 };
 enum class exchange_op : std::uint16_t { allgather = 1, barrier = 2, count_ };
@@ -41,6 +43,8 @@ constexpr const char* host_call_name(host_call call) {
         case host_call::split_strided: return "split_strided";
         case host_call::split_2d: return "split_2d";
         case host_call::barrier: return "barrier";
+        case host_call::destroy_team: return "destroy_team";
+        case host_call::team_node: return "team_node";
         case host_call::count_: break;
     }
     return "unknown call";

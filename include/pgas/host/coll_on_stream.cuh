@@ -7,6 +7,7 @@
 
 #include <pgas/coll/allgather.hpp>
 #include <pgas/coll/alltoall.hpp>
+#include <pgas/coll/alltoallv.hpp>
 #include <pgas/coll/broadcast.hpp>
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/reduce_scatter.hpp>
@@ -72,6 +73,19 @@ template <class Policy, class Tr, class T>
 PGAS_KERNEL void alltoall_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                  symmetric_ptr<const T> src, std::size_t count) {
     alltoall_part<block, Policy>(ctx, t, dst, src, count, launch_part());
+}
+
+// alltoallv_on_stream's arrays travel in the kernel's parameters (captured by value in a graph).
+struct alltoallv_table {
+    static constexpr int max_pes = 64;
+    std::size_t dst_displs[max_pes];
+    std::size_t src_counts[max_pes];
+    std::size_t src_displs[max_pes];
+};
+template <class Tr, class T>
+PGAS_KERNEL void alltoallv_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
+                                  symmetric_ptr<const T> src, const __grid_constant__ alltoallv_table table) {
+    alltoallv<block>(ctx, t, dst, table.dst_displs, src, table.src_counts, table.src_displs);
 }
 
 template <class Tr>
@@ -303,6 +317,54 @@ void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T>
     detail::alltoall_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count);
     detail::check_launch(ctx.my_pe(), "alltoall_on_stream");
+}
+
+/// Enqueues pgas::alltoallv on `stream`: one kernel of one block (`Policy::stream_threads` threads), ordered with
+/// the stream's other work and capturable in a CUDA graph (the arrays are copied into the kernel's parameters, so
+/// the host arrays may change or go away once this returns). The arrays are host memory with `t.n_pes()` entries
+/// each, as for pgas::alltoallv.
+///
+/// - **Called by** the host, once per PE with that PE's context and the PE's device current; every member enqueues
+///   the same collectives in the same order on each team.
+/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::alltoallv's guarantees, when the
+///   stream reaches it.
+/// - **Transports:** as pgas::alltoallv (the same compile-time errors).
+/// - **Errors:** checked here before the launch, throwing pgas::error naming the call, the PE, the team member and
+///   the value: a team of more than 64 PEs (errc::invalid_argument: call pgas::alltoallv in a kernel), a src or dst
+///   block (displacement + count) outside the heap's user area (errc::not_symmetric). Other argument errors and
+///   timeouts trap in the kernel with pgas::alltoallv's diagnostic; a failed launch throws errc::cuda.
+template <class Policy = coll::automatic, class Tr, class T, class U>
+void alltoallv_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, const std::size_t* dst_displs,
+                         symmetric_ptr<U> src, const std::size_t* src_counts, const std::size_t* src_displs,
+                         cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::alltoallv_on_stream");
+    detail::require_collective_buffers<T, U>();
+    const char* call = "alltoallv_on_stream";
+    const int n = t.n_pes();
+    if (n > detail::alltoallv_table::max_pes)
+        detail::throw_error(errc::invalid_argument, ctx.my_pe(), call,
+                            "a team of " + std::to_string(n) + " PEs; the on-stream form takes up to " +
+                                std::to_string(detail::alltoallv_table::max_pes) +
+                                " (call pgas::alltoallv in a kernel for larger teams)");
+    detail::alltoallv_table table{};
+    for (int j = 0; j < n; ++j) {
+        const auto block = [&](const char* what, std::uint64_t offset, std::size_t displ) {
+            if (!detail::elements_in_heap(ctx, offset, displ, src_counts[j], sizeof(T)))
+                detail::throw_error(errc::not_symmetric, ctx.my_pe(), call,
+                                    std::string(what) + " block for team member " + std::to_string(j) +
+                                        " (displacement " + std::to_string(displ) + ", count " +
+                                        std::to_string(src_counts[j]) + " elements of " + std::to_string(sizeof(T)) +
+                                        " bytes) lies outside the heap's user area");
+        };
+        block("src", src.offset(), src_displs[j]);
+        block("dst", dst.offset(), dst_displs[j]);
+        table.dst_displs[j] = dst_displs[j];
+        table.src_counts[j] = src_counts[j];
+        table.src_displs[j] = src_displs[j];
+    }
+    using launch = detail::stream_launch<Policy, Tr>;
+    detail::alltoallv_kernel<Tr, T><<<1, launch::threads, 0, stream>>>(ctx, t, dst, symmetric_ptr<const T>(src), table);
+    detail::check_launch(ctx.my_pe(), call);
 }
 
 PGAS_NAMESPACE_END

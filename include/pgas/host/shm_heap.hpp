@@ -93,11 +93,11 @@ private:
     }
 
     std::byte* map(int fd, int pe) {
-        void* at = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-        if (at == MAP_FAILED)
+        std::byte* at = map_aligned(bytes_, fd);  // heap_base_alignment: alloc(count, alignment) needs it
+        if (at == nullptr)
             throw_error(errc::heap_exhausted, pe, "shm heap",
                         "cannot map a shared heap of " + std::to_string(bytes_) + " bytes: " + std::strerror(errno));
-        mapped_.emplace_back(static_cast<std::byte*>(at), unmap{bytes_});
+        mapped_.emplace_back(at, unmap{bytes_});
         return mapped_.back().get();
     }
 

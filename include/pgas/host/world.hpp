@@ -4,6 +4,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
+#include <pgas/coll/detail/scratch.hpp>
 #include <pgas/host/heap_allocator.hpp>
 #include <pgas/detail/heap_layout.hpp>
 #include <pgas/host/nvtx.hpp>
@@ -17,7 +18,9 @@
 #include <pgas/host/tcp_bootstrap.hpp>
 #include <pgas/host/transport_builder.hpp>
 
+#include <array>
 #include <atomic>
+#include <cerrno>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +34,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
 
@@ -208,23 +213,26 @@ public:
     /// (naming the free bytes; raise PGAS_HEAP_SIZE), errc::collective_mismatch when PEs ask for different sizes.
     template <class T, std::integral Count>
     symmetric_ptr<T> alloc(Count count) {
-        static_assert(std::is_trivially_copyable_v<T>, "pgas: symmetric objects must be trivially copyable");
-        PGAS_NVTX_RANGE("pgas::world::alloc");
-        if (count <= 0)
-            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "alloc",
-                                "element count must be positive, got " + std::to_string(count));
-        if (std::uint64_t(count) > state_->heap_bytes / sizeof(T))
-            heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
-        const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
-        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::alloc);
-        agree("alloc", "bytes", bytes);
-        const std::uint64_t alignment =
-            alignof(T) > detail::heap_allocator::min_granule ? alignof(T) : detail::heap_allocator::min_granule;
-        auto offset = state_->allocator.allocate(bytes, alignment);
-        if (!offset) heap_exhausted("alloc", std::uint64_t(count), sizeof(T));
-        for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
-        state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
-        return symmetric_ptr<T>(detail::offset_tag{}, *offset);
+        return allocate<T>("alloc", count, 0);
+    }
+
+    /// Collective: alloc with an explicit alignment (as nvshmem_align / shmem_align): count elements of T on every
+    /// PE, zero-filled, at a heap offset that is a multiple of `alignment`. Every heap (GPU, host, shared between
+    /// processes) starts on a 2 MiB boundary, so each PE's copy is aligned to `alignment` in memory too (ctx.local,
+    /// ctx.peer, world::device_address). Alignments below 256 bytes give alloc's 256.
+    ///
+    /// Compile time: T must be trivially copyable. Throws errc::invalid_argument for count <= 0 or an alignment that
+    /// is not a power of two, is below alignof(T) or above 2 MiB (naming the call, the PE and the value),
+    /// errc::heap_exhausted, errc::collective_mismatch when PEs ask for different sizes or alignments.
+    template <class T, std::integral Count, std::integral Alignment>
+    symmetric_ptr<T> alloc(Count count, Alignment alignment) {
+        if (alignment <= 0 || (std::uint64_t(alignment) & (std::uint64_t(alignment) - 1)) != 0 ||
+            std::uint64_t(alignment) < alignof(T) || std::uint64_t(alignment) > detail::heap_base_alignment)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "alloc(count, alignment)",
+                                "alignment must be a power of two in [alignof(T) = " + std::to_string(alignof(T)) +
+                                    ", " + std::to_string(detail::heap_base_alignment) + " (the heap base's)], got " +
+                                    std::to_string(alignment));
+        return allocate<T>("alloc(count, alignment)", count, std::uint64_t(alignment));
     }
 
     /// Collective: returns a block from alloc to the heap.
@@ -286,9 +294,11 @@ public:
     /// of them), indices in parent. Like nvshmem_team_split_strided.
     ///
     /// Throws errc::pe_out_of_range for members outside the parent, errc::invalid_argument when the team slots
-    /// (team::max_slots) are used up, errc::collective_mismatch when PEs pass different arguments.
+    /// (team::max_slots, teams alive at once) are used up or the parent was destroyed, errc::collective_mismatch when
+    /// PEs pass different arguments.
     team split_strided(const team& parent, int start, int stride, int size) {
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_strided);
+        check_team_alive("split_strided", parent);
         agree("split_strided", "start", std::uint64_t(std::int64_t(start)));
         agree("split_strided", "stride", std::uint64_t(std::int64_t(stride)));
         agree("split_strided", "size", std::uint64_t(std::int64_t(size)));
@@ -307,13 +317,15 @@ public:
                                     std::to_string(last) + " is outside a parent team of " +
                                     std::to_string(parent.n_pes()) + " PEs");
         // One member: the stride is never used, and parent stride * stride may not fit an int.
-        return parent.sub_team(start, size == 1 ? 1 : stride, size, next_slot("split_strided"));
+        const int slot = next_slot("split_strided");
+        return parent.sub_team(start, size == 1 ? 1 : stride, size, slot, state_->slot_generation[std::size_t(slot)]);
     }
 
     /// Collective: views the parent as rows of xrange PEs. Returns {x, y}: x is
     /// the caller's row (consecutive members), y its column. Like nvshmem_team_split_2d.
     std::pair<team, team> split_2d(const team& parent, int xrange) {
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_2d);
+        check_team_alive("split_2d", parent);
         agree("split_2d", "xrange", std::uint64_t(std::int64_t(xrange)));
         if (xrange <= 0)
             detail::throw_error(errc::invalid_argument, parent.bound_pe(), "split_2d",
@@ -325,7 +337,58 @@ public:
         const int row_size = (row + 1) * x <= n ? x : n - row * x;
         const int column_size = (n - column + x - 1) / x;
         const int x_slot = next_slot("split_2d"), y_slot = next_slot("split_2d");
-        return {parent.sub_team(row * x, 1, row_size, x_slot), parent.sub_team(column, x, column_size, y_slot)};
+        return {parent.sub_team(row * x, 1, row_size, x_slot, state_->slot_generation[std::size_t(x_slot)]),
+                parent.sub_team(column, x, column_size, y_slot, state_->slot_generation[std::size_t(y_slot)])};
+    }
+
+    /// Collective (every PE, member or not, as for the split that made it): releases a team made by split_strided
+    /// or split_2d (each team of a split_2d pair on its own) and frees its sync slot, so that team::max_slots bounds
+    /// the teams alive at once, not the teams ever created (as nvshmem_team_destroy). The slot's barrier counters and
+    /// collective scratch are cleared on every PE before any PE returns, and `t` becomes an empty team.
+    ///
+    /// The caller must have completed every kernel and stream operation that uses the team (as for free). Kept as
+    /// an explicit call, not RAII: a team is a trivially copyable value handed to kernels by copy, so no copy could
+    /// own the slot; the world's team values stay what NVSHMEM's team handles are.
+    ///
+    /// Throws errc::invalid_argument for the world or node team, a team that was already destroyed (also through
+    /// another copy, even after its slot went to a new team: the slot's generation differs) or one from another
+    /// world; errc::collective_mismatch when PEs destroy different teams. Device ops cannot tell a destroyed team's
+    /// copy from a live one; on the emptied `t` they report the caller as not a member.
+    void destroy_team(team& t) {
+        PGAS_NVTX_RANGE("pgas::world::destroy_team");
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::destroy_team);
+        agree("destroy_team", "team slot", std::uint64_t(std::int64_t(t.slot())));
+        agree("destroy_team", "team generation", t.generation());
+        if (t.slot() == 0 || t.slot() == node_slot)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "destroy_team",
+                                std::string("the ") + (t.slot() == 0 ? "world" : "node") +
+                                    " team cannot be destroyed");
+        check_team_alive("destroy_team", t);
+        state_->bootstrap->barrier();  // no PE still enters a barrier or collective of the team
+        const auto slot = std::size_t(t.slot());
+        for (int local = 0; local < n_local_pes(); ++local) {
+            state_->memory->zero(local, detail::heap_layout::slot_offset(t.slot()), sizeof(detail::team_sync_slot));
+            state_->memory->zero(local, detail::coll_scratch::slot_base(t.slot()), detail::coll_scratch::slot_bytes);
+        }
+        state_->bootstrap->barrier();  // the slot is clean on every PE before a split may hand it out again
+        state_->slot_live[slot] = false;
+        t = team();
+    }
+
+    /// Collective: the node team, the PEs that reach this one by load/store (NCCL's LSA team): on the NVLink
+    /// transport the PEs of this node (those of one process, or of the node's processes under a launcher), on the
+    /// host transport the PEs of this process or, between processes, of this host; under route<Near, Far> it is
+    /// the near group that route_node_pes(w) gives. PGAS_NODE_SIZE=k makes virtual nodes of k consecutive world PEs
+    /// (as for route). Every call returns the same team (slot 1, shared by all nodes' teams), bound to local PE
+    /// `local`. Like nvshmem's NVSHMEMX_TEAM_NODE.
+    ///
+    /// Throws errc::invalid_argument when a node's PEs are not consecutive world PEs or PGAS_NODE_SIZE is malformed
+    /// or splits this process's PEs, errc::pe_out_of_range for a bad `local`.
+    team team_node(int local = 0) {
+        PGAS_NVTX_RANGE("pgas::world::team_node");
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::team_node);
+        const auto [first, count] = node_range();
+        return team::world_team(local_pe(local), n_pes()).sub_team(first, 1, count, node_slot);
     }
 
     /// Collective host-side barrier between the processes of the world.
@@ -424,6 +487,9 @@ public:
     }
 
 private:
+    // The node team's slot (team_node): every node's team shares it, as the teams of one split do.
+    static constexpr int node_slot = 1;
+
     // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
     // call raise_abort on this state) goes first, the heap after it.
     struct state_t {
@@ -434,7 +500,9 @@ private:
         std::uint64_t timeout_ns = 0;
         detail::heap_allocator allocator{0, 0};
         std::unique_ptr<detail::heap_memory> memory;
-        int next_team_slot = 1;               // slot 0 is the world team
+        // Per team slot (0: the world team, 1: the node team): whether a split team holds it, and how many have.
+        std::array<bool, team::max_slots> slot_live{};
+        std::array<unsigned, team::max_slots> slot_generation{};
         std::atomic<int> abort_flag{0};
         // The flag waits poll: abort_flag, or the one PE threads of run_threads share.
         std::atomic<int>* abort = &abort_flag;
@@ -483,6 +551,28 @@ private:
                                         std::to_string(all[i]) + " on PE " + std::to_string(i));
     }
 
+    // alloc's body; alignment 0: alloc's default (256 bytes, or alignof(T) when larger).
+    template <class T, class Count>
+    symmetric_ptr<T> allocate(const char* call, Count count, std::uint64_t alignment) {
+        static_assert(std::is_trivially_copyable_v<T>, "pgas: symmetric objects must be trivially copyable");
+        PGAS_NVTX_RANGE("pgas::world::alloc");
+        if (count <= 0)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
+                                "element count must be positive, got " + std::to_string(count));
+        if (std::uint64_t(count) > state_->heap_bytes / sizeof(T)) heap_exhausted(call, std::uint64_t(count), sizeof(T));
+        const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
+        detail::bootstrap::call_scope scope(*state_->bootstrap, detail::host_call::alloc);
+        agree(call, "bytes", bytes);
+        agree(call, "alignment", alignment);  // also when one PE asks for the default and another for an alignment
+        if (alignment < alignof(T)) alignment = alignof(T);
+        if (alignment < detail::heap_allocator::min_granule) alignment = detail::heap_allocator::min_granule;
+        auto offset = state_->allocator.allocate(bytes, alignment);
+        if (!offset) heap_exhausted(call, std::uint64_t(count), sizeof(T));
+        for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
+        state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
+        return symmetric_ptr<T>(detail::offset_tag{}, *offset);
+    }
+
     [[noreturn]] void heap_exhausted(const char* call, std::uint64_t count, std::size_t element) const {
         detail::throw_error(errc::heap_exhausted, my_pe_or_all(), call,
                             "requested " + std::to_string(count) + " elements of " + std::to_string(element) +
@@ -505,12 +595,74 @@ private:
         return local;
     }
 
+    // The lowest free slot: every PE runs the same sequence of splits and destroys, so all pick the same.
     int next_slot(const char* call) {
-        if (state_->next_team_slot >= team::max_slots)
-            detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
-                                "no team slot left: at most " + std::to_string(team::max_slots - 1) +
-                                    " teams may be created");
-        return state_->next_team_slot++;
+        for (int slot = node_slot + 1; slot < team::max_slots; ++slot) {
+            if (state_->slot_live[std::size_t(slot)]) continue;
+            state_->slot_live[std::size_t(slot)] = true;
+            ++state_->slot_generation[std::size_t(slot)];
+            return slot;
+        }
+        detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
+                            "no team slot left: at most " + std::to_string(team::max_slots - node_slot - 1) +
+                                " split teams may be alive at once (destroy_team frees one)");
+    }
+
+    void check_team_alive(const char* call, const team& t) const {
+        const int slot = t.slot();
+        if (slot == 0 || slot == node_slot) return;
+        if (slot < 0 || slot >= team::max_slots || !state_->slot_live[std::size_t(slot)] ||
+            state_->slot_generation[std::size_t(slot)] != t.generation())
+            detail::throw_error(errc::invalid_argument, t.bound_pe() >= 0 ? t.bound_pe() : my_pe_or_all(), call,
+                                "the team in slot " + std::to_string(slot) + " (generation " +
+                                    std::to_string(t.generation()) +
+                                    ") was destroyed (destroy_team) or does not belong to this world");
+    }
+
+    // The node of local PE 0: PGAS_NODE_SIZE's virtual node, else the PEs on this host (by gethostname), which
+    // must be consecutive world PEs. One process's PEs are always on one node.
+    std::pair<int, int> node_range() {
+        const int me = local_pe(0), n = n_pes();
+        int first = me, count = n_local_pes();
+        for (int i = 1; i < n_local_pes(); ++i)
+            if (local_pe(i) != me + i)
+                detail::throw_error(errc::invalid_argument, -1, "team_node", "this process's PEs are not consecutive");
+        if (const char* text = std::getenv("PGAS_NODE_SIZE"); text != nullptr && *text != '\0') {
+            char* end = nullptr;
+            errno = 0;
+            const long size = std::strtol(text, &end, 10);
+            if (errno != 0 || *end != '\0' || size < 1 || size > n)
+                detail::throw_error(errc::invalid_argument, my_pe_or_all(), "team_node",
+                                    std::string("PGAS_NODE_SIZE: expected PEs per node in [1, ") + std::to_string(n) +
+                                        "], got '" + text + "'");
+            first = me / int(size) * int(size);
+            count = n - first < int(size) ? n - first : int(size);
+            if (local_pe(n_local_pes() - 1) >= first + count)
+                detail::throw_error(errc::invalid_argument, my_pe_or_all(), "team_node",
+                                    "PGAS_NODE_SIZE splits this process's PEs over two nodes");
+            return {first, count};
+        }
+        if (state_->bootstrap->size() == 1) return {first, count};
+        struct card {
+            char host[256];
+            int first;
+            int count;
+        } mine{};
+        gethostname(mine.host, sizeof(mine.host) - 1);
+        mine.first = first;
+        mine.count = count;
+        const auto all = state_->bootstrap->allgather_value(mine);
+        int low = n, high = -1, on_host = 0;
+        for (const auto& other : all) {
+            if (std::strncmp(other.host, mine.host, sizeof(mine.host)) != 0) continue;
+            low = other.first < low ? other.first : low;
+            high = other.first + other.count - 1 > high ? other.first + other.count - 1 : high;
+            on_host += other.count;
+        }
+        if (on_host != high - low + 1)
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "team_node",
+                                std::string("the PEs on host ") + mine.host + " are not consecutive world PEs");
+        return {low, on_host};
     }
 
     void* host_address(std::uint64_t offset, int local) const { return state_->memory->local_base(local) + offset; }
