@@ -17,6 +17,7 @@
 #include <pgas/host/shm_heap.hpp>
 #include <pgas/host/tcp_bootstrap.hpp>
 #include <pgas/host/transport_builder.hpp>
+#include <pgas/transport/host/host.hpp>  // launch_host hands out context<host> (nvcc needs it complete there)
 
 #include <array>
 #include <atomic>
