@@ -41,7 +41,9 @@ public:
     }
     template <class G>
     PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
-        put<G>(dst, src, bytes, pe);
+        // No group sync: nbi promises neither src reuse nor visibility before quiet, whose own sync orders
+        // every member's stores ahead of its fence (one __syncthreads less per put_nbi<block> + quiet<block>).
+        group_copy<G>(self().peer_address(dst, pe), src, bytes);
     }
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
@@ -50,7 +52,8 @@ public:
     }
     template <class G>
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        get<G>(dst, src, bytes, pe);
+        // As put_nbi: dst is the group's only after quiet (which syncs the group).
+        group_copy<G, true>(dst, self().peer_address(src, pe), bytes);
     }
     // One system-scope fence for the whole group, not one per member: the sync before puts every member's
     // earlier stores ahead of rank 0's fence (fence.sc is cumulative, as put_signal's release below), the sync
