@@ -177,8 +177,9 @@ int exit_with(int rank, int code) {
 }
 
 // Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; alloc,
-// barrier: before that host collective; device: inside a loop of device barriers). The survivors must fail
-// with an error naming the victim; they print it with the time it took and exit 1, as a real program would.
+// free, barrier: before that host collective; device: inside a loop of device barriers; collective: inside a
+// loop of allreduces in launch_host). The survivors must fail with an error naming the victim; they print it
+// with the time it took and exit 1, as a real program would.
 int fault(const std::string& stage, const std::string& signal_name, int victim) {
     const int sig = signal_name == "STOP" ? SIGSTOP : SIGKILL;
     std::printf("pid %d\n", int(::getpid()));
@@ -187,13 +188,24 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
     if (me && stage == "init") ::raise(sig);
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
-    auto flag = w.alloc<std::uint64_t>(1);
+    auto flag = w.alloc<std::uint64_t>(8);
+    auto block = w.alloc<std::uint64_t>(16);
     w.barrier();
     const auto before = clock_type::now();
     try {
         if (stage == "alloc") {
             if (me) ::raise(sig);
             (void)w.alloc<std::uint64_t>(16);
+        } else if (stage == "free") {
+            if (me) ::raise(sig);
+            w.free(block);
+        } else if (stage == "collective") {
+            w.launch_host([&](const pgas::device::context<pgas::host>& pe) {
+                for (int i = 0; i < 1000000; ++i) {
+                    if (me && i == 100) ::raise(sig);
+                    pgas::allreduce(pe, w.team_world(), flag, flag, 8, pgas::op::sum);
+                }
+            });
         } else if (stage == "barrier") {
             if (me) ::raise(sig);
             w.barrier();
