@@ -6,7 +6,7 @@
 //   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
 //                             bootstrap (WHEN=joined); the others must fail init with an error
 //   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
-//                             barrier (KIND=device; device-unwatched: without the peer-failure flag;
+//                             barrier (KIND=device; device-unwatched: without the peer-failure flag and the heartbeats;
 //                             device-after-send: the victim dies inside a host barrier the others skip);
 //                             the others must fail with an error
 //   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
@@ -138,7 +138,10 @@ int die_in_init(int victim, const std::string& when) {
 int die_in_barrier(int victim, const std::string& kind) {
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
-    if (kind == "device-unwatched") ctx.runtime.abort_flag = nullptr;  // only the wait's own timeout is left
+    if (kind == "device-unwatched") {  // only the wait's own timeout is left: no peer-failure flag, no heartbeats
+        ctx.runtime.abort_flag = nullptr;
+        ctx.runtime.heartbeats = nullptr;
+    }
     w.barrier();
     if (w.my_pe() == victim && kind == "device-after-send") {
         // Dies inside a host barrier the others never enter: its frame is sent, unread.
