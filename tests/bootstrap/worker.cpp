@@ -6,7 +6,7 @@
 //   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
 //                             bootstrap (WHEN=joined); the others must fail init with an error
 //   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
-//                             barrier (KIND=device; device-unwatched: without the peer-failure flag;
+//                             barrier (KIND=device; device-unwatched: without the peer-failure flag and the heartbeats;
 //                             device-after-send: the victim dies inside a host barrier the others skip);
 //                             the others must fail with an error
 //   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
@@ -138,7 +138,10 @@ int die_in_init(int victim, const std::string& when) {
 int die_in_barrier(int victim, const std::string& kind) {
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
-    if (kind == "device-unwatched") ctx.runtime.abort_flag = nullptr;  // only the wait's own timeout is left
+    if (kind == "device-unwatched") {  // only the wait's own timeout is left: no peer-failure flag, no heartbeats
+        ctx.runtime.abort_flag = nullptr;
+        ctx.runtime.heartbeats = nullptr;
+    }
     w.barrier();
     if (w.my_pe() == victim && kind == "device-after-send") {
         // Dies inside a host barrier the others never enter: its frame is sent, unread.
@@ -177,8 +180,9 @@ int exit_with(int rank, int code) {
 }
 
 // Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; alloc,
-// barrier: before that host collective; device: inside a loop of device barriers). The survivors must fail
-// with an error naming the victim; they print it with the time it took and exit 1, as a real program would.
+// free, barrier: before that host collective; device: inside a loop of device barriers; collective: inside a
+// loop of allreduces in launch_host). The survivors must fail with an error naming the victim; they print it
+// with the time it took and exit 1, as a real program would.
 int fault(const std::string& stage, const std::string& signal_name, int victim) {
     const int sig = signal_name == "STOP" ? SIGSTOP : SIGKILL;
     std::printf("pid %d\n", int(::getpid()));
@@ -187,13 +191,24 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
     if (me && stage == "init") ::raise(sig);
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
-    auto flag = w.alloc<std::uint64_t>(1);
+    auto flag = w.alloc<std::uint64_t>(8);
+    auto block = w.alloc<std::uint64_t>(16);
     w.barrier();
     const auto before = clock_type::now();
     try {
         if (stage == "alloc") {
             if (me) ::raise(sig);
             (void)w.alloc<std::uint64_t>(16);
+        } else if (stage == "free") {
+            if (me) ::raise(sig);
+            w.free(block);
+        } else if (stage == "collective") {
+            w.launch_host([&](const pgas::device::context<pgas::host>& pe) {
+                for (int i = 0; i < 1000000; ++i) {
+                    if (me && i == 100) ::raise(sig);
+                    pgas::allreduce(pe, w.team_world(), flag, flag, 8, pgas::op::sum);
+                }
+            });
         } else if (stage == "barrier") {
             if (me) ::raise(sig);
             w.barrier();

@@ -1,4 +1,4 @@
-// pgas::runtime_state: what every wait reads besides its condition, the timeout and the peer-failure flag.
+// pgas::runtime_state: what every wait reads besides its condition, the timeout, the peer-failure flag, the heartbeats.
 #pragma once
 
 #include <pgas/core/config.hpp>
@@ -7,12 +7,20 @@
 
 PGAS_NAMESPACE_BEGIN
 
+namespace detail {
+struct heartbeat_table;  // detail/heartbeat.hpp
+}
+
 /// What every wait reads besides its condition. Set by pgas::world (or a
 /// transport's host side) and carried by value in every device::context and
 /// proxy ring view, so waits stop with a diagnostic instead of hanging.
 struct runtime_state {
     std::uint64_t timeout_ns = 0;              ///< a wait gives up after this long (errc::timeout); 0: never
     const volatile int* abort_flag = nullptr;  ///< non-zero: a peer failed (its PE is the value - 1), waits stop
+    /// The node's process heartbeats (multi-process shared-memory heaps only;
+    /// null elsewhere): a host-side wait names a peer silent for longer than
+    /// max(500 ms, timeout / 4) (errc::peer_failed). Never read on the GPU.
+    const detail::heartbeat_table* heartbeats = nullptr;
 };
 
 PGAS_NAMESPACE_END

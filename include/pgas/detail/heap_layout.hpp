@@ -1,4 +1,4 @@
-// Layout of the reserved head of every PE's symmetric heap (sync counters, collective scratch).
+// Layout of the reserved head of every PE's symmetric heap (sync counters, collective scratch, heartbeat).
 #pragma once
 
 #include <pgas/core/config.hpp>
@@ -27,8 +27,12 @@ struct heap_layout {
     // Scratch owned by coll/ (flags and low-latency packet buffers).
     static constexpr std::uint64_t coll_scratch_offset = (team_sync_bytes + 4095) / 4096 * 4096;
     static constexpr std::uint64_t coll_scratch_bytes = std::uint64_t{4} << 20;
+    // The process's heartbeat (detail/heartbeat.hpp): one line, written by its
+    // owner every ~50 ms and read by the node's other processes in long waits.
+    static constexpr std::uint64_t heartbeat_offset = coll_scratch_offset + coll_scratch_bytes;
+    static constexpr std::uint64_t heartbeat_bytes = 256;  // heap_allocator::min_granule: user blocks stay aligned
     // User allocations start here; symmetric_ptrs below it are rejected.
-    static constexpr std::uint64_t user_offset = coll_scratch_offset + coll_scratch_bytes;
+    static constexpr std::uint64_t user_offset = heartbeat_offset + heartbeat_bytes;
 
     PGAS_HD static constexpr std::uint64_t slot_offset(int slot) {
         return team_sync_offset + std::uint64_t(slot) * sizeof(team_sync_slot);

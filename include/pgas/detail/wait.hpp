@@ -5,6 +5,7 @@
 #include <pgas/core/ordering.hpp>
 #include <pgas/core/runtime_state.hpp>
 #include <pgas/detail/clock.hpp>
+#include <pgas/detail/heartbeat.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -70,8 +71,9 @@ struct relax_back_off {
 
 // The one polling loop of every pgas wait (heap words, the proxy ring, IBGDA
 // completions): calls attempt() until it returns true; every 256 polls checks
-// the peer-failure flag, check() and the clock, and calls
-// on_timeout(waited_ms) once runtime's timeout has passed. The clock is first
+// the peer-failure flag, check() and the clock, on the host the peers'
+// heartbeats (detail/heartbeat.hpp: a stopped process, errc::peer_failed
+// naming it), and calls on_timeout(waited_ms) once runtime's timeout has passed. The clock is first
 // read at that first check, not on the first miss: a %globaltimer read sat
 // between a barrier's first poll and its second and cost every 2-PE barrier
 // ~0.55 us on 2xH200 (bench_coll_tune barrier2: red.release + inline polls
@@ -97,9 +99,12 @@ PGAS_HD void poll_until(const runtime_state& runtime, int pe, const char* call, 
         if (!started) {
             start = now;
             started = true;
-        } else if (runtime.timeout_ns != 0 && now - start > runtime.timeout_ns) {
-            on_timeout((now - start) / 1000000);
+            continue;
         }
+        // Host only: GPU heaps carry no table, and %globaltimer is not the host's clock.
+        NV_IF_TARGET(NV_IS_HOST,
+                     (if (runtime.heartbeats) check_heartbeats(*runtime.heartbeats, call, pe, now, now - start);))
+        if (runtime.timeout_ns != 0 && now - start > runtime.timeout_ns) on_timeout((now - start) / 1000000);
     }
 }
 

@@ -482,9 +482,12 @@ public:
     // the others: rank 0's closed, or rank 0 sent an abort naming a PE) and
     // then calls on_failure(failed PE) once, from that thread. The world
     // raises its peer-failure flag with it. Later collectives throw.
-    void watch(std::function<void(int failed_pe)> on_failure) {
+    // on_tick runs on every wake-up (~50 ms), also during collectives and
+    // after a failure: the world stamps its heartbeat with it.
+    void watch(std::function<void(int failed_pe)> on_failure, std::function<void()> on_tick = {}) {
         if (size_ == 1 || watcher_.joinable()) return;
         on_failure_ = std::move(on_failure);
+        on_tick_ = std::move(on_tick);
         watcher_ = std::thread([this] { watch_loop(); });
     }
 
@@ -966,6 +969,7 @@ private:
     void watch_loop() {
         std::unique_lock stop_lock(stop_mutex_);
         while (!stop_changed_.wait_for(stop_lock, std::chrono::milliseconds(50), [&] { return stopping_; })) {
+            if (on_tick_) on_tick_();
             std::unique_lock io(io_, std::try_to_lock);
             if (!io || !broken_.empty() || reported_) continue;
             const int failed = rank_ == 0 ? watch_peers() : watch_root();
@@ -1051,6 +1055,7 @@ private:
     // The watcher (see watch()); io_ keeps it off the sockets during collectives.
     std::mutex io_;
     std::function<void(int)> on_failure_;
+    std::function<void()> on_tick_;
     bool reported_ = false;
     std::mutex stop_mutex_;
     std::condition_variable stop_changed_;

@@ -7,6 +7,7 @@
 #include <pgas/coll/detail/scratch.hpp>
 #include <pgas/host/heap_allocator.hpp>
 #include <pgas/detail/heap_layout.hpp>
+#include <pgas/detail/heartbeat.hpp>
 #include <pgas/host/nvtx.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/host/bootstrap.hpp>
@@ -128,8 +129,17 @@ public:
         heap_factory heap = options.heap ? options.heap : heap_factory(&detail::make_shm_heap);
         world w(std::move(channel), {launch.rank}, launch.size, options, std::move(heap));
         // A peer that dies between collectives stops this process's device
-        // waits (errc::peer_failed naming it) instead of leaving them to time out.
-        if (tcp) tcp->watch([state = w.state_.get()](int failed_pe) { raise_abort(*state, failed_pe); });
+        // waits (errc::peer_failed naming it) instead of leaving them to time out;
+        // one that is stopped (its connection stays open) by its heartbeat.
+        if (tcp) {
+            state_t& s = *w.state_;
+            if (dynamic_cast<detail::shm_heap_memory*>(s.memory.get())) {  // every peer's heap mapped here
+                s.heartbeats = {s.memory->peer_bases(0), s.n_pes, launch.rank, detail::heartbeat_bound_ns(s.timeout_ns)};
+                s.heartbeat.attach(s.memory->local_base(0));
+            }
+            tcp->watch([state = &s](int failed_pe) { raise_abort(*state, failed_pe); },
+                       [state = &s] { state->heartbeat.beat(); });
+        }
         return w;
     }
 
@@ -470,6 +480,7 @@ public:
         r.timeout_ns = state_->timeout_ns;
         r.abort_flag = reinterpret_cast<const volatile int*>(state_->abort);
         if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) r.abort_flag = gpu->abort_flag();
+        if (state_->heartbeats.bases) r.heartbeats = &state_->heartbeats;
         return r;
     }
     /// Raises the peer-failure flag: every wait of this process's PEs stops
@@ -501,6 +512,11 @@ private:
         std::uint64_t timeout_ns = 0;
         detail::heap_allocator allocator{0, 0};
         std::unique_ptr<detail::heap_memory> memory;
+        // Processes of a shared-memory heap: this one's stamp (marked left after
+        // the bootstrap's watcher stopped, before the heap goes) and the table
+        // waits read. Threads need none: a PE thread that ends raises the abort flag.
+        detail::heartbeat_stamp heartbeat;
+        detail::heartbeat_table heartbeats;
         // Per team slot (0: the world team, 1: the node team): whether a split team holds it, and how many have.
         std::array<bool, team::max_slots> slot_live{};
         std::array<unsigned, team::max_slots> slot_generation{};

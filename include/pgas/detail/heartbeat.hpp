@@ -1,0 +1,107 @@
+// Heartbeats between the processes of one node: who stamps, who reads, and when a silent peer counts as stopped.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/error.hpp>
+#include <pgas/detail/clock.hpp>
+#include <pgas/detail/heap_layout.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <cuda/atomic>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+// Why: a process stopped by SIGSTOP (or a debugger, or a frozen cgroup)
+// keeps its bootstrap connection open, so the bootstrap's watcher never sees
+// it go; the others' device-side waits then ran into their timeout with a
+// diagnostic naming the wait, not the PE (issue 13). Each process of a
+// shared-memory heap world instead stamps the word at
+// heap_layout::heartbeat_offset of its own heap with the host clock
+// (steady_clock: CLOCK_MONOTONIC, one clock for the whole node) from its
+// bootstrap watcher, every heartbeat_period_ns; a host-side wait that has
+// lasted longer than the period compares its peers' stamps with its own
+// clock every 256 polls and names the first one older than the bound.
+
+// Stamps that are not times: not yet beating (the heap's zeros: the owner
+// has not finished init) and left (its world was destroyed; a peer still
+// waiting on it has a bug of its own, which the wait's timeout reports).
+inline constexpr std::uint64_t heartbeat_none = 0;
+inline constexpr std::uint64_t heartbeat_left = ~std::uint64_t{0};
+// How often a process stamps (its bootstrap watcher's wake-up, ~50 ms).
+inline constexpr std::uint64_t heartbeat_period_ns = 50'000'000;
+// The least silence that counts as stopped: 10 periods, so that a process
+// descheduled on a loaded machine is not taken for a stopped one.
+inline constexpr std::uint64_t heartbeat_min_bound_ns = 500'000'000;
+
+// The bound for a wait timeout: max(500 ms, timeout / 4); 0 (no check)
+// when waits never time out (PGAS_TIMEOUT_MS=0, e.g. under a debugger).
+inline std::uint64_t heartbeat_bound_ns(std::uint64_t timeout_ns) {
+    if (timeout_ns == 0) return 0;
+    return timeout_ns / 4 > heartbeat_min_bound_ns ? timeout_ns / 4 : heartbeat_min_bound_ns;
+}
+
+inline cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> heartbeat_word(std::byte* heap_base) {
+    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(
+        *reinterpret_cast<std::uint64_t*>(heap_base + heap_layout::heartbeat_offset));
+}
+
+// What a wait reads: every PE's heap base (its heartbeat word), the bound,
+// and the reader's own PE (skipped). Built by the world of a multi-process
+// shared-memory heap; runtime_state::heartbeats points at it.
+struct heartbeat_table {
+    std::byte* const* bases = nullptr;  // by world PE
+    int n_pes = 0;
+    int self = -1;
+    std::uint64_t bound_ns = 0;
+};
+
+// This process's stamp: beat() from the bootstrap watcher; marks the word
+// left when destroyed (after the watcher has stopped, before the heap is unmapped).
+class heartbeat_stamp {
+public:
+    heartbeat_stamp() = default;
+    heartbeat_stamp(const heartbeat_stamp&) = delete;
+    heartbeat_stamp& operator=(const heartbeat_stamp&) = delete;
+    ~heartbeat_stamp() {
+        if (own_) heartbeat_word(own_).store(heartbeat_left, cuda::memory_order_relaxed);
+    }
+
+    void attach(std::byte* own_heap_base) {
+        own_ = own_heap_base;
+        beat();
+    }
+    void beat() const {
+        if (own_) heartbeat_word(own_).store(now_ns(), cuda::memory_order_relaxed);
+    }
+
+private:
+    std::byte* own_ = nullptr;
+};
+
+// Host side of poll_until, every 256 polls once the wait has lasted a
+// heartbeat period: throws errc::peer_failed naming the first peer whose
+// stamp is older than the bound. n relaxed loads of lines their owners
+// write every 50 ms: nothing beside the yields of 256 host polls.
+inline void check_heartbeats(const heartbeat_table& table, const char* call, int pe, std::uint64_t now,
+                             std::uint64_t waited_ns) {
+    if (table.bound_ns == 0 || waited_ns < heartbeat_period_ns) return;
+    for (int q = 0; q < table.n_pes; ++q) {
+        if (q == table.self) continue;
+        const std::uint64_t stamp = heartbeat_word(table.bases[q]).load(cuda::memory_order_relaxed);
+        if (stamp == heartbeat_none || stamp == heartbeat_left || stamp >= now) continue;
+        if (now - stamp <= table.bound_ns) continue;
+        throw_error(errc::peer_failed, pe, call,
+                    "PE " + std::to_string(q) + " stopped responding: no heartbeat for " +
+                        std::to_string((now - stamp) / 1000000) + " ms (bound " +
+                        std::to_string(table.bound_ns / 1000000) +
+                        " ms: max(500 ms, PGAS_TIMEOUT_MS / 4)); the process is stopped (SIGSTOP, a debugger) "
+                        "or starved of CPU");
+    }
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END
