@@ -539,6 +539,40 @@ inline void fill(float* p, std::size_t n, float value, cudaStream_t stream = nul
     COMPARE_CUDA(cudaStreamSynchronize(stream));
 }
 
+// --- one rank per process (pgas_compare and nvshmem_compare time the same way) ------------
+
+// This rank's GPU and stream among the forked ranks, and the three ways the programs time with them.
+struct rank_timer {
+    ranks& rk;
+    int device = 0;
+    cudaStream_t stream = nullptr;
+
+    // Every rank captures and replays its own graph; replays start together. The ranks agree on the plan
+    // (capture's group): graphs of different lengths would leave one rank waiting in a collective for ever.
+    timing all(plan pl, const std::function<void(cudaStream_t)>& enqueue) {
+        std::vector<lane> lanes{capture(device, stream, pl, enqueue, &rk)};
+        auto t = replay(lanes, [&] { rk.barrier(); }, &rk);
+        release(lanes[0]);
+        return t;
+    }
+
+    // Rank 0 alone (one-sided benchmarks); the other ranks wait.
+    template <class Body>
+    void rank0_only(Body&& body) {
+        rk.barrier();
+        if (rk.rank() == 0) body();
+        rk.barrier();
+    }
+
+    // The calling rank alone (inside rank0_only).
+    timing alone(plan pl, const std::function<void(cudaStream_t)>& enqueue) {
+        std::vector<lane> lanes{capture(device, stream, pl, enqueue)};
+        auto t = replay(lanes, nullptr);
+        release(lanes[0]);
+        return t;
+    }
+};
+
 // --- output --------------------------------------------------------------------
 
 inline std::string utc_now() {

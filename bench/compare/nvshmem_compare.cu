@@ -143,29 +143,17 @@ struct bench {
         compare::emit(r, machine, date);
     }
 
-    // Every rank captures and replays its own graph; replays start together.
-    // The ranks agree on the plan (capture's group): graphs of different
-    // lengths would leave one rank waiting in a collective for ever.
+    // compare::rank_timer's three ways (shared with the other program, so both time alike).
+    compare::rank_timer timer() { return {rk, device, stream}; }
     compare::timing time_all(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
-        std::vector<compare::lane> lanes{compare::capture(device, stream, pl, enqueue, &rk)};
-        auto t = compare::replay(lanes, [&] { rk.barrier(); }, &rk);
-        compare::release(lanes[0]);
-        return t;
+        return timer().all(pl, enqueue);
     }
-
-    // Rank 0 alone (one-sided benchmarks); the other ranks wait.
     template <class Body>
     void rank0_only(Body&& body) {
-        rk.barrier();
-        if (me == 0) body();
-        rk.barrier();
+        timer().rank0_only(body);
     }
-
     compare::timing time_rank0(compare::plan pl, const std::function<void(cudaStream_t)>& enqueue) {
-        std::vector<compare::lane> lanes{compare::capture(device, stream, pl, enqueue)};
-        auto t = compare::replay(lanes, nullptr);
-        compare::release(lanes[0]);
-        return t;
+        return timer().alone(pl, enqueue);
     }
 
     // Both ends of a put/get destination hold the source's bytes (peer
