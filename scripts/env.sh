@@ -59,9 +59,10 @@ pgas_mps_stop() {
 # ON when a GPU is visible or CI asks for it (PGAS_CI=1: CI compiles the GPU code it cannot run, since it is the only
 # compiler that sees it before the GPU machine does); OFF otherwise: no nvcc minutes for binaries nothing here runs.
 pgas_gpu_code() { if [[ ${PGAS_CI:-0} == 1 ]] || pgas_have_gpu; then echo ON; else echo OFF; fi; }
-# The header checks (every public header compiled alone, as C++ and CUDA) run in CI and on machines without a
-# GPU; a GPU machine that is not CI leaves them to CI: they were most of its build (tests/CMakeLists.txt).
-pgas_header_checks() { if [[ ${PGAS_CI:-0} != 1 ]] && pgas_have_gpu; then echo OFF; else echo ON; fi; }
+# The compile-only checks (every public header compiled alone, as C++ and CUDA; kernels that instantiate every
+# device op of ibgda, route and the on-stream collectives) run in CI and on machines without a GPU; a GPU machine
+# that is not CI leaves them to CI: they build nothing it runs (tests/CMakeLists.txt).
+pgas_compile_checks() { if [[ ${PGAS_CI:-0} != 1 ]] && pgas_have_gpu; then echo OFF; else echo ON; fi; }
 # Configures $1 (default build) with the log in $1/configure.log; prints the log when configure fails.
 pgas_configure() {
   local build=${1:-build} start=$SECONDS gpu_code
@@ -69,7 +70,7 @@ pgas_configure() {
   mkdir -p "$build"
   echo "pgas: configuring $build (log: $build/configure.log); GPU-only tests and benchmarks: $gpu_code" \
        "(PGAS_BUILD_GPU_CODE: on with a GPU or PGAS_CI=1)"
-  if ! cmake -S "$_pgas_root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPGAS_BUILD_GPU_CODE="$gpu_code" -DPGAS_BUILD_HEADER_CHECKS="$(pgas_header_checks)" \
+  if ! cmake -S "$_pgas_root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPGAS_BUILD_GPU_CODE="$gpu_code" -DPGAS_BUILD_COMPILE_CHECKS="$(pgas_compile_checks)" \
        > "$build/configure.log" 2>&1; then
     echo "pgas: configure failed; $build/configure.log:" >&2
     cat "$build/configure.log" >&2

@@ -83,22 +83,44 @@ PGAS_HD inline void expect_bytes(const reporter& expect, const std::uint8_t* got
         }
 }
 
-// Every check, in order, on this PE's thread. `ctx` is the route; `near_ctx`
-// and `far_ctx` are its two transports on their own (the quiet check tells
-// each target through the path its data did not take).
-template <class Ctx, class NearCtx, class FarCtx>
-PGAS_HD void run_all(const Ctx& ctx, const NearCtx& near_ctx, const FarCtx& far_ctx, const buffers& b) {
-    const int me = ctx.my_pe();
-    const reporter expect{me, b.failures};
-    const int target[2] = {me ^ 1, (me + 2) % 4};
-    auto slot = [](pgas::symmetric_ptr<std::uint8_t> base, int k, std::size_t size) {
-        return base + std::ptrdiff_t(k) * std::ptrdiff_t(size);
-    };
-    std::uint8_t* data[2] = {b.scratch, b.scratch + big};                       // big sources, one per path
-    std::uint8_t* tiny[2] = {b.scratch + 2 * big, b.scratch + 2 * big + 64};    // small sources
-    std::uint8_t* got = b.scratch + 2 * big + 128;                              // get destinations
-    std::uint8_t* got_nbi = got + big;
-    std::uint8_t* got_small = got_nbi + big;
+// What both parts of run_all share: this PE's two targets (a near and a far
+// peer) and its scratch areas.
+struct plan {
+    int me;
+    reporter expect;
+    int target[2];            // near, far
+    std::uint8_t* data[2];    // big sources, one per path
+    std::uint8_t* tiny[2];    // small sources
+    std::uint8_t* got;        // get destinations
+    std::uint8_t* got_nbi;
+    std::uint8_t* got_small;
+};
+
+PGAS_HD inline plan make_plan(int me, const buffers& b) {
+    plan p{me, reporter{me, b.failures}, {me ^ 1, (me + 2) % 4}, {b.scratch, b.scratch + big},
+           {b.scratch + 2 * big, b.scratch + 2 * big + 64}, nullptr, nullptr, nullptr};
+    p.got = b.scratch + 2 * big + 128;
+    p.got_nbi = p.got + big;
+    p.got_small = p.got_nbi + big;
+    return p;
+}
+
+PGAS_HD inline pgas::symmetric_ptr<std::uint8_t> slot(pgas::symmetric_ptr<std::uint8_t> base, int k, std::size_t size) {
+    return base + std::ptrdiff_t(k) * std::ptrdiff_t(size);
+}
+
+// The data movement checks: put, put_nbi, get, get_nbi, p, g and the atomics.
+template <class Ctx>
+PGAS_HD void run_data(const Ctx& ctx, const buffers& b) {
+    const plan p = make_plan(ctx.my_pe(), b);
+    const int me = p.me;
+    const reporter& expect = p.expect;
+    const int* target = p.target;
+    std::uint8_t* const* data = p.data;
+    std::uint8_t* const* tiny = p.tiny;
+    std::uint8_t* got = p.got;
+    std::uint8_t* got_nbi = p.got_nbi;
+    std::uint8_t* got_small = p.got_small;
 
     // put (blocking), big and inline-small
     for (int k = 0; k < 2; ++k) {
@@ -230,6 +252,21 @@ PGAS_HD void run_all(const Ctx& ctx, const NearCtx& near_ctx, const FarCtx& far_
     }
     pgas::barrier_all(ctx);
 
+}
+
+// The ordering and synchronisation checks: signals, put_signal, fence, quiet
+// across the paths, barriers and the collectives. `near_ctx` and `far_ctx`
+// are the route's two transports on their own (the quiet check tells each
+// target through the path its data did not take).
+template <class Ctx, class NearCtx, class FarCtx>
+PGAS_HD void run_sync(const Ctx& ctx, const NearCtx& near_ctx, const FarCtx& far_ctx, const buffers& b) {
+    const plan p = make_plan(ctx.my_pe(), b);
+    const int me = p.me;
+    const reporter& expect = p.expect;
+    const int* target = p.target;
+    std::uint8_t* const* data = p.data;
+    std::uint8_t* const* tiny = p.tiny;
+
     // signal add and set
     for (int k = 0; k < 2; ++k)
         for (int i = 0; i < 2; ++i) pgas::signal(ctx, b.sig + k, std::uint64_t(me + 1), pgas::signal_op::add, target[k]);
@@ -339,6 +376,15 @@ PGAS_HD void run_all(const Ctx& ctx, const NearCtx& near_ctx, const FarCtx& far_
                (unsigned long long)ctx.local(b.out)[i], (unsigned long long)(me % 2 + 2));
     pgas::barrier_all(ctx);
     pgas::quiet(far_ctx);
+}
+
+// Every check, in order, on this PE's thread: run_data, then run_sync (two
+// functions so that a GPU build can put them in two kernels, and two
+// translation units: as one kernel it was the longest step of the build).
+template <class Ctx, class NearCtx, class FarCtx>
+PGAS_HD void run_all(const Ctx& ctx, const NearCtx& near_ctx, const FarCtx& far_ctx, const buffers& b) {
+    run_data(ctx, b);
+    run_sync(ctx, near_ctx, far_ctx, b);
 }
 
 // Allocates every symmetric buffer of `buffers` (collective; scratch,

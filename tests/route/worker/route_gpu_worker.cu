@@ -15,6 +15,7 @@
 #include <pgas/host/route/context.hpp>
 
 #include "route_checks.hpp"
+#include "route_gpu_kernels.hpp"
 
 #include <cuda_runtime.h>
 
@@ -28,17 +29,18 @@
 
 namespace {
 
-using near_ctx_t = pgas::device::context<pgas::nvlink>;
-using far_ctx_t = pgas::device::context<pgas::libfabric>;
-using route_ctx_t = pgas::device::context<pgas::route<pgas::nvlink, pgas::libfabric>>;
+using route_gpu_kernels::far_ctx_t;
+using route_gpu_kernels::near_ctx_t;
+using route_gpu_kernels::route_ctx_t;
 
 void cuda_check(cudaError_t rc, const char* what) {
     if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
 }
 
-PGAS_KERNEL void checks_kernel(__grid_constant__ const route_ctx_t ctx, __grid_constant__ const near_ctx_t near_ctx,
-                               __grid_constant__ const far_ctx_t far_ctx, const route_checks::buffers b) {
-    route_checks::run_all(ctx, near_ctx, far_ctx, b);
+// The first half of the checks; the second (run_sync) is in route_gpu_sync_kernel.cu, a translation unit of its
+// own: as one kernel in one file they were the longest step of the GPU build.
+PGAS_KERNEL void data_checks_kernel(__grid_constant__ const route_ctx_t ctx, const route_checks::buffers b) {
+    route_checks::run_data(ctx, b);
 }
 
 // One local PE's run: its contexts, scratch, failure counter and stream.
@@ -139,16 +141,27 @@ int main(int argc, char** argv) {
             r.b.failures = r.failures;
         }
         w.barrier();
-        // Every local PE's kernel at once (they wait for each other).
+        // Every local PE's kernel at once (they wait for each other), and only then the next phase: a kernel
+        // queued behind a running one would sit in a hardware work queue that streams share (fewer of them under
+        // MPS), where it can hold up the CUDA copies the proxy thread makes for the running one.
         for (auto& r : runs) {
             cuda_check(cudaSetDevice(r.device), "cudaSetDevice");
-            checks_kernel<<<1, 1, 0, r.stream>>>(r.ctx, r.near_ctx, r.far_ctx, r.b);
-            cuda_check(cudaGetLastError(), "launching checks_kernel");
+            data_checks_kernel<<<1, 1, 0, r.stream>>>(r.ctx, r.b);
+            cuda_check(cudaGetLastError(), "launching data_checks_kernel");
+        }
+        for (auto& r : runs) {
+            cuda_check(cudaSetDevice(r.device), "cudaSetDevice");
+            cuda_check(cudaStreamSynchronize(r.stream), "data_checks_kernel");
+        }
+        for (auto& r : runs) {
+            cuda_check(cudaSetDevice(r.device), "cudaSetDevice");
+            cuda_check(route_gpu_kernels::launch_sync_checks(r.ctx, r.near_ctx, r.far_ctx, r.b, r.stream),
+                       "launching sync_checks_kernel");
         }
         unsigned wrong = 0;
         for (auto& r : runs) {
             cuda_check(cudaSetDevice(r.device), "cudaSetDevice");
-            cuda_check(cudaStreamSynchronize(r.stream), "checks_kernel");
+            cuda_check(cudaStreamSynchronize(r.stream), "sync_checks_kernel");
             wrong += *r.failures;
         }
         w.barrier();
