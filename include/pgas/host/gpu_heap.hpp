@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -275,6 +276,21 @@ inline heap_factory gpu_process_heap_factory(int device) {
     return [device](const heap_request& request) -> std::unique_ptr<heap_memory> {
         return std::make_unique<gpu_heap_memory>(request, std::vector<int>{device});
     };
+}
+
+// Several PEs of one process on one GPU run kernels that wait for each other, each on its own stream. CUDA maps
+// streams onto CUDA_DEVICE_MAX_CONNECTIONS hardware work queues (8 by default; fewer per process under MPS), in
+// order within a queue: work queued behind a waiting kernel (the next kernel of that PE's stream, an event) holds
+// up the peer kernels queued after it, which never start (seen: bench_moe, 4 PEs on one H100 under MPS, hung at
+// its first barrier; CUDA_DEVICE_MAX_CONNECTIONS=32 ran it, =1 or 2 hung it without MPS too). So a process that
+// puts more than one PE on a GPU asks for the most queues (32), unless the program chose a value. The driver
+// reads the variable when it creates a GPU's context: a program that used the GPU before world::init_local sets
+// it itself (docs/troubleshooting.md).
+inline void prefer_a_work_queue_per_pe(const std::vector<int>& devices) {
+    bool shared = false;
+    for (std::size_t i = 0; i < devices.size() && !shared; ++i)
+        for (std::size_t j = i + 1; j < devices.size() && !shared; ++j) shared = devices[i] == devices[j];
+    if (shared) ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
 }
 
 inline heap_factory gpu_heap_factory(std::vector<int> devices) {

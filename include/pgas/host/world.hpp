@@ -79,12 +79,16 @@ public:
     /// different non-blocking streams, fit on the GPU together, and be loaded
     /// before they run (CUDA_MODULE_LOADING=EAGER: a lazily loaded kernel's
     /// first launch waits for the GPU to go idle, i.e. for a running peer
-    /// that is waiting for this very launch).
+    /// that is waiting for this very launch). PEs sharing a GPU also need a
+    /// hardware work queue each: unless CUDA_DEVICE_MAX_CONNECTIONS is set,
+    /// init_local sets it to 32, which takes effect when this call creates the
+    /// GPU's context (a program that used the GPU before sets it itself).
     ///
     /// Throws errc::invalid_argument for an empty list, errc::cuda when a GPU heap cannot be made.
     static world init_local(const std::vector<int>& devices, world_options options = {}) {
         if (devices.empty())
             detail::throw_error(errc::invalid_argument, -1, "world::init_local", "the device list is empty");
+        detail::prefer_a_work_queue_per_pe(devices);
         std::vector<int> local(devices.size());
         for (std::size_t i = 0; i < devices.size(); ++i) local[i] = int(i);
         if (options.heap_bytes == 0)
