@@ -261,3 +261,18 @@ TEST_CASE("bad input (PGAS_CHECKS): a window op past the buffer's end, to a PE o
     CHECK(error_text([&] { pgas::put(ctx, win, src, 1, 1); }, pgas::errc::transport_unavailable) ==
           "pgas: put on PE 0: window buffer not mapped here (not load/store reachable, or released), target PE 1");
 }
+
+TEST_CASE("register_window on a route<host, host> context: puts to near and far peers land in their buffers") {
+    pgas::world::run_threads(4, [&](pgas::world& w) {
+        const int me = w.my_pe();
+        pgas::transport_builder_t<pgas::route<pgas::host, pgas::host>> routes(w, {.near_pes = pgas::pe_range{me / 2 * 2, 2}});
+        const auto ctx = routes.context();
+        std::vector<int> buffer(4, -1);
+        const auto win = w.register_window(buffer.data(), 4);
+        for (int q = 0; q < 4; ++q) pgas::p(ctx, win + me, 10 * me + q, q);  // near (me ^ 1) and far peers alike
+        pgas::barrier_all(ctx);
+        for (int q = 0; q < 4; ++q) CHECK(buffer[std::size_t(q)] == 10 * q + me);
+        pgas::barrier_all(ctx);
+        w.release_window(win);
+    }, test::options());
+}
