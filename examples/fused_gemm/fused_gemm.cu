@@ -10,6 +10,10 @@
 //                  4 thread blocks; `fused_gemm 2` on a one-GPU machine runs two PEs sharing it;
 //       without (or --host): n_pes PEs as threads on the host transport (default 4), one worker each.
 //
+// The partial tiles land in a buffer the program allocated itself (cudaMalloc on GPUs, plain memory on the host
+// transport), as a framework's workspace would be: registered once as a window (world::register_window), every PE
+// puts straight into it, and nothing is copied into or out of the symmetric heap; only the counters live there.
+//
 // Tile t of C (row-major over the tile grid) is owned by PE t % n_pes. PE p computes tiles starting with those of
 // PE p + 1, so the pushes to the others leave first and its own partial tiles come last, when the other PEs'
 // parts of them have had the longest time to arrive.
@@ -34,7 +38,8 @@ struct gemm_args {
     pgas::symmetric_ptr<float> a;               // size x k_per_pe, row-major: this PE's columns of A
     pgas::symmetric_ptr<float> b;               // k_per_pe x size, row-major: this PE's rows of B
     pgas::symmetric_ptr<float> outbox;          // n_tiles partial tiles, one slot each (never reused: no wait)
-    pgas::symmetric_ptr<float> inbox;           // [owned tile][from PE]: the partial tiles pushed to this PE
+    pgas::window<float> inbox;                  // [owned tile][from PE]: the partial tiles pushed to this PE, in
+                                                // each PE's own registered buffer
     pgas::symmetric_ptr<std::uint64_t> ready;   // [owned tile]: how many PEs' parts have landed
     pgas::symmetric_ptr<float> c;               // [owned tile]: this PE's tiles of C
     int size;                                   // C is size x size
@@ -73,7 +78,7 @@ PGAS_HD void gemm_reduce_scatter(const pgas::device::context<Transport>& ctx, co
     // 2. My own tiles: once all n_pes parts are in, add them up (in PE order, the same on every run).
     for (int slot = worker; slot < owned_tiles(tiles, me, n_pes); slot += n_workers) {
         pgas::signal_wait_until(ctx, g.ready + slot, pgas::cmp::eq, std::uint64_t(n_pes));
-        const float* parts = ctx.local(g.inbox) + slot * n_pes * tile_elems;
+        const float* parts = pgas::window_local(ctx, g.inbox) + slot * n_pes * tile_elems;
         float* c = ctx.local(g.c) + slot * tile_elems;
         for (int e = int(G::rank()); e < tile_elems; e += int(G::size())) {
             float sum = 0;
@@ -86,14 +91,22 @@ PGAS_HD void gemm_reduce_scatter(const pgas::device::context<Transport>& ctx, co
 
 // --- set-up and check, the same for both transports ---------------------------------------------------------------
 
-static gemm_args make_args(pgas::world& world, int size) {
+// Elements of each PE's inbox buffer.
+static int inbox_elems(int size, int n_pes) {
+    gemm_args g;
+    g.size = size;
+    return owned_tiles(n_tiles(g), 0, n_pes) * n_pes * tile_elems;
+}
+
+// `inboxes`: one buffer of inbox_elems per local PE, allocated by the caller; registered here as the inbox window.
+static gemm_args make_args(pgas::world& world, int size, const std::vector<float*>& inboxes) {
     gemm_args g;
     g.size = size;
     const int n_pes = world.n_pes(), owned_max = owned_tiles(n_tiles(g), 0, n_pes);
     g.a = world.alloc<float>(size * k_per_pe);  // collective: the same symmetric_ptr on every PE, zero-filled
     g.b = world.alloc<float>(k_per_pe * size);
     g.outbox = world.alloc<float>(n_tiles(g) * tile_elems);
-    g.inbox = world.alloc<float>(owned_max * n_pes * tile_elems);
+    g.inbox = world.register_window(inboxes, inbox_elems(size, n_pes));  // collective: the same handle on every PE
     g.ready = world.alloc<std::uint64_t>(owned_max);
     g.c = world.alloc<float>(owned_max * tile_elems);
     return g;
@@ -151,7 +164,12 @@ static int on_gpus(int n_gpus, int n_pes, int size) {
     for (int pe = 0; pe < n_pes; ++pe) devices.push_back(pe % n_gpus);
     auto world = pgas::world::init_local(devices);
     std::printf("%d GPU(s): %d PEs on the NVLink transport\n", n_gpus, world.n_pes());
-    const gemm_args g = make_args(world, size);
+    std::vector<float*> inboxes(n_pes);  // the program's own memory, not the symmetric heap
+    for (int pe = 0; pe < n_pes; ++pe) {
+        check(cudaSetDevice(world.device_of(pe)), "cudaSetDevice");
+        check(cudaMalloc(&inboxes[pe], std::size_t(inbox_elems(size, n_pes)) * sizeof(float)), "cudaMalloc inbox");
+    }
+    const gemm_args g = make_args(world, size, inboxes);
     std::vector<cudaStream_t> streams(n_pes);
     for (int pe = 0; pe < n_pes; ++pe) {
         check(cudaSetDevice(world.device_of(pe)), "cudaSetDevice");
@@ -177,6 +195,11 @@ static int on_gpus(int n_gpus, int n_pes, int size) {
         check(cudaStreamDestroy(streams[pe]), "stream");
         wrong += count_wrong(g, pe, n_pes, c.data());
     }
+    world.release_window(g.inbox);  // collective; then the buffers are the program's to free
+    for (int pe = 0; pe < n_pes; ++pe) {
+        check(cudaSetDevice(world.device_of(pe)), "cudaSetDevice");
+        check(cudaFree(inboxes[pe]), "cudaFree inbox");
+    }
     return report(wrong, n_pes, size);
 }
 
@@ -185,7 +208,10 @@ static int on_gpus(int n_gpus, int n_pes, int size) {
 static int on_host(int n_pes, int size) {
     auto world = pgas::world::init_local(n_pes);
     std::printf("host transport: %d PEs as threads\n", world.n_pes());
-    const gemm_args g = make_args(world, size);
+    std::vector<std::vector<float>> memory(n_pes, std::vector<float>(std::size_t(inbox_elems(size, n_pes))));
+    std::vector<float*> inboxes;
+    for (auto& m : memory) inboxes.push_back(m.data());
+    const gemm_args g = make_args(world, size, inboxes);
     for (int pe = 0; pe < n_pes; ++pe) {
         std::vector<float> a, b;
         operands(pe, size, a, b);
@@ -195,6 +221,7 @@ static int on_host(int n_pes, int size) {
     world.launch_host([&](const pgas::device::context<pgas::host>& ctx) { gemm_reduce_scatter<pgas::block>(ctx, g, 0, 1); });
     int wrong = 0;
     for (int pe = 0; pe < n_pes; ++pe) wrong += count_wrong(g, pe, n_pes, world.local(g.c, pe));
+    world.release_window(g.inbox);
     return report(wrong, n_pes, size);
 }
 

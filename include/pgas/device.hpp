@@ -19,11 +19,13 @@
 #include <pgas/core/scope.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
+#include <pgas/core/window.hpp>
 #include <pgas/device/atomic.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/device/rma.hpp>
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
+#include <pgas/device/window.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/host/host.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>

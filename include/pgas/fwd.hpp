@@ -6,6 +6,8 @@
 PGAS_NAMESPACE_BEGIN
 template <class T>
 class symmetric_ptr;
+template <class T>
+class window;
 class team;
 class error;
 class world;

@@ -3,6 +3,8 @@
 //   ring                      put a ring shift over the shm heap with the host transport, check every byte; then
 //                             team_node, an aligned alloc and 80 split teams made and destroyed
 //   alloc_mismatch            PE 1 allocates another size; every PE must report the mismatch
+//   window_processes          every PE registers a buffer of its own; the host transport between processes must
+//                             refuse it on every PE with the text that says what is supported
 //   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
 //                             bootstrap (WHEN=joined); the others must fail init with an error
 //   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
@@ -114,6 +116,32 @@ int alloc_mismatch() {
         if (e.code() != pgas::errc::collective_mismatch) throw;
         std::printf("mismatch reported: %s\n", e.what());
     }
+    auto ok = w.alloc<int>(10);  // the world stays usable
+    w.barrier();
+    w.free(ok);
+    return 0;
+}
+
+int window_processes() {
+    auto w = pgas::world::init(options());
+    std::vector<int> buffer(16);
+    const std::string expected = "pgas: register_window on PE " + std::to_string(w.my_pe()) + ": PE " +
+                                 std::to_string(w.my_pe() == 0 ? 1 : 0) +
+                                 " is another process: the host transport reaches a window only between PEs that "
+                                 "are threads of one process (init_local(n), run_threads); between processes "
+                                 "allocate the buffer in the symmetric heap (alloc)";
+    try {
+        (void)w.register_window(buffer.data(), 16);
+        std::printf("PE %d: register_window did not report the processes\n", w.my_pe());
+        return 1;
+    } catch (const pgas::error& e) {
+        if (e.code() != pgas::errc::transport_unavailable || e.what() != expected) {
+            std::printf("PE %d: wrong error text: %s\n", w.my_pe(), e.what());
+            return 1;
+        }
+        std::printf("refused as expected: %s\n", e.what());
+    }
+    if (w.live_windows() != 0) return 1;
     auto ok = w.alloc<int>(10);  // the world stays usable
     w.barrier();
     w.free(ok);
@@ -240,6 +268,7 @@ int main(int argc, char** argv) {
     try {
         if (scenario == "ring") return ring();
         if (scenario == "alloc_mismatch") return alloc_mismatch();
+        if (scenario == "window_processes") return window_processes();
         if (scenario == "die_in_init") return die_in_init(std::stoi(arg(2)), arg(3));
         if (scenario == "die_in_barrier") return die_in_barrier(std::stoi(arg(2)), arg(3));
         if (scenario == "exit") return exit_with(std::stoi(arg(2)), std::stoi(arg(3)));

@@ -30,6 +30,8 @@ enum class host_call : std::uint16_t {
     barrier,
     destroy_team,
     team_node,
+    register_window,
+    release_window,
     count_  // first invalid value
 };
 enum class exchange_op : std::uint16_t { allgather = 1, barrier = 2, count_ };
@@ -45,6 +47,8 @@ constexpr const char* host_call_name(host_call call) {
         case host_call::barrier: return "barrier";
         case host_call::destroy_team: return "destroy_team";
         case host_call::team_node: return "team_node";
+        case host_call::register_window: return "register_window";
+        case host_call::release_window: return "release_window";
         case host_call::count_: break;
     }
     return "unknown call";

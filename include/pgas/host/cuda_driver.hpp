@@ -29,6 +29,7 @@ struct driver_api {
     decltype(&::cuMemGetAllocationGranularity) cuMemGetAllocationGranularity = nullptr;
     decltype(&::cuMemExportToShareableHandle) cuMemExportToShareableHandle = nullptr;
     decltype(&::cuMemImportFromShareableHandle) cuMemImportFromShareableHandle = nullptr;
+    decltype(&::cuMemGetAddressRange) cuMemGetAddressRange = nullptr;  // register_window: the allocation of a pointer
 };
 
 template <class Fn>
@@ -62,6 +63,7 @@ inline const driver_api& driver() {
         resolve(a.cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity");
         resolve(a.cuMemExportToShareableHandle, "cuMemExportToShareableHandle");
         resolve(a.cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle");
+        resolve(a.cuMemGetAddressRange, "cuMemGetAddressRange");
         return a;
     }();
     return api;

@@ -4,6 +4,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
+#include <pgas/core/window.hpp>
 #include <pgas/coll/detail/scratch.hpp>
 #include <pgas/host/heap_allocator.hpp>
 #include <pgas/detail/heap_layout.hpp>
@@ -13,6 +14,7 @@
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/env.hpp>
 #include <pgas/host/gpu_heap.hpp>
+#include <pgas/host/gpu_window.hpp>
 #include <pgas/host/heap_memory.hpp>
 #include <pgas/host/launch_env.hpp>
 #include <pgas/host/shm_heap.hpp>
@@ -265,6 +267,90 @@ public:
                                     " is not the start of a live allocation (double free or foreign pointer)");
     }
 
+    /// Collective: registers a buffer that the caller allocated itself as a window that every PE may put to, get
+    /// from and update atomically in kernels (device/window.hpp), as NVSHMEM's nvshmemx_buffer_register and NCCL's
+    /// ncclCommWindowRegister. Each PE passes its own buffer of `count` elements of T (the same count everywhere);
+    /// the buffers may sit at different addresses and are not copied. For a world with one local PE (init_gpu,
+    /// init under a launcher, run_threads); the vector overload takes one buffer per local PE.
+    ///
+    /// What the buffer must be, per heap: on a GPU heap (nvlink) GPU memory of the PE's own GPU inside one
+    /// allocation: cudaMalloc'd, or cuMemCreate'd within one process; between processes it is shared by CUDA IPC
+    /// (cudaIpcGetMemHandle, so cudaMalloc memory only). On a host heap (the host transport) any host memory of PEs
+    /// that are threads of one process (init_local(n), run_threads); processes over shared memory cannot reach each
+    /// other's private memory and get errc::transport_unavailable (use alloc there). Windows are reached by
+    /// load/store: the device ops compile for nvlink, host and route (near peers); the libfabric and ibgda
+    /// transports have no window ops yet.
+    ///
+    /// Returns once every PE's buffer is reachable from every local PE's kernels, with the same handle on every
+    /// PE. The buffer must outlive the window: release it with release_window before freeing it. No cap on live
+    /// windows beyond the heap: each takes n_pes() * 16 bytes (one 256-byte granule per 16 PEs) of every PE's
+    /// heap for its per-PE table, and no fixed slot table, so nothing bounds them but memory and, between
+    /// processes, the driver's IPC mappings (one per peer allocation, however many windows share it).
+    ///
+    /// Throws, on every PE, naming the call, the PE and the value: errc::invalid_argument for a null pointer, a
+    /// count <= 0, a pointer that is not GPU memory of the PE's GPU (cudaPointerGetAttributes), a range that
+    /// straddles allocations (cuMemGetAddressRange) — the PE with the bad buffer names it, the others name that
+    /// PE; errc::collective_mismatch when PEs pass different sizes ("bytes = 80 here but 40 on PE 0");
+    /// errc::transport_unavailable on the host transport between processes; errc::heap_exhausted when the heap
+    /// cannot hold the table; errc::cuda when CUDA IPC fails.
+    template <class T, std::integral Count>
+    window<T> register_window(T* buffer, Count count) {
+        if (n_local_pes() != 1)
+            detail::throw_error(errc::invalid_argument, -1, "register_window",
+                                "this world drives " + std::to_string(n_local_pes()) +
+                                    " PEs: pass one buffer per local PE (register_window(std::vector<T*>, count))");
+        return register_buffers<T>(std::vector<T*>{buffer}, count);
+    }
+
+    /// Collective: register_window with one buffer per local PE (buffers[i] is local PE i's), for worlds that
+    /// drive several PEs (init_local(n), init_local(devices)). Everything else as the one-buffer form.
+    ///
+    /// Throws as the one-buffer form, and errc::invalid_argument when buffers.size() != n_local_pes().
+    template <class T, std::integral Count>
+    window<T> register_window(const std::vector<T*>& buffers, Count count) {
+        if (buffers.size() != std::size_t(n_local_pes()))
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "register_window",
+                                "one buffer per local PE: got " + std::to_string(buffers.size()) + " for " +
+                                    std::to_string(n_local_pes()) + " local PEs");
+        return register_buffers<T>(buffers, count);
+    }
+
+    /// Collective: releases a window made by register_window (any handle derived from it by arithmetic): drops
+    /// every PE's mapping of the others' buffers (CUDA IPC ones are closed) and frees its table. The buffers
+    /// themselves stay the caller's. The caller must have completed every kernel and stream operation that uses
+    /// the window (as for free); a copy of the handle kept past this names nothing (a device op on it reports
+    /// errc::transport_unavailable under PGAS_CHECKS, while the heap block is not reused).
+    ///
+    /// Returns once no PE maps the window. Throws errc::invalid_argument for a window that is not live in this
+    /// world (released twice, never registered, null, or from another world), naming its table offset and id;
+    /// errc::collective_mismatch when PEs release different windows.
+    template <class T>
+    void release_window(window<T> w) {
+        PGAS_NVTX_RANGE("pgas::world::release_window");
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::release_window);
+        agree("release_window", "window table offset", w.table_offset());
+        agree("release_window", "window id", w.id());
+        auto& windows = state_->windows;
+        auto at = windows.begin();
+        while (at != windows.end() && !(at->table == w.table_offset() && at->id == w.id())) ++at;
+        if (at == windows.end())
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "release_window",
+                                "window (table offset " + offset_text(w.table_offset()) + ", id " +
+                                    std::to_string(w.id()) +
+                                    ") is not a live window of this world (released twice, never registered, or "
+                                    "from another world)");
+        state_->bootstrap->barrier();  // no PE still maps it in a host call
+        for (const auto& [pe, allocation] : at->ipc_opened) state_->ipc.close(pe, allocation);
+        for (int local = 0; local < n_local_pes(); ++local)
+            state_->memory->zero(local, at->table, std::uint64_t(n_pes()) * sizeof(detail::window_row));
+        state_->allocator.deallocate(at->table);
+        windows.erase(at);
+        state_->bootstrap->barrier();  // every PE dropped it before any reuses the heap block
+    }
+
+    /// Windows registered and not yet released.
+    int live_windows() const { return int(state_->windows.size()); }
+
     /// The symmetric name of a raw address of local PE `local`'s heap; a
     /// pointer outside any live allocation is an error.
     template <class T>
@@ -506,6 +592,13 @@ private:
     // The node team's slot (team_node): every node's team shares it, as the teams of one split do.
     static constexpr int node_slot = 1;
 
+    // A live window: its table in the heap, and the peer allocations it opened by CUDA IPC (pe, allocation).
+    struct window_record {
+        std::uint64_t table = 0;
+        std::uint32_t id = 0;
+        std::vector<std::pair<int, std::uint64_t>> ipc_opened;
+    };
+
     // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
     // call raise_abort on this state) goes first, the heap after it.
     struct state_t {
@@ -521,6 +614,9 @@ private:
         // waits read. Threads need none: a PE thread that ends raises the abort flag.
         detail::heartbeat_stamp heartbeat;
         detail::heartbeat_table heartbeats;
+        // Live windows (register_window) and the node peers' buffers mapped for them by CUDA IPC.
+        std::vector<window_record> windows;
+        detail::ipc_mappings ipc;
         // Per team slot (0: the world team, 1: the node team): whether a split team holds it, and how many have.
         std::array<bool, team::max_slots> slot_live{};
         std::array<unsigned, team::max_slots> slot_generation{};
@@ -592,6 +688,159 @@ private:
         for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
         state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
         return symmetric_ptr<T>(detail::offset_tag{}, *offset);
+    }
+
+    // What each participant of the bootstrap tells the others about its buffer (one local PE per participant
+    // when there are several).
+    struct window_card {
+        std::int64_t pid = 0;
+        std::uint64_t bytes = 0;
+        std::uint64_t address = 0;
+        std::uint64_t allocation = 0;  // GPU: the allocation holding the buffer, and the buffer's offset in it
+        std::uint64_t offset = 0;
+        std::int32_t ok = 0;
+        std::int32_t pe = -1;
+        std::uint32_t serial = 0;  // the window's id, when this card is world PE 0's
+        cudaIpcMemHandle_t handle{};
+    };
+
+    // Window ids come from PE 0's process-wide counter, so two worlds of one process never share one and
+    // release_window refuses another world's window even at the same table offset.
+    static std::uint32_t next_window_serial() {
+        static std::atomic<std::uint32_t> serial{0};
+        return ++serial;
+    }
+
+    // register_window's body: check each local buffer, swap the cards, agree, map the peers' buffers, write the
+    // table into every local PE's heap.
+    template <class T, class Count>
+    window<T> register_buffers(const std::vector<T*>& buffers, Count count) {
+        static_assert(std::is_trivially_copyable_v<T>, "pgas: window elements must be trivially copyable");
+        PGAS_NVTX_RANGE("pgas::world::register_window");
+        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::register_window);
+        auto& s = *state_;
+        auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(s.memory.get());
+        const bool processes = s.bootstrap->size() > 1 && n_local_pes() == 1;
+        const std::uint64_t bytes = count > 0 ? std::uint64_t(count) * sizeof(T) : 0;
+        // Each local PE's own checks: a problem here must not leave the other PEs waiting, so every PE first
+        // learns every PE's verdict (the cards) and then all throw together.
+        std::vector<window_card> mine(static_cast<std::size_t>(n_local_pes()));
+        std::vector<std::string> problems(mine.size());
+        for (int local = 0; local < n_local_pes(); ++local) {
+            auto& card = mine[std::size_t(local)];
+            auto& problem = problems[std::size_t(local)];
+            card.pid = std::int64_t(::getpid());
+            card.pe = local_pe(local);
+            card.bytes = bytes;
+            if (card.pe == 0) card.serial = next_window_serial();
+            card.address = reinterpret_cast<std::uintptr_t>(buffers[std::size_t(local)]);
+            if (count <= 0) {
+                problem = "element count must be positive, got " + std::to_string(count);
+            } else if (buffers[std::size_t(local)] == nullptr) {
+                problem = "null pointer (" + std::to_string(bytes) + " bytes)";
+            } else if (gpu != nullptr) {
+                const auto found = detail::inspect_gpu_buffer(buffers[std::size_t(local)], bytes, gpu->device_of(local));
+                problem = found.problem;
+                card.allocation = found.allocation;
+                card.offset = found.offset;
+                if (problem.empty() && processes) problem = detail::export_ipc(found.allocation, card.handle);
+            }
+            card.ok = problem.empty() ? 1 : 0;
+        }
+        std::vector<window_card> cards(static_cast<std::size_t>(n_pes()));
+        if (s.bootstrap->size() == 1) {
+            for (const auto& card : mine) cards[std::size_t(card.pe)] = card;
+        } else {
+            const auto all = s.bootstrap->allgather_value(mine.front());
+            for (const auto& card : all) cards[std::size_t(card.pe)] = card;
+        }
+        for (int local = 0; local < n_local_pes(); ++local)
+            if (!problems[std::size_t(local)].empty())
+                detail::throw_error(errc::invalid_argument, local_pe(local), "register_window",
+                                    problems[std::size_t(local)]);
+        const int me = my_pe_or_all();
+        for (const auto& card : cards)
+            if (!card.ok)
+                detail::throw_error(errc::invalid_argument, me, "register_window",
+                                    "PE " + std::to_string(card.pe) +
+                                        " passed a buffer it cannot register (its own error says why); no window "
+                                        "was registered");
+        for (const auto& card : cards)
+            if (card.bytes != bytes)
+                detail::throw_error(errc::collective_mismatch, me, "register_window",
+                                    "bytes = " + std::to_string(bytes) + " here but " + std::to_string(card.bytes) +
+                                        " on PE " + std::to_string(card.pe));
+        const std::int64_t pid = mine.front().pid;
+        if (gpu == nullptr)
+            for (const auto& card : cards)
+                if (card.pid != pid)
+                    detail::throw_error(errc::transport_unavailable, me, "register_window",
+                                        "PE " + std::to_string(card.pe) +
+                                            " is another process: the host transport reaches a window only between "
+                                            "PEs that are threads of one process (init_local(n), run_threads); "
+                                            "between processes allocate the buffer in the symmetric heap (alloc)");
+        window_record record;
+        record.id = cards[0].serial;
+        std::vector<detail::window_row> rows(static_cast<std::size_t>(n_pes()));
+        std::string failure;
+        for (const auto& card : cards) {
+            auto& row = rows[std::size_t(card.pe)];
+            row.bytes = card.bytes;
+            if (card.pid == pid) {
+                row.address = reinterpret_cast<std::byte*>(card.address);
+                continue;
+            }
+            try {  // a node peer's cudaMalloc buffer (gpu_heap_memory spans one node only)
+                row.address = s.ipc.open(me, card.pe, card.allocation, card.handle) + card.offset;
+                record.ipc_opened.emplace_back(card.pe, card.allocation);
+            } catch (const error& e) {
+                failure = e.what();
+                break;
+            }
+        }
+        if (gpu != nullptr && failure.empty() && !processes) {
+            try {  // one process's PEs on several GPUs read each other's cudaMalloc memory directly
+                for (int a = 0; a < n_local_pes(); ++a)
+                    for (int b = 0; b < n_local_pes(); ++b)
+                        detail::enable_peer_access(gpu->device_of(a), gpu->device_of(b), local_pe(a));
+            } catch (const error& e) {
+                failure = e.what();
+            }
+        }
+        const auto verdicts = s.bootstrap->allgather_value(std::int32_t(failure.empty() ? -1 : me));
+        for (std::int32_t failed : verdicts)
+            if (failed >= 0 || !failure.empty()) {
+                for (const auto& [pe, allocation] : record.ipc_opened) s.ipc.close(pe, allocation);
+                if (!failure.empty()) throw error(errc::cuda, me, "register_window", failure);
+                detail::throw_error(errc::cuda, me, "register_window",
+                                    "PE " + std::to_string(failed) + " could not map the others' buffers (its own "
+                                    "error says why); no window was registered");
+            }
+        const std::uint64_t table_bytes = std::uint64_t(n_pes()) * sizeof(detail::window_row);
+        const auto table = s.allocator.allocate(table_bytes, detail::heap_allocator::min_granule);
+        if (!table) {
+            for (const auto& [pe, allocation] : record.ipc_opened) s.ipc.close(pe, allocation);
+            heap_exhausted("register_window", std::uint64_t(n_pes()), sizeof(detail::window_row));
+        }
+        record.table = *table;
+        for (int local = 0; local < n_local_pes(); ++local) write_heap(local, *table, rows.data(), table_bytes);
+        s.windows.push_back(std::move(record));
+        s.bootstrap->barrier();  // every PE's table is written before any kernel reads a peer's row
+        return window<T>(detail::offset_tag{}, *table, std::uint64_t(count), 0, s.windows.back().id);
+    }
+
+    // Copies bytes into local PE `local`'s heap at `offset` (host memory, or the PE's GPU).
+    void write_heap(int local, std::uint64_t offset, const void* from, std::uint64_t bytes) {
+        void* to = host_address(offset, local);
+        if (state_->memory->host_accessible()) {
+            std::memcpy(to, from, bytes);
+            return;
+        }
+        check_cuda_here(cudaSetDevice(device_of(local)), local, "cudaSetDevice");
+        check_cuda_here(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), local, "cudaMemcpy of the window table");
+    }
+    void check_cuda_here(cudaError_t status, int local, const char* what) const {
+        detail::check_cuda(status, local_pe(local), "register_window", what);
     }
 
     [[noreturn]] void heap_exhausted(const char* call, std::uint64_t count, std::size_t element) const {

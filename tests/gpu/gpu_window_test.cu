@@ -1,0 +1,206 @@
+// Registered windows on a GPU over the NVLink transport: buffers each PE cudaMalloc'd itself, reached by put, get,
+// p, g, put_signal and atomics from kernels; PEs sharing GPU 0 in one process (direct pointers) and as two
+// processes under MPS (CUDA IPC). The host-transport twin is tests/host/window_test.cpp.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <pgas/pgas.hpp>
+
+#include "support.cuh"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace gpu_support;
+
+constexpr int count = 4096;
+
+template <class... Params, class... Args>
+void launch_all(pgas::world& w, dim3 grid, dim3 block, void (*kernel)(ctx_t, Params...), Args... args) {
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        kernel<<<grid, block, 0, pe_stream(w, i)>>>(w.context<pgas::nvlink>(i), args...);
+        CHECK_CUDA(cudaGetLastError());
+    }
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    w.barrier();
+}
+
+// One cudaMalloc'd buffer per local PE, on its GPU; freed after the window is released.
+struct device_buffers {
+    std::vector<int> devices;
+    std::vector<long long*> pointers;
+    explicit device_buffers(pgas::world& w, std::size_t elements) {
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            devices.push_back(w.device_of(i));
+            CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+            long long* p = nullptr;
+            CHECK_CUDA(cudaMalloc(&p, elements * sizeof(long long)));
+            CHECK_CUDA(cudaMemset(p, 0, elements * sizeof(long long)));
+            pointers.push_back(p);
+        }
+    }
+    ~device_buffers() {
+        for (std::size_t i = 0; i < pointers.size(); ++i) {
+            cudaSetDevice(devices[i]);
+            cudaFree(pointers[i]);
+        }
+    }
+    device_buffers(const device_buffers&) = delete;
+    device_buffers& operator=(const device_buffers&) = delete;
+};
+
+pgas::window<long long> register_all(pgas::world& w, const device_buffers& b, int elements) {
+    if (w.n_local_pes() == 1) return w.register_window(b.pointers[0], elements);
+    return w.register_window(b.pointers, elements);
+}
+
+// Every op on a window, one block per PE: a block-wide put to the next PE's buffer (the first half) and put_nbi
+// (the second), quiet + barrier; a get of the previous PE's buffer into the heap; p/g; fetch-adds from every PE
+// into PE 0's word 0; put_signal of 16 elements with the flag in the heap. Errors are counted, not trapped.
+__global__ void window_ops(const __grid_constant__ ctx_t ctx, pgas::window<long long> win,
+                           pgas::symmetric_ptr<long long> got, pgas::symmetric_ptr<std::uint64_t> flag,
+                           unsigned long long* errors) {
+    const int me = ctx.my_pe(), n = ctx.n_pes(), next = (me + 1) % n, prev = (me + n - 1) % n;
+    __shared__ long long src[count];
+    for (int i = int(threadIdx.x); i < count; i += int(blockDim.x)) src[i] = 1000000LL * me + i;
+    __syncthreads();
+    pgas::put<pgas::block>(ctx, win + 32, src + 32, count / 2 - 32, next);  // the first 32: atomics and signals below
+    pgas::put_nbi<pgas::block>(ctx, win + count / 2, src + count / 2, count / 2, next);
+    pgas::quiet<pgas::block>(ctx);
+    pgas::barrier_all<pgas::block>(ctx);
+    const long long* mine = pgas::window_local(ctx, win);
+    for (int i = 32 + int(threadIdx.x); i < count; i += int(blockDim.x))
+        if (mine[i] != 1000000LL * prev + i) atomicAdd(errors, 1ull);
+    pgas::get<pgas::block>(ctx, ctx.local(got), win + 32, count - 32, prev);
+    const int prev2 = (prev + n - 1) % n;
+    for (int i = int(threadIdx.x); i < count - 32; i += int(blockDim.x))
+        if (ctx.local(got)[i] != 1000000LL * prev2 + i + 32) atomicAdd(errors, 1ull);
+    if (threadIdx.x == 0) {
+        pgas::p(ctx, win + 1 + me, 7LL + me, next);
+        for (int i = 0; i < 10; ++i) pgas::atomic_add(ctx, win, 1LL, 0);
+    }
+    pgas::barrier_all<pgas::block>(ctx);
+    if (threadIdx.x == 0) {
+        if (pgas::g(ctx, win + 1 + prev, me) != 7LL + prev) atomicAdd(errors, 1ull);
+        if (pgas::atomic_fetch(ctx, win, 0) != 10LL * n) atomicAdd(errors, 1ull);
+        if (pgas::window_peer(ctx, win + 3, next) == nullptr) atomicAdd(errors, 1ull);
+    }
+    pgas::put_signal<pgas::block>(ctx, win + 16, src, 16, flag, 1, pgas::signal_op::add, next);
+    pgas::signal_wait_until(ctx, flag, pgas::cmp::eq, 1);
+    for (int i = int(threadIdx.x); i < 16; i += int(blockDim.x))
+        if (mine[16 + i] != 1000000LL * prev + i) atomicAdd(errors, 1ull);
+    pgas::barrier_all<pgas::block>(ctx);
+}
+
+void check_window_ops(int n) {
+    auto w = make_world(n);
+    device_buffers buffers(w, count);
+    const auto win = register_all(w, buffers, count);
+    CHECK(win.size() == std::uint64_t(count));
+    auto got = w.alloc<long long>(count);
+    auto flag = w.alloc<std::uint64_t>(1);
+    unsigned long long* errors = nullptr;
+    CHECK_CUDA(cudaMallocManaged(&errors, sizeof(*errors)));
+    *errors = 0;
+    launch_all(w, 1, 256, window_ops, win, got, flag, errors);
+    CHECK(*errors == 0);
+    // The buffers themselves, read on the host: the framework's memory holds the data, nothing was copied.
+    std::vector<long long> host(count);
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        CHECK_CUDA(cudaMemcpy(host.data(), buffers.pointers[std::size_t(i)], sizeof(long long) * count,
+                              cudaMemcpyDeviceToHost));
+        const int prev = (w.local_pe(i) + n - 1) % n;
+        CHECK(host[count - 1] == 1000000LL * prev + count - 1);
+    }
+    w.release_window(win);
+    CHECK(w.live_windows() == 0);
+    const auto again = register_all(w, buffers, count);  // the same buffers again, after release
+    w.release_window(again);
+    cudaFree(errors);
+    w.free(flag);
+    w.free(got);
+}
+
+std::string error_of(pgas::world& w, const std::vector<long long*>& pointers, int elements) {
+    try {
+        if (pointers.size() == 1)
+            (void)w.register_window(pointers[0], elements);
+        else
+            (void)w.register_window(pointers, elements);
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::invalid_argument);
+        return e.what();
+    }
+    return "no error";
+}
+
+// Local PE 0 passes a good buffer, the last local PE a bad one: the error names that PE and the value.
+void check_bad_input(int n) {
+    auto w = make_world(n);
+    device_buffers buffers(w, 256);
+    const int last = w.n_local_pes() - 1;
+    const std::string on = "pgas: register_window on PE " + std::to_string(w.local_pe(last)) + ": ";
+    std::vector<long long*> pointers = buffers.pointers;
+    std::vector<long long> host(256);
+    pointers[std::size_t(last)] = host.data();
+    CHECK(error_of(w, pointers, 256) == on + "pointer " + pgas::detail::address_text(host.data()) +
+                                            " is plain host memory (not from CUDA), not GPU memory: register memory "
+                                            "from cudaMalloc (or cuMemCreate)");
+    pointers[std::size_t(last)] = buffers.pointers[std::size_t(last)] + 128;  // 128 elements left in the allocation
+    CHECK(error_of(w, pointers, 256).rfind(on + "range [" + pgas::detail::address_text(pointers[std::size_t(last)]) +
+                                               ", +2048 bytes) straddles allocations: the allocation holding ",
+                                           0) == 0);
+    pointers[std::size_t(last)] = nullptr;
+    CHECK(error_of(w, pointers, 256) == on + "null pointer (2048 bytes)");
+    CHECK(w.live_windows() == 0);
+    const auto ok = register_all(w, buffers, 256);  // nothing half-registered
+    w.release_window(ok);
+}
+
+// Two processes: PE 1 registers twice as many elements; both PEs report it.
+void check_size_mismatch() {
+    auto w = make_world(2);
+    device_buffers buffers(w, 512);
+    const int elements = w.my_pe() == 1 ? 512 : 256;
+    try {
+        (void)w.register_window(buffers.pointers[0], elements);
+        FAIL("no error");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::collective_mismatch);
+        CHECK(std::string(e.what()) ==
+              (w.my_pe() == 0 ? "pgas: register_window on PE 0: bytes = 2048 here but 4096 on PE 1"
+                              : "pgas: register_window on PE 1: bytes = 4096 here but 2048 on PE 0"));
+    }
+}
+
+}  // namespace
+
+TEST_SUITE("two_pes_one_gpu") {
+    TEST_CASE("register_window: cudaMalloc'd buffers reached by put/get/p/g/atomics/put_signal, two PEs sharing one GPU") {
+        share_gpu0 shared;
+        check_window_ops(2);
+    }
+    TEST_CASE("register_window: four PEs sharing one GPU") {
+        share_gpu0 shared;
+        check_window_ops(4);
+    }
+    TEST_CASE("bad input: register_window with host memory, a range straddling allocations, a null pointer") {
+        share_gpu0 shared;
+        check_bad_input(2);
+    }
+}
+
+TEST_SUITE("two_processes") {
+    TEST_CASE("register_window between processes (CUDA IPC): put/get/p/g/atomics/put_signal") { check_window_ops(2); }
+    TEST_CASE("bad input: register_window between processes, host memory and a straddling range") { check_bad_input(2); }
+    TEST_CASE("bad input: different sizes across processes are reported by both") { check_size_mismatch(); }
+}
