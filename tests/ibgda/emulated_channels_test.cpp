@@ -218,3 +218,19 @@ TEST_CASE("bad input: ibgda_options::channels and PGAS_CHANNELS out of range nam
         CHECK_MESSAGE(test::contains(e.what(), "on_channel on PE 0"), e.what());
     }
 }
+
+TEST_CASE("bad input: participants asking for different channel counts all get errc::collective_mismatch") {
+    std::atomic<int> errors{0};
+    pgas::world::run_threads(2, [&](pgas::world& w) {
+        try {
+            pgas::ibgda_domain ib(w, with_channels(w.my_pe() == 0 ? 2 : 3));
+            FAIL("no error");
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::collective_mismatch);
+            CHECK_MESSAGE(test::contains(e.what(), "ibgda_domain on PE " + std::to_string(w.my_pe())), e.what());
+            CHECK_MESSAGE(test::contains(e.what(), "set PGAS_CHANNELS the same everywhere"), e.what());
+            ++errors;
+        }
+    }, test::options());
+    CHECK(errors.load() == 2);
+}

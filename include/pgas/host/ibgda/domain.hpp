@@ -99,6 +99,12 @@ public:
         if (options_.doorbell_batch == 0) options_.doorbell_batch = 1;
         channels_ = options_.channels != 0 ? detail::resolve_channels(options_.channels, 1, "ibgda_domain", my_first_pe)
                                            : w.channels();
+        // Every participant must make the same QPs: a peer's QP of channel c is where ours of channel c connects.
+        for (const int other : w.channel().allgather_value(channels_))
+            if (other != channels_)
+                detail::throw_error(errc::collective_mismatch, my_first_pe, "ibgda_domain",
+                                    "channels = " + std::to_string(channels_) + " here but " + std::to_string(other) +
+                                        " on another participant; set PGAS_CHANNELS the same everywhere");
         const std::uint32_t cqes = options_.cq_entries;
         if (cqes == 0 || (cqes & (cqes - 1)) != 0 || (cqes > 1 && cqes < blocks) || cqes > (1u << 22))
             detail::throw_error(errc::invalid_argument, my_first_pe, "ibgda_domain",
