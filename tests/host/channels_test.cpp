@@ -111,7 +111,7 @@ TEST_CASE("device layer: a transport without channels or scopes has one channel 
     CHECK(log.calls == std::vector<std::string>{"quiet", "quiet", "quiet"});
 }
 
-TEST_CASE("bad input: a channel outside [0, n_channels) and quiet(ctx, pe) with a bad PE name the call, PE and value") {
+TEST_CASE("bad input: a channel out of range and quiet(ctx, pe) with a bad PE name the call, PE and value") {
     auto w = pgas::world::init_local(2, [] {
         auto o = test::options();
         o.channels = 4;
