@@ -140,7 +140,7 @@ TEST_CASE("bad input: a channel out of range and quiet(ctx, pe) with a bad PE na
     });
 }
 
-TEST_CASE("channels per peer: world_options::channels, else PGAS_CHANNELS, else 1; out of range is an error") {
+TEST_CASE("channels per peer: world_options::channels, else PGAS_CHANNELS, else 1, out of range is an error") {
     CHECK(pgas::world::init_local(1, test::options()).channels() == 1);
     {
         scoped_env env("PGAS_CHANNELS", "8");

@@ -68,7 +68,7 @@ TEST_CASE("ibgda channels: each channel's ops go through its own QP to each peer
     }
 }
 
-TEST_CASE("ibgda channels: quiet completes its own channel without waiting for a stalled one; quiet_all waits") {
+TEST_CASE("ibgda channels: quiet completes its own channel without waiting for a stalled one, quiet_all waits") {
     auto w = pgas::world::init_local(2, test::options(5000));
     auto a = w.alloc<std::uint64_t>(words);
     auto b = w.alloc<std::uint64_t>(words);
@@ -133,7 +133,7 @@ TEST_CASE("ibgda quiet(ctx, pe) completes one peer's QP without waiting for anot
     CHECK(nic.first_violation() == "");
 }
 
-TEST_CASE("ibgda flush_local returns only once the NIC has read a registered source; then it may be overwritten") {
+TEST_CASE("ibgda flush_local returns only once the NIC has read a registered source, then it may be overwritten") {
     auto w = pgas::world::init_local(2, test::options(5000));
     auto inbox = w.alloc<std::uint64_t>(words);
     auto source = w.alloc<std::uint64_t>(words);

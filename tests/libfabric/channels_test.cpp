@@ -178,7 +178,7 @@ TEST_CASE("proxy ring memory: channel counts out of range are refused") {
     }
 }
 
-TEST_CASE("libfabric channels: every channel moves every byte; quiet(ctx, pe), flush_local, quiet_all complete them") {
+TEST_CASE("libfabric channels: every channel moves every byte, quiet(ctx, pe), flush_local, quiet_all complete them") {
     test::for_each_provider([](const std::string& provider) {
         auto fo = test::fabric(provider);
         fo.channels = 3;
@@ -213,7 +213,7 @@ TEST_CASE("libfabric channels: every channel moves every byte; quiet(ctx, pe), f
     });
 }
 
-TEST_CASE("libfabric channels: 0 takes the world's (PGAS_CHANNELS); out of range names the call, PE and value") {
+TEST_CASE("libfabric channels: 0 takes the world's (PGAS_CHANNELS), out of range names the call, PE and value") {
     const std::string provider = test::providers().empty() ? "" : test::providers().front();
     if (provider.empty()) return;
     setenv("PGAS_CHANNELS", "2", 1);
