@@ -27,6 +27,10 @@ inline constexpr env_var env_vars[] = {
      "host/world.hpp (world::init*)", "symmetric heap per PE; world_options::heap_bytes overrides it"},
     {"PGAS_TIMEOUT_MS", env_group::library, "60000 (PGAS_DEFAULT_TIMEOUT_MS)", "integer >= 0; 0 = wait forever",
      "host/world.hpp (world::init*)", "how long every device-side wait spins before it traps with a diagnostic"},
+    {"PGAS_CHANNELS", env_group::library, "1", "integer in [1, 32] (pgas::max_channels)",
+     "host/env.hpp (world::init*, ibgda_domain, libfabric_domain)",
+     "channels per peer (ibgda: RC QPs per peer, libfabric: proxy rings per PE; nvlink/host accept any and change "
+     "nothing); world_options::channels and the domains' options override it"},
     {"PGAS_BOOTSTRAP_TIMEOUT_MS", env_group::library, "30000", "integer > 0", "host/launch_env.hpp",
      "bound on each bootstrap step (connect to the root, each bootstrap collective)"},
     {"PGAS_FI_PROVIDER", env_group::library, "the best that passes (transports-and-setup.md)",

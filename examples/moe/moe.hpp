@@ -25,10 +25,12 @@
 //   combine   the reverse, then the same weighted reduction.
 //
 // Channels: DeepEP spreads traffic over one queue pair per expert (low
-// latency) or per channel of SMs (normal). pgas has no channels yet (issue
-// 15): every put here goes through the one context, which on NVLink costs
-// nothing (stores from whichever SM issues them) and on a NIC transport would
-// share one queue; a channel would be chosen where `put_nbi` is called below.
+// latency) or per channel of SMs (normal). Low-latency dispatch does the same:
+// the warp that puts a token to expert e uses ctx.on_channel(e % channels), so
+// warps sending to different experts post to different queues (ibgda: QPs,
+// the proxy: rings) and never wait for each other's slots or doorbells; the
+// grid barrier before the counts then completes every channel (quiet_all).
+// On NVLink the channel changes nothing (stores from whichever SM issues them).
 //
 // Calls alternate: dispatch, (expert compute), combine, dispatch, ... Each
 // combine ends with every PE having heard from every other PE, which is what
@@ -376,7 +378,7 @@ PGAS_HD inline void cast_token(const bf16* x, fp8* q, float* scale, int hidden) 
 template <class Tr>
 PGAS_HD void grid_barrier(const pgas::device::context<Tr>& ctx, pgas::symmetric_ptr<std::uint64_t> word,
                           std::uint64_t epoch) {
-    if constexpr (!pgas::load_store_transport<Tr>) pgas::quiet<pgas::block>(ctx);  // a NIC's puts complete first
+    if constexpr (!pgas::load_store_transport<Tr>) pgas::quiet_all<pgas::block>(ctx);  // a NIC's puts, every channel
     pgas::block::sync();
     if (here::thread() == 0) {
         pgas::signal(ctx, word, 1, pgas::signal_op::add, ctx.my_pe());
@@ -455,16 +457,17 @@ PGAS_HD void ll_dispatch(const pgas::device::context<Tr>& ctx, const ll_buffers&
             if constexpr (MOE_CHECKS) {
                 if (slot >= slots) detail::bad_slot(call, me, t, choice, e, std::int64_t(slot), std::int64_t(slots));
             }
-            // DeepEP would pick the queue pair of expert e here (no channels in pgas yet: issue 15).
+            // Expert e's channel, as DeepEP picks expert e's queue pair.
+            const auto to_e = ctx.on_channel(e % ctx.n_channels());
             const std::size_t cell = (std::size_t(le) * n + me) * slots + slot;
             if (c.fp8) {
-                pgas::put_nbi<pgas::warp>(ctx, b.recv_x8 + cell * h, ctx.local(b.io.x8) + t * h, h, pe);
-                pgas::put_nbi<pgas::warp>(ctx, b.recv_scale + cell * groups, ctx.local(b.io.x_scale) + t * groups,
+                pgas::put_nbi<pgas::warp>(to_e, b.recv_x8 + cell * h, ctx.local(b.io.x8) + t * h, h, pe);
+                pgas::put_nbi<pgas::warp>(to_e, b.recv_scale + cell * groups, ctx.local(b.io.x_scale) + t * groups,
                                           groups, pe);
             } else {
-                pgas::put_nbi<pgas::warp>(ctx, b.recv_x + cell * h, ctx.local(b.io.x) + t * h, h, pe);
+                pgas::put_nbi<pgas::warp>(to_e, b.recv_x + cell * h, ctx.local(b.io.x) + t * h, h, pe);
             }
-            if (here::lane() == 0) pgas::p(ctx, b.recv_src + cell, std::uint64_t(t) * k + choice, pe);
+            if (here::lane() == 0) pgas::p(to_e, b.recv_src + cell, std::uint64_t(t) * k + choice, pe);
         }
     }
 

@@ -25,8 +25,9 @@ moe::config small(bool fp8, int n_pes, int blocks = 1) {
     return c;
 }
 
-pgas::world host_world(int n_pes) {
+pgas::world host_world(int n_pes, int channels = 0) {
     pgas::world_options o;
+    o.channels = channels;
     o.heap_bytes = std::uint64_t{32} << 20;
     o.timeout_ms = 20000;
     return pgas::world::init_local(n_pes, o);
@@ -36,8 +37,8 @@ pgas::world host_world(int n_pes) {
 // experts, combine for every routing, checked after each phase.
 template <class Buffers, class Make, class Dispatch, class Combine, class CheckDispatch>
 void round_trips(int n_pes, bool fp8, int blocks, Make make, Dispatch dispatch, Combine combine,
-                 CheckDispatch check_dispatch) {
-    auto w = host_world(n_pes);
+                 CheckDispatch check_dispatch, int channels = 0) {
+    auto w = host_world(n_pes, channels);
     const moe::config c = small(fp8, n_pes, blocks);
     const Buffers b = make(w, c);
     moe::check::host_access access{w};
@@ -61,10 +62,11 @@ void round_trips(int n_pes, bool fp8, int blocks, Make make, Dispatch dispatch, 
     }
 }
 
-void low_latency(int n_pes, bool fp8, int blocks = 1) {
+void low_latency(int n_pes, bool fp8, int blocks = 1, int channels = 0) {
     round_trips<moe::ll_buffers>(
         n_pes, fp8, blocks, moe::make_ll_buffers, moe::host_ll_dispatch, moe::host_ll_combine,
-        [](auto& access, const moe::ll_buffers& b, const auto& want) { return moe::check::ll_dispatch(access, b, want); });
+        [](auto& access, const moe::ll_buffers& b, const auto& want) { return moe::check::ll_dispatch(access, b, want); },
+        channels);
 }
 void throughput(int n_pes, bool fp8, int blocks = 1) {
     round_trips<moe::tp_buffers>(
@@ -76,6 +78,9 @@ void throughput(int n_pes, bool fp8, int blocks = 1) {
 
 TEST_CASE("low latency, bf16, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) low_latency(n, false); }
 TEST_CASE("low latency, fp8, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) low_latency(n, true); }
+TEST_CASE("low latency over 5 channels (each warp on its expert's), 2/4 PEs, 2 blocks") {
+    for (int n : {2, 4}) low_latency(n, false, 2, 5);
+}
 TEST_CASE("throughput, bf16, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) throughput(n, false); }
 TEST_CASE("throughput, fp8, 2/3/4/8 PEs") { for (int n : {2, 3, 4, 8}) throughput(n, true); }
 

@@ -85,6 +85,20 @@ bool have_gpu() {
 
 using namespace ibgda_gpu_test;
 
+// Each warp puts 8-byte words on its channel (warp % channels) to PE 1, completes that channel towards PE 1 with
+// quiet(ctx, pe), and the block then completes every channel (quiet_all).
+PGAS_KERNEL void produce_on_channels(__grid_constant__ const test::ib_ctx ctx, pgas::symmetric_ptr<std::uint64_t> rows,
+                                     int rounds) {
+    const unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
+    const auto on_c = ctx.on_channel(int(id / 32) % ctx.n_channels());
+    for (int r = 0; r < rounds; ++r) {
+        const std::uint64_t v = std::uint64_t(r) << 32 | id;
+        pgas::put_nbi(on_c, rows + id, &v, 1, 1);
+        if (r % 8 == 7) pgas::quiet<pgas::warp>(on_c, 1);
+    }
+    pgas::quiet_all<pgas::block>(ctx);
+}
+
 TEST_CASE("the WQE encoders give the same bytes on the GPU as on the host") {
     REQUIRE_MESSAGE(have_gpu(), "this suite needs a CUDA GPU (label gpu)");
     pgas::mlx5::wqe* out = nullptr;
@@ -153,6 +167,45 @@ TEST_CASE("GPU threads produce into host-mapped queues and the emulated NIC exec
         REQUIRE(w.local(t.rows, 1)[id] == 0xabc0000000000000ull + id);
         REQUIRE(w.local(t.echoed, 0)[id] == 0xabc0000000000000ull + id);
     }
+    for (int pe = 0; pe < 2; ++pe) CUDA_OK(cudaHostUnregister(w.heap_memory().local_base(pe)));
+    CUDA_OK(cudaFreeHost(abort_flag));
+}
+
+TEST_CASE("GPU warps on 4 channels: each channel's QP carries its warps' WQEs, and quiet_all completes them all") {
+    REQUIRE_MESSAGE(have_gpu(), "this suite needs a CUDA GPU (label gpu)");
+    auto w = pgas::world::init_local(2, test::options(60000));
+    for (int pe = 0; pe < 2; ++pe)
+        CUDA_OK(cudaHostRegister(w.heap_memory().local_base(pe), w.heap_bytes(), cudaHostRegisterMapped | cudaHostRegisterPortable));
+    constexpr int blocks = 4, threads = 256, rounds = 24, channels = 4;
+    auto rows = w.alloc<std::uint64_t>(blocks * threads);
+    int* abort_flag = nullptr;
+    CUDA_OK(cudaHostAlloc(&abort_flag, sizeof(int), cudaHostAllocMapped));
+    *abort_flag = 0;
+    pgas::ibgda_options o = test::emulated(256);
+    o.channels = channels;
+    o.allocate = [](std::size_t bytes) -> void* {
+        void* p = nullptr;
+        if (cudaHostAlloc(&p, bytes, cudaHostAllocMapped) != cudaSuccess) return nullptr;
+        std::memset(p, 0, bytes);
+        return p;
+    };
+    o.deallocate = [](void* p) { cudaFreeHost(p); };
+    o.runtime = pgas::runtime_state{std::uint64_t(30) * 1000000000ull, abort_flag};
+    {
+        pgas::ibgda_domain ib(w, o);
+        produce_on_channels<<<blocks, threads>>>(ib.context(0), rows, rounds);
+        CUDA_OK(cudaDeviceSynchronize());
+        CHECK(ib.emulated_nic().first_violation() == "");
+        for (int c = 0; c < channels; ++c) {
+            CAPTURE(c);
+            // 8 warps per channel, rounds puts of 32 lanes each (plus quiet NOPs)
+            CHECK(ib.emulated_nic().executed(0, 1, c) >= std::uint64_t(blocks * threads / 32 / channels) * 32 * rounds);
+            auto& qp = ib.context(0).transport.queue_pair(1, c);
+            CHECK(qp.completed.value == qp.reserved.value);
+        }
+    }
+    for (unsigned id = 0; id < unsigned(blocks * threads); ++id)
+        REQUIRE(w.local(rows, 1)[id] == (std::uint64_t(rounds - 1) << 32 | id));
     for (int pe = 0; pe < 2; ++pe) CUDA_OK(cudaHostUnregister(w.heap_memory().local_base(pe)));
     CUDA_OK(cudaFreeHost(abort_flag));
 }

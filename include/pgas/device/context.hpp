@@ -43,6 +43,37 @@ struct context {
     /// The team of every PE, bound to this PE (slot 0).
     PGAS_HD team world_team() const { return team::world_team(my_pe(), n_pes()); }
 
+    /// The channel this context's operations go through: 0 unless the context came from on_channel.
+    PGAS_HD int channel() const {
+        if constexpr (channel_transport<Transport>) return transport.channel();
+        else return 0;
+    }
+    /// Channels per peer the transport was built with (world_options::channels, the domains' `channels`,
+    /// PGAS_CHANNELS; 1 for a transport without channels).
+    PGAS_HD int n_channels() const {
+        if constexpr (channel_transport<Transport>) return transport.channels();
+        else return 1;
+    }
+    /// A copy of this context bound to channel `c` in [0, n_channels()): its puts, gets, atomics and signals go
+    /// through that channel's queues (ibgda: its RC queue pair to each peer, with its own send queue, doorbell
+    /// and CQ; libfabric: its proxy ring; nvlink/host: the same path, the channel changes nothing), and its
+    /// fence, quiet and flush_local cover that channel only (quiet_all covers every one).
+    ///
+    /// - **Called by** any thread, any number of times (a value computation: on ibgda and nvlink/host no memory
+    ///   access, on libfabric a few pointer additions). DeepEP's pattern: `auto c = ctx.on_channel(expert %
+    ///   ctx.n_channels());` once per warp, then every op of that warp on `c`.
+    /// - **Errors:** with PGAS_CHECKS, `c` outside [0, n_channels()) is errc::invalid_argument naming the call,
+    ///   the PE and `c` (thrown on the host transport, print and trap on a GPU); without, undefined.
+    PGAS_HD context on_channel(int c) const {
+        if constexpr (PGAS_CHECKS) {
+            if (c < 0 || c >= n_channels())
+                detail::report(errc::invalid_argument, "on_channel", my_pe(), "channel outside [0, n_channels()):", c);
+        }
+        context bound = *this;
+        if constexpr (channel_transport<Transport>) bound.transport = transport.on_channel(c);
+        return bound;
+    }
+
     /// The caller's own copy of a symmetric object: a raw pointer it may load from and store to (any transport).
     template <class T>
     PGAS_HD T* local(symmetric_ptr<T> p) const {

@@ -17,7 +17,8 @@
 
 PGAS_NAMESPACE_BEGIN
 
-/// Orders the caller's earlier puts, atomics and signals to each PE before its later ones to that PE.
+/// Orders the caller's earlier puts, atomics and signals to each PE before its later ones to that PE, on the
+/// context's channel (operations on different channels are not ordered with each other: use quiet_all).
 ///
 /// - **Called by** every thread of `G` with the same arguments.
 /// - **Returns** once the order is established; it completes nothing and says nothing about operations to
@@ -33,15 +34,17 @@ PGAS_HD void fence(const device::context<Tr>& ctx) {
     ctx.transport.template fence<G>();
 }
 
-/// Completes every earlier put/get/atomic/signal of the caller: their data is visible at the targets, `_nbi`
-/// gets have landed and their buffers may be reused.
+/// Completes every earlier put/get/atomic/signal the caller issued on the context's channel, to every PE: their
+/// data is visible at the targets, `_nbi` gets have landed and every buffer they named may be reused.
 ///
 /// - **Called by** every thread of `G` with the same arguments; it covers the operations of the group's threads
 ///   (call it from a group containing every thread whose operations must complete, e.g. pgas::block).
-/// - **Returns** when all of them are complete. Per transport: nvlink/host a group sync and a system-scope fence;
-///   libfabric waits until the proxy completed every command of the PE so far (remote delivery); ibgda posts a
-///   signalled NOP on every busy queue pair and waits for its completion; route Near's quiet, then Far's. There is
-///   no per-peer quiet: it covers every PE.
+/// - **Scope:** the channel of `ctx` (ctx.channel(); 0 unless made by ctx.on_channel). Operations issued on other
+///   channels are not waited for (quiet_all waits for them); with one channel (the default) that is everything.
+/// - **Returns** when all of them are complete. Per transport: nvlink/host a group sync and a system-scope fence
+///   (which covers every channel: they are one path); libfabric waits until the proxy completed every command of
+///   the channel's ring reserved so far (remote delivery); ibgda posts a signalled NOP on each of the channel's
+///   busy queue pairs and waits for its completion; route Near's quiet, then Far's.
 /// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
 ///   this transport cannot put/get: it does not model pgas::rma_transport".
 /// - **Errors:** on libfabric and ibgda it waits: errc::timeout after PGAS_TIMEOUT_MS, errc::peer_failed, or the
@@ -50,6 +53,66 @@ template <group G = thread, class Tr>
 PGAS_HD void quiet(const device::context<Tr>& ctx) {
     detail::require_rma<Tr>();
     ctx.transport.template quiet<G>();
+}
+
+/// Completes every earlier put/get/atomic/signal the caller issued to PE `pe` on the context's channel: their data
+/// is visible at `pe`, `_nbi` gets from `pe` have landed and their buffers may be reused. Operations to other PEs
+/// or on other channels may still be in flight.
+///
+/// - **Called by** every thread of `G` with the same arguments; it covers the operations of the group's threads.
+/// - **Returns** when they are complete. Per transport: ibgda waits only for the channel's queue pair to `pe` (a
+///   signalled NOP there, if it has work in flight: other peers' queues are not touched); libfabric waits as
+///   quiet(ctx) does (one ring per channel retires its commands in order, so `pe`'s last one completes with every
+///   earlier command of the ring: a stronger wait, not a weaker one); nvlink/host as quiet(ctx); route the quiet of
+///   the transport serving `pe`.
+/// - **Transports:** every pgas::rma_transport; one without pgas::completion_scope_transport's members gets
+///   quiet(ctx) (which completes at least this).
+/// - **Errors:** with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range (thrown on the host transport,
+///   print and trap on a GPU); the waits' errors of quiet.
+template <group G = thread, class Tr>
+PGAS_HD void quiet(const device::context<Tr>& ctx, int pe) {
+    detail::require_rma<Tr>();
+    detail::check_pe(ctx, "quiet", pe);
+    detail::transport_quiet_pe<G>(ctx.transport, pe);
+}
+
+/// Completes every earlier put/get/atomic/signal of the caller on every channel to every PE: quiet(ctx) for each
+/// of the ctx.n_channels() channels (what quiet meant before channels, and what barrier does first).
+///
+/// - **Called by** every thread of `G` with the same arguments; it covers the operations of the group's threads
+///   on any context of this PE (whatever channel `ctx` is bound to).
+/// - **Returns** when all of them are complete. Per transport: ibgda a signalled NOP on every busy queue pair of
+///   every channel, waited for; libfabric waits for every channel's ring; nvlink/host as quiet(ctx); route Near's
+///   quiet_all, then Far's.
+/// - **Transports:** every pgas::rma_transport; one without pgas::completion_scope_transport's members gets
+///   quiet(ctx) (it then has one channel).
+/// - **Errors:** those of quiet.
+template <group G = thread, class Tr>
+PGAS_HD void quiet_all(const device::context<Tr>& ctx) {
+    detail::require_rma<Tr>();
+    detail::transport_quiet_all<G>(ctx.transport);
+}
+
+/// Local completion: the source buffers of the caller's earlier put_nbi and put_signal_nbi on the context's channel
+/// may be reused (overwritten, freed) on return; it promises nothing about their delivery (quiet does), and
+/// nothing about `_nbi` gets (their destinations are valid only after quiet). NVSHMEM's nvshmemx flush, NCCL's
+/// gin.flush.
+///
+/// - **Called by** every thread of `G` with the same arguments; it covers the put_nbi calls of the group's threads.
+/// - **Returns** once every such source has been read. Per transport: nvlink/host a group sync and nothing more
+///   (each thread's copy has read its part of the source when its put_nbi returns; the sync covers the group's
+///   other threads), so it is cheaper than quiet; libfabric and ibgda wait as quiet(ctx) does: the proxy reads a
+///   source larger than a command's 48-byte payload only while it completes the put, and an RC NIC reports having
+///   read a registered source only by the completion that follows the remote acknowledgement (smaller ibgda sources,
+///   and those outside registered memory, travel inside the WQE and were reusable when put_nbi returned); route
+///   Near's flush_local, then Far's.
+/// - **Transports:** every pgas::rma_transport; one without pgas::completion_scope_transport's members gets
+///   quiet(ctx).
+/// - **Errors:** those of quiet where it waits (libfabric, ibgda).
+template <group G = thread, class Tr>
+PGAS_HD void flush_local(const device::context<Tr>& ctx) {
+    detail::require_rma<Tr>();
+    detail::transport_flush_local<G>(ctx.transport);
 }
 
 namespace detail {
@@ -478,7 +541,8 @@ PGAS_HD void sync_all(const device::context<Tr>& ctx) {
     sync<G>(ctx, ctx.world_team());
 }
 
-/// quiet, then sync: on return every member's earlier operations are complete and visible everywhere.
+/// quiet_all, then sync: on return every member's earlier operations (on every channel) are complete and visible
+/// everywhere.
 ///
 /// - **Called by** every thread of `G` on every member PE of `t`; one group per PE at a time per team.
 /// - **Returns** when every member has arrived after completing its earlier puts, atomics and signals (on every
@@ -494,7 +558,7 @@ PGAS_HD void barrier(const device::context<Tr>& ctx, team t) {
     detail::require_signal<Tr>();
     G::sync();
     if (G::rank() == 0) {
-        if constexpr (!load_store_transport<Tr>) ctx.transport.template quiet<thread>();
+        if constexpr (!load_store_transport<Tr>) detail::transport_quiet_all<thread>(ctx.transport);  // every channel
         detail::disseminate(ctx, t, "barrier");
     }
     G::sync();

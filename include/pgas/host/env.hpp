@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
+#include <pgas/transport/channel.hpp>
 
 #include <cctype>
 #include <chrono>
@@ -89,6 +90,31 @@ inline std::chrono::milliseconds env_bootstrap_timeout() {
         throw_error(errc::invalid_argument, -1, "PGAS_BOOTSTRAP_TIMEOUT_MS",
                     "must be positive: bootstrap steps are always bounded");
     return std::chrono::milliseconds(ms);
+}
+
+// Channels per peer for `call` on PE `pe` (-1: the process's): `requested` when it is not 0 (an options field),
+// else PGAS_CHANNELS when set, else `fallback` (the transport's default). Outside [1, max_channels], or
+// PGAS_CHANNELS not an integer: errc::invalid_argument naming the call, the PE and the value.
+inline int resolve_channels(int requested, int fallback, const char* call, int pe) {
+    const auto bad = [&](const std::string& where, const std::string& value) {
+        throw_error(errc::invalid_argument, pe, call,
+                    where + " must be an integer in [1, " + std::to_string(max_channels) + "], got '" + value + "'");
+    };
+    if (requested != 0) {
+        if (requested < 1 || requested > max_channels) bad("channels", std::to_string(requested));
+        return requested;
+    }
+    const auto text = env("PGAS_CHANNELS");
+    if (!text) return fallback;
+    std::size_t used = 0;
+    long value = 0;
+    try {
+        value = std::stol(*text, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used == 0 || used != text->size() || value < 1 || value > max_channels) bad("PGAS_CHANNELS", *text);
+    return int(value);
 }
 
 }  // namespace detail

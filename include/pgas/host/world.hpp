@@ -49,6 +49,10 @@ struct world_options {
     std::uint64_t heap_bytes = 0;
     /// Device waits give up after this long; -1 reads PGAS_TIMEOUT_MS, 0 never.
     std::int64_t timeout_ms = -1;
+    /// Channels per peer of the contexts this world hands out (nvlink, host) and the default of the domains
+    /// built on it (ibgda_options::channels, libfabric_options::channels), in [1, pgas::max_channels]; 0 reads
+    /// PGAS_CHANNELS, else 1 (nvlink and host have one path whatever the channel; see device::context::on_channel).
+    int channels = 0;
     /// Heap backend of world::init (one PE per process); empty: host memory
     /// shared between the node's processes (the host transport).
     detail::heap_factory heap;
@@ -551,12 +555,18 @@ public:
                                             ? options.timeout_ms
                                             : std::int64_t(detail::env_milliseconds("PGAS_TIMEOUT_MS", PGAS_DEFAULT_TIMEOUT_MS));
         s.timeout_ns = std::uint64_t(timeout_ms) * 1000000ull;
+        s.channels = detail::resolve_channels(options.channels, 1, "world init",
+                                              s.local_pes.size() == 1 ? s.local_pes.front() : -1);
         s.allocator = detail::heap_allocator(detail::heap_layout::user_offset, s.heap_bytes);
         if (auto* shared = s.bootstrap->shared_abort_flag()) s.abort = shared;
         detail::heap_request request{s.heap_bytes, s.local_pes, s.n_pes, s.bootstrap.get()};
         detail::bootstrap::call_scope call(*s.bootstrap, detail::host_call::init);
         s.memory = make_heap(request);
     }
+
+    /// Channels per peer chosen at creation (world_options::channels, PGAS_CHANNELS; default 1): those of the
+    /// nvlink and host contexts, and the default of the domains built on this world.
+    int channels() const { return state_->channels; }
 
     /// The bootstrap channel between this world's processes (collective calls).
     detail::bootstrap& channel() const { return *state_->bootstrap; }
@@ -607,6 +617,7 @@ private:
         int n_pes = 0;
         std::uint64_t heap_bytes = 0;
         std::uint64_t timeout_ns = 0;
+        int channels = 1;
         detail::heap_allocator allocator{0, 0};
         std::unique_ptr<detail::heap_memory> memory;
         // Processes of a shared-memory heap: this one's stamp (marked left after

@@ -155,6 +155,38 @@ concept signal_transport = transport<T> && T::provides_signals && transport_clau
 template <class T>
 concept peer_pointer_transport = transport<T> && transport_clause::peer_address<T>;
 
+/// Channels: the transport has `channels()` independent queues per peer (ibgda: RC queue pairs, the proxy: rings;
+/// nvlink and host: one path whatever the channel) and a value is bound to one of them, `channel()`;
+/// `on_channel(c)` is a copy bound to channel c. Operations of different channels never wait for each other's
+/// queue slots or doorbells; ordering (fence, put_signal) and quiet hold per channel. Optional: a transport without
+/// it has one channel (device::context::n_channels() is then 1).
+template <class T>
+concept channel_transport = transport<T> && requires(const T& t, int c) {
+    { t.channel() } -> std::same_as<int>;
+    { t.channels() } -> std::same_as<int>;
+    { t.on_channel(c) } -> std::same_as<T>;
+};
+
+namespace transport_clause {
+template <class T, class G>
+concept completion_scopes = requires(const T& t, int pe) {
+    t.template quiet_pe<G>(pe);
+    t.template quiet_all<G>();
+    t.template flush_local<G>();
+};
+}  // namespace transport_clause
+namespace detail {
+template <class T, class G>
+struct completion_scopes_clause : std::bool_constant<transport_clause::completion_scopes<T, G>> {};
+}  // namespace detail
+
+/// Completion scopes finer and coarser than quiet<G>() (which completes the value's channel, every peer):
+/// quiet_pe<G>(pe) one peer on the channel, quiet_all<G>() every channel, flush_local<G>() the sources of the
+/// channel's earlier nbi puts reusable (pgas::quiet(ctx, pe), pgas::quiet_all, pgas::flush_local). Optional: the
+/// device layer falls back to quiet<G>() for a transport without them (every built-in one has them).
+template <class T>
+concept completion_scope_transport = rma_transport<T> && detail::every_group<detail::completion_scopes_clause, T>;
+
 // Every reachable peer's heap is mapped (nvlink, host): a peer_pointer_transport
 // whose peer_address is non-null for every PE it reaches.
 template <class T>
@@ -274,6 +306,26 @@ PGAS_HD void start_atomic_update(const T& t, amo op, std::uint64_t offset, V ope
     } else {
         (void)t.template atomic<V>(op, offset, operand, V{}, pe);
     }
+}
+}  // namespace detail
+
+namespace detail {
+// The completion scopes, through the transport's own members where it has them (completion_scope_transport),
+// else through quiet<G>(), which completes at least as much.
+template <class G, class Tr>
+PGAS_HD void transport_quiet_pe(const Tr& t, int pe) {
+    if constexpr (completion_scope_transport<Tr>) t.template quiet_pe<G>(pe);
+    else t.template quiet<G>();
+}
+template <class G, class Tr>
+PGAS_HD void transport_quiet_all(const Tr& t) {
+    if constexpr (completion_scope_transport<Tr>) t.template quiet_all<G>();
+    else t.template quiet<G>();
+}
+template <class G, class Tr>
+PGAS_HD void transport_flush_local(const Tr& t) {
+    if constexpr (completion_scope_transport<Tr>) t.template flush_local<G>();
+    else t.template quiet<G>();
 }
 }  // namespace detail
 

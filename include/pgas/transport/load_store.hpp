@@ -70,6 +70,21 @@ public:
     PGAS_HD void quiet() const {
         fence<G>();
     }
+    // Every channel is this one path, and the fence covers every peer: the scopes are quiet itself.
+    template <class G>
+    PGAS_HD void quiet_pe(int) const {
+        fence<G>();
+    }
+    template <class G>
+    PGAS_HD void quiet_all() const {
+        fence<G>();
+    }
+    // Local completion: each thread's copy has read its part of the source by the time its put_nbi returns (the
+    // loads' values are in registers or already stored); the sync makes that true of every thread of the group.
+    template <class G>
+    PGAS_HD void flush_local() const {
+        G::sync();
+    }
 
     // One thread: the remote atomic `op` on a naturally aligned word.
     template <class V>

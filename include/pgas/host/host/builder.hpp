@@ -31,7 +31,8 @@ public:
             detail::throw_error(errc::transport_unavailable, pe, "world::context<host>",
                                 "the host transport needs a host-memory heap; this world's heap is GPU memory");
         device::context<host> ctx;
-        ctx.transport = host(world_->heap_memory().peer_bases(local), pe, world_->n_pes(), world_->heap_bytes());
+        ctx.transport = host(world_->heap_memory().peer_bases(local), pe, world_->n_pes(), world_->heap_bytes(),
+                             world_->channels());
         ctx.runtime = world_->runtime();
         return ctx;
     }

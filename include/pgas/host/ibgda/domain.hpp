@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/env.hpp>
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/ibgda/emulated_nic.hpp>
@@ -39,6 +40,10 @@ struct ibgda_options {
     };
     /// A hardware NIC (default) or the emulated one.
     nic_kind nic = nic_kind::hardware;
+    /// RC queue pairs per peer, one per channel (device::context::on_channel), each with its own send queue,
+    /// doorbell record, doorbell and CQ; in [1, pgas::max_channels]; 0: the world's (world_options::channels,
+    /// PGAS_CHANNELS; default 1).
+    int channels = 0;
     /// Building blocks (64 bytes) per send queue: a power of two in [4, 2^15].
     std::uint32_t send_queue_blocks = 256;
     /// nbi puts/gets ring the doorbell once this many blocks are pending (and
@@ -66,8 +71,8 @@ struct ibgda_options {
     std::optional<runtime_state> runtime;
 };
 
-/// Owns IBGDA for the local PEs of a world: per local PE one RC queue pair to
-/// every PE (itself included), connected through the world's bootstrap (the
+/// Owns IBGDA for the local PEs of a world: per local PE and channel one RC
+/// queue pair to every PE (itself included), connected through the world's bootstrap (the
 /// peers' heap addresses, keys and QP numbers are all-gathered), the heap
 /// registered for remote access, and the NIC that serves them. Build it after
 /// the world's allocations are usable and destroy it before the world.
@@ -92,6 +97,14 @@ public:
             detail::throw_error(errc::invalid_argument, my_first_pe, "ibgda_domain",
                                 "send_queue_blocks must be a power of two in [4, 32768], got " + std::to_string(blocks));
         if (options_.doorbell_batch == 0) options_.doorbell_batch = 1;
+        channels_ = options_.channels != 0 ? detail::resolve_channels(options_.channels, 1, "ibgda_domain", my_first_pe)
+                                           : w.channels();
+        // Every participant must make the same QPs: a peer's QP of channel c is where ours of channel c connects.
+        for (const int other : w.channel().allgather_value(channels_))
+            if (other != channels_)
+                detail::throw_error(errc::collective_mismatch, my_first_pe, "ibgda_domain",
+                                    "channels = " + std::to_string(channels_) + " here but " + std::to_string(other) +
+                                        " on another participant; set PGAS_CHANNELS the same everywhere");
         const std::uint32_t cqes = options_.cq_entries;
         if (cqes == 0 || (cqes & (cqes - 1)) != 0 || (cqes > 1 && cqes < blocks) || cqes > (1u << 22))
             detail::throw_error(errc::invalid_argument, my_first_pe, "ibgda_domain",
@@ -132,6 +145,8 @@ public:
 
     /// Local PEs of the world this domain serves.
     int n_local_pes() const { return int(pes_.size()); }
+    /// RC queue pairs per peer, one per channel (ibgda_options::channels).
+    int channels() const { return channels_; }
 
     /// The context of local PE `local` (kernels take it by value).
     device::context<ibgda> context(int local = 0) const { return context_with(ibgda_system_access{}, local); }
@@ -200,7 +215,10 @@ private:
         return static_cast<T*>(p);
     }
 
-    static std::uint32_t emulated_qpn(int from, int to, int n) { return 0x000100u + std::uint32_t(from * n + to); }
+    // Channel 0's numbers are those of a domain of one channel; channel c's follow n * n later.
+    static std::uint32_t emulated_qpn(int from, int to, int n, int c) {
+        return 0x000100u + std::uint32_t((c * n + from) * n + to);
+    }
     static std::uint32_t emulated_heap_key(int pe) { return 0x5a000000u | std::uint32_t(pe); }
 
     void build_emulated(world& w) {
@@ -230,15 +248,16 @@ private:
             local_pe pe;
             pe.pe = w.local_pe(l);
             pe.heap = w.heap_memory().local_base(l);
-            pe.qps = allocate<detail::ibgda_qp>(std::size_t(n));
+            pe.qps = allocate<detail::ibgda_qp>(std::size_t(n) * std::size_t(channels_));
             pe.regions = allocate<detail::ibgda_region>(std::size_t(2 + options_.max_registered_buffers));
             pe.regions[0] = {reinterpret_cast<std::uint64_t>(pe.heap), w.heap_bytes(), emulated_heap_key(pe.pe)};
             pe.n_regions = 1;
             nic_->add_local_region({pe.pe, pe.regions[0].base, pe.regions[0].bytes, pe.regions[0].key});
+            for (int c = 0; c < channels_; ++c)
             for (int to = 0; to < n; ++to) {
-                auto* qp = new (&pe.qps[to]) detail::ibgda_qp();
+                auto* qp = new (&pe.qps[c * n + to]) detail::ibgda_qp();
                 qp->blocks = blocks;
-                qp->qpn = emulated_qpn(pe.pe, to, n);
+                qp->qpn = emulated_qpn(pe.pe, to, n, c);
                 qp->send_queue = allocate<std::uint32_t>(std::size_t(blocks) * 16);
                 qp->doorbell_record = allocate<std::uint32_t>(16);
                 qp->doorbell = allocate<std::uint64_t>(8);
@@ -258,8 +277,8 @@ private:
                                         std::uint64_t(blocks) * ibgda_traits::scratch_bytes_per_block, qp->scratch_lkey});
                 // The peer end of this connection is `to`'s QP back to us: its
                 // number identifies the target, as the RC connection would.
-                const std::uint32_t remote_qpn = emulated_qpn(to, pe.pe, n);
-                nic_->attach(qp, pe.pe, int((remote_qpn - 0x100u) / std::uint32_t(n)));
+                const std::uint32_t remote_qpn = emulated_qpn(to, pe.pe, n, c);
+                nic_->attach(qp, pe.pe, int((remote_qpn - 0x100u) / std::uint32_t(n) % std::uint32_t(n)), c);
             }
             pes_.push_back(pe);
         }
@@ -283,7 +302,7 @@ private:
             auto& verbs = *verbs_.emplace_back(std::make_unique<detail::ibgda_verbs>(pe.pe, detail::ibgda_pick_device(pe.pe)));
             const int dmabuf = w.heap_memory().host_accessible() ? -1 : heap_dmabuf_fd(pe.heap, w.heap_bytes());
             ibv_mr* heap_mr = verbs.register_memory(pe.heap, w.heap_bytes(), dmabuf);
-            pe.qps = allocate<detail::ibgda_qp>(std::size_t(n));
+            pe.qps = allocate<detail::ibgda_qp>(std::size_t(n) * std::size_t(channels_));
             pe.regions = allocate<detail::ibgda_region>(std::size_t(2 + options_.max_registered_buffers));
             pe.regions[0] = {reinterpret_cast<std::uint64_t>(pe.heap), w.heap_bytes(), heap_mr->lkey};
             pe.n_regions = 1;
@@ -293,10 +312,11 @@ private:
             address.heap_bytes = w.heap_bytes();
             mine.push_back(address);
             auto& made = queues.emplace_back();
+            for (int c = 0; c < channels_; ++c)
             for (int to = 0; to < n; ++to) {
                 const auto q = verbs.create_queue(options_.send_queue_blocks);
                 made.push_back(q);
-                auto* qp = new (&pe.qps[to]) detail::ibgda_qp();
+                auto* qp = new (&pe.qps[c * n + to]) detail::ibgda_qp();
                 qp->blocks = q.dv_qp.sq.wqe_cnt;
                 if (qp->blocks > ibgda_traits::max_send_queue_blocks || (qp->blocks & (qp->blocks - 1)) != 0)
                     detail::throw_error(errc::transport_unavailable, pe.pe, "ibgda_domain",
@@ -325,15 +345,20 @@ private:
         w.channel().allgather(mine.data(), addresses.data(), mine.size() * sizeof(mine[0]));
         std::vector<std::uint32_t> qpns(my_qpns.size() * ranks);
         w.channel().allgather(my_qpns.data(), qpns.data(), my_qpns.size() * sizeof(std::uint32_t));
-        // Participants drive equal numbers of PEs in world-PE order (init_local, one PE per process).
+        // Participants drive equal numbers of PEs in world-PE order (init_local, one PE per process). PE `to`'s
+        // numbers start at to * channels * n, channel by channel: its QP back to us on channel c is at
+        // to * channels * n + c * n + us.
+        const std::size_t per_pe = std::size_t(channels_) * std::size_t(n);
         for (std::size_t l = 0; l < pes_.size(); ++l) {
             auto& pe = pes_[l];
+            for (int c = 0; c < channels_; ++c)
             for (int to = 0; to < n; ++to) {
                 const auto& remote = addresses[std::size_t(to)];
-                auto& qp = pe.qps[to];
+                auto& qp = pe.qps[c * n + to];
                 qp.remote_heap = remote.heap;
                 qp.rkey = remote.rkey;
-                verbs_[l]->connect(queues[l][std::size_t(to)].qp, qpns[std::size_t(to) * std::size_t(n) + std::size_t(pe.pe)],
+                verbs_[l]->connect(queues[l][std::size_t(c * n + to)].qp,
+                                   qpns[std::size_t(to) * per_pe + std::size_t(c) * std::size_t(n) + std::size_t(pe.pe)],
                                    remote);
             }
             if (options_.map_for_gpu) map_for_gpu(pe);
@@ -378,8 +403,8 @@ private:
             return true;
         };
         const unsigned plain = cudaHostRegisterMapped | cudaHostRegisterPortable;
-        for (int to = 0; to < n_pes_; ++to) {
-            auto& qp = pe.qps[to];
+        for (int i = 0; i < n_pes_ * channels_; ++i) {
+            auto& qp = pe.qps[i];
             if (!map(qp.send_queue, std::size_t(qp.blocks) * 64, plain) || !map(qp.cqe, std::size_t(qp.cq_entries) * 64, plain) ||
                 !map(qp.doorbell_record, 8, plain) || !map(qp.cq_doorbell_record, 8, plain))
                 detail::throw_error(errc::cuda, pe.pe, "ibgda_domain", "cudaHostRegister of the mlx5 queues failed");
@@ -429,6 +454,8 @@ private:
         p.heap_bytes = pe.regions[0].bytes;
         p.heap = pe.heap;
         p.qps = pe.qps;
+        p.channel = 0;
+        p.channels = channels_;
         p.regions = pe.regions;
         p.n_regions = pe.n_regions;
         p.doorbell_batch = options_.doorbell_batch;
@@ -453,6 +480,7 @@ private:
     std::thread cpu_doorbell_;
     runtime_state runtime_;
     int n_pes_ = 0;
+    int channels_ = 1;
 };
 
 /// The host side of the ibgda transport is ibgda_domain (host/transport_builder.hpp's contract).

@@ -52,14 +52,29 @@ public:
     ibgda_emulated_nic& operator=(const ibgda_emulated_nic&) = delete;
     ~ibgda_emulated_nic() { stop(); }
 
-    // Setup, before start(): the QP from local PE `pe` whose connection
-    // reaches `target` (found from the peer's QP number by the caller).
-    void attach(detail::ibgda_qp* qp, int pe, int target) {
+    // Setup, before start(): the QP of channel `channel` from local PE `pe`
+    // whose connection reaches `target` (found from the peer's QP number by
+    // the caller). The one NIC thread serves every QP attached, each with its
+    // own send queue, doorbell record, doorbell register and CQ, as a NIC's
+    // QPs share nothing but the NIC.
+    void attach(detail::ibgda_qp* qp, int pe, int target, int channel = 0) {
         auto b = std::make_unique<binding>();
         b->qp = qp;
         b->pe = pe;
         b->target = target;
+        b->channel = channel;
         bindings_.push_back(std::move(b));
+    }
+
+    // Test hook: the QP of `channel` from `pe` to `target` executes nothing
+    // (its WQEs wait, as behind a stalled link) until resume(); the others go on.
+    void pause(int pe, int target, int channel) { set_paused(pe, target, channel, true); }
+    void resume(int pe, int target, int channel) { set_paused(pe, target, channel, false); }
+    // WQEs executed so far on that QP.
+    std::uint64_t executed(int pe, int target, int channel) const {
+        for (const auto& b : bindings_)
+            if (b->pe == pe && b->target == target && b->channel == channel) return b->executed.load();
+        return 0;
     }
     // Local memory of `pe` (data segments) and remotely accessible memory
     // (remote-address segments); registration may continue while running.
@@ -108,6 +123,9 @@ private:
         detail::ibgda_qp* qp = nullptr;
         int pe = 0;
         int target = 0;
+        int channel = 0;
+        std::atomic<bool> paused{false};
+        std::atomic<std::uint64_t> executed{0};  // WQEs
         std::uint64_t consumed = 0;   // blocks executed
         std::uint64_t last_doorbell = 0;
         std::uint64_t cqes = 0;       // drives the owner bit
@@ -155,8 +173,13 @@ private:
         return text;
     }
 
+    void set_paused(int pe, int target, int channel, bool paused) {
+        for (auto& b : bindings_)
+            if (b->pe == pe && b->target == target && b->channel == channel) b->paused.store(paused);
+    }
+
     bool service(binding& b) {
-        if (b.failed) return false;
+        if (b.failed || b.paused.load(std::memory_order_relaxed)) return false;
         auto& qp = *b.qp;
         // The register first: a ring always follows its record update, so the
         // record read after it covers the WQE the ring names.
@@ -217,6 +240,7 @@ private:
         int result = b.inject.exchange(-1);
         if (result < 0) result = perform(b, op, opmod, ds, w);
         wqes_.fetch_add(1);
+        b.executed.fetch_add(1, std::memory_order_relaxed);
         if (result != ok) {
             fail(b, result, index, op);
             return;

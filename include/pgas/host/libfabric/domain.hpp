@@ -31,8 +31,9 @@ PGAS_NAMESPACE_BEGIN
 /// Collective: every process (or SPMD thread) of the world constructs it, in
 /// the same order as its other collective calls. For each local PE it opens a
 /// libfabric RDM endpoint, registers that PE's heap, exchanges addresses and
-/// keys through the world's bootstrap, allocates the PE's proxy ring and
-/// starts its proxy thread. Destruction is collective too: it waits until this
+/// keys through the world's bootstrap, allocates the PE's proxy rings (one per
+/// channel, libfabric_options::channels) and starts its proxy thread, which
+/// drains them all (proxy::service says why one thread). Destruction is collective too: it waits until this
 /// PE's commands completed, meets the others (their operations targeting this
 /// PE need its proxy polling until then), then stops the threads.
 ///
@@ -139,6 +140,9 @@ public:
         return ctx;
     }
 
+    /// Proxy rings per PE, one per channel (libfabric_options::channels).
+    int channels() const { return pes_.front()->ring->channels(); }
+
     /// Whether kernels are this domain's producers (GPU heap, or libfabric_options::gpu_producers).
     bool gpu_producers() const { return pes_.front()->ring->who() == proxy::producers::gpu; }
 
@@ -191,6 +195,9 @@ private:
     void open_endpoints(world& w, bool gpu_heap, bool gpu_producers, const fi_info* info,
                         std::vector<ofi::address_card>& mine) {
         const int n_local = w.n_local_pes();
+        const int channels = options_.channels != 0 ? detail::resolve_channels(options_.channels, 1, "libfabric_domain",
+                                                                               n_local == 1 ? w.my_pe() : -1)
+                                                    : w.channels();
         int current = -1;
         if (gpu_producers && !gpu_heap) {
             if (cudaGetDevice(&current) != cudaSuccess)
@@ -215,7 +222,7 @@ private:
             s.gpu_producers = gpu_producers;
             s.cuda_device = cuda_device;
             s.force_staging = options_.stage_local_buffers;
-            s.max_in_flight = options_.ring_capacity * 2;
+            s.max_in_flight = options_.ring_capacity * 2 * std::uint32_t(channels);
             s.bounce_chunk_bytes = options_.bounce_chunk_bytes;
             s.bounce_chunks = options_.bounce_chunks;
             s.flush_delivery = ofi::flush_delivery(options_, info, s.pe);
@@ -225,7 +232,8 @@ private:
             s.stall_report_ns = std::int64_t(w.runtime().timeout_ns / 2);
             pe->backend = std::make_unique<ofi::fabric_backend>(info, s);
             pe->ring = std::make_unique<proxy::ring_memory>(
-                options_.ring_capacity, gpu_producers ? proxy::producers::gpu : proxy::producers::host_threads, s.pe);
+                options_.ring_capacity, gpu_producers ? proxy::producers::gpu : proxy::producers::host_threads, s.pe,
+                channels);
             mine.push_back(pe->backend->card());
             pes_.push_back(std::move(pe));
         }

@@ -23,7 +23,10 @@ PGAS_NAMESPACE_BEGIN
 struct libfabric_options {
     std::string provider;            ///< "" reads PGAS_FI_PROVIDER; still "": the best that passes the checks
     std::string iface;               ///< "" reads PGAS_FI_IFACE: pins the provider's domain (network interface)
-    std::uint32_t ring_capacity = 1024;  ///< commands per PE's ring (a power of two)
+    std::uint32_t ring_capacity = 1024;  ///< commands per ring (a power of two); the PE has one ring per channel
+    /// Proxy rings per PE, one per channel (device::context::on_channel), all drained by the PE's one proxy thread;
+    /// in [1, pgas::max_channels]; 0: the world's (world_options::channels, PGAS_CHANNELS; default 1).
+    int channels = 0;
     int proxy_cpu = -1;              ///< pin each proxy thread here (-1: no pinning; CI shares 2 cores)
     std::int64_t proxy_yield_after_idle_ns = 500;  ///< an idle proxy thread yields its core this often (-1: never)
     std::size_t bounce_chunk_bytes = std::size_t{256} << 10;  ///< staging buffers (GPU memory, FI_MR_LOCAL)

@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/transport/proxy/command.hpp>
+#include <pgas/transport/channel.hpp>
 #include <pgas/transport/proxy/ring.hpp>
 
 #include <algorithm>
@@ -27,15 +28,20 @@
 PGAS_NAMESPACE_BEGIN
 namespace proxy {
 
-// Where a ring lives: plain host memory when producers are CPU threads (the
-// host transport, CI), or cudaHostAlloc'd mapped memory for the slots and the
-// control block plus a device-memory reservation counter when producers are
-// GPU threads.
+// Where a PE's rings live: plain host memory when producers are CPU threads
+// (the host transport, CI), or cudaHostAlloc'd mapped memory for the slots and
+// the control blocks plus device-memory reservation counters when producers
+// are GPU threads. One ring per channel (ring_view::on_channel), in one
+// allocation: ring c's control block and slots lie c * stride bytes in, its
+// reservation counter and credit c * ring_view::tail_stride words in; the reply
+// pool after the rings is shared by all of them.
 enum class producers : std::uint8_t { host_threads, gpu };
+static_assert(sizeof(control_block) % alignof(command) == 0, "the slots after a control block must stay aligned");
 
 class ring_memory {
 public:
-    ring_memory(std::uint32_t capacity, producers who, int pe) : capacity_(capacity), who_(who), pe_(pe) {
+    ring_memory(std::uint32_t capacity, producers who, int pe, int channels = 1)
+        : capacity_(capacity), who_(who), pe_(pe), channels_(channels) {
         if (capacity < 2 || (capacity & (capacity - 1)) != 0)
             pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
                                       "capacity must be a power of two >= 2, got " + std::to_string(capacity));
@@ -44,19 +50,25 @@ public:
         if (who == producers::gpu && capacity < 64)
             pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
                                       "a ring for GPU producers needs at least 64 slots, got " + std::to_string(capacity));
+        if (channels < 1 || channels > max_channels)
+            pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
+                                      "channels must be in [1, " + std::to_string(max_channels) + "], got " +
+                                          std::to_string(channels));
         reply_count_ = who == producers::gpu ? resident_threads() : 4096;
         const std::size_t bytes = replies_offset() + std::size_t(reply_count_) * sizeof(reply_entry);
         const std::size_t claim_bytes = reply_count_ / 8;
+        const std::size_t tail_words = std::size_t(channels) * ring_view::tail_stride;
         if (who == producers::host_threads) {
             host_ = static_cast<std::byte*>(std::aligned_alloc(128, (bytes + 127) / 128 * 128));
-            tail_ = new std::uint64_t[2]{0, 0};  // tail, credit cache
+            tail_ = new std::uint64_t[tail_words]();  // per channel: tail, credit cache
             claims_ = new std::uint32_t[reply_count_ / 32]();
             if (host_ == nullptr) pgas::detail::throw_error(errc::system, pe, "proxy ring", "out of host memory");
         } else {
             cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocMapped | cudaHostAllocPortable),
                        "cudaHostAlloc of the ring");
-            cuda_check(cudaMalloc(reinterpret_cast<void**>(&tail_), 2 * sizeof(std::uint64_t)), "cudaMalloc of the ring tail");
-            cuda_check(cudaMemset(tail_, 0, 2 * sizeof(std::uint64_t)), "cudaMemset of the ring tail");
+            cuda_check(cudaMalloc(reinterpret_cast<void**>(&tail_), tail_words * sizeof(std::uint64_t)),
+                       "cudaMalloc of the ring tail");
+            cuda_check(cudaMemset(tail_, 0, tail_words * sizeof(std::uint64_t)), "cudaMemset of the ring tail");
             cuda_check(cudaMalloc(reinterpret_cast<void**>(&claims_), claim_bytes), "cudaMalloc of the reply claims");
             cuda_check(cudaMemset(claims_, 0, claim_bytes), "cudaMemset of the reply claims");
             cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), host_, 0),
@@ -78,18 +90,23 @@ public:
         }
     }
 
-    // The proxy's (host) view.
-    control_block& control() const { return *reinterpret_cast<control_block*>(host_); }
-    command& slot(std::uint64_t ticket) const {
-        return reinterpret_cast<command*>(host_ + sizeof(control_block))[ticket & (capacity_ - 1)];
+    // The proxy's (host) view of channel c's ring.
+    control_block& control(int channel = 0) const {
+        return *reinterpret_cast<control_block*>(host_ + std::size_t(channel) * stride());
+    }
+    command& slot(std::uint64_t ticket, int channel = 0) const {
+        return reinterpret_cast<command*>(host_ + std::size_t(channel) * stride() +
+                                          sizeof(control_block))[ticket & (capacity_ - 1)];
     }
     reply_entry& reply(std::uint32_t entry) const {
         return reinterpret_cast<reply_entry*>(host_ + replies_offset())[entry % reply_count_];
     }
     std::uint32_t capacity() const { return capacity_; }
     producers who() const { return who_; }
+    int channels() const { return channels_; }
 
-    // The producers' view (device pointers when producers are GPU threads).
+    // The producers' view of channel 0's ring (device pointers when producers are GPU threads); the others are
+    // ring_view::on_channel(c) of it.
     ring_view view(runtime_state runtime) const {
         std::byte* base = who_ == producers::gpu ? device_ : host_;
         ring_view v;
@@ -102,12 +119,17 @@ public:
         v.capacity = capacity_;
         v.reply_count = reply_count_;
         v.pe = pe_;
+        v.channel = 0;
+        v.channels = std::uint16_t(channels_);
+        v.ring_stride = stride();
         v.runtime = runtime;
         return v;
     }
 
 private:
-    std::size_t replies_offset() const { return sizeof(control_block) + std::size_t(capacity_) * sizeof(command); }
+    // One ring: its control block, then its slots (128-byte aligned: the control block is a multiple of 128).
+    std::size_t stride() const { return sizeof(control_block) + std::size_t(capacity_) * sizeof(command); }
+    std::size_t replies_offset() const { return std::size_t(channels_) * stride(); }
 
     // One reply entry per thread the current GPU can hold resident (a thread
     // waits for one reply at a time, so claims never run out): 270,336 on an
@@ -129,6 +151,7 @@ private:
     std::uint32_t capacity_;
     producers who_;
     int pe_;
+    int channels_;
     std::uint32_t reply_count_ = 0;
     std::byte* host_ = nullptr;
     std::byte* device_ = nullptr;
@@ -179,18 +202,29 @@ concept ordering_backend = requires(const B& b) {
 template <class B>
 concept thread_setup_backend = requires(B& b) { b.on_proxy_thread(true); };
 
-// The proxy thread of one PE: drains the ring in ticket order, hands each
-// command to the backend, and publishes `completed` (in order: a ticket
-// counts only once every earlier one is done; it is the ring's credit too).
-// fence and signal start only when every earlier command has completed;
-// put_signal posts its signal once its own data is delivered (or right
-// behind the data when the backend processes a PE's operations in order,
-// ordering_backend). A backend that defers completions is asked to flush
-// whenever some wait depends on them (flushing_backend). It polls
+// The proxy thread of one PE: drains each of the PE's rings (one per channel)
+// in ticket order, hands each command to the backend, and publishes each ring's
+// `completed` (in order: a ticket counts only once every earlier one of its
+// ring is done; it is the ring's credit too). fence and signal start only when
+// every earlier command of their ring has completed; put_signal posts its
+// signal once its own data is delivered (or right behind the data when the
+// backend processes a PE's operations in order, ordering_backend). Rings do not
+// wait for each other: a fence, a slow command or an unpublished slot in one
+// holds back only that ring. A backend that defers completions is asked to
+// flush whenever some wait depends on them (flushing_backend). It polls
 // continuously: libfabric's rxm and shm progress the target side of other
 // PEs' operations only while someone polls (issue 6), so it never sleeps;
 // when idle it yields the core every options::yield_after_idle_ns, which
 // costs no wake-up latency beyond one scheduler pass.
+//
+// One thread for all of a PE's rings, not one per ring: the backend's endpoint
+// and its bookkeeping (merging, flush delivery, staging) belong to one thread
+// (FI_THREAD_DOMAIN, no locks), and what channels remove is the producers'
+// contention (one reservation counter, one credit, one in-order drain that a
+// slow producer's unpublished slot stalls), not the thread's work, which is
+// the same per command whichever ring holds it. Each pass takes at most a
+// ring's capacity of commands from each ring, so a busy ring cannot starve
+// the others. bench/channels measures what the rings buy.
 template <backend Backend>
 class service {
 public:
@@ -211,14 +245,16 @@ public:
     };
 
     service(Backend& backend, ring_memory& ring, int pe, options opts)
-        : backend_(backend), ring_(ring), pe_(pe), opts_(opts), state_(ring.capacity()) {
+        : backend_(backend), ring_(ring), pe_(pe), opts_(opts) {
+        lanes_.resize(std::size_t(ring.channels()));
+        for (auto& lane : lanes_) lane.state.resize(ring.capacity());
         thread_ = std::thread([this] { run(); });
     }
     service(const service&) = delete;
     service& operator=(const service&) = delete;
     ~service() { stop(); }
 
-    // Stops the thread (the ring's producers then fail their waits with "stopped").
+    // Stops the thread (the rings' producers then fail their waits with "stopped").
     void stop() {
         if (!thread_.joinable()) return;
         stop_.store(true, std::memory_order_relaxed);
@@ -235,7 +271,7 @@ public:
         return false;
     }
 
-    // Test hook: the thread exits as if it had crashed, without marking the ring.
+    // Test hook: the thread exits as if it had crashed, without marking the rings.
     void simulate_death() {
         die_.store(true, std::memory_order_relaxed);
         if (thread_.joinable()) thread_.join();
@@ -253,6 +289,21 @@ private:
         std::uint32_t pending = 0;
         stage at = stage::idle;
     };
+    // One ring's drain: its slots' states, next ticket to start, tickets completed, and what the last pass saw
+    // (waited_on: a fence or signal is held back waiting on earlier commands; idle: nothing more was published).
+    struct lane {
+        std::vector<slot_state> state;
+        std::uint64_t cursor = 0, completed = 0;
+        bool waited_on = false, idle = false;
+    };
+
+    static int channel_of(std::uint64_t token) { return int(token >> ring_view::channel_shift); }
+    static std::uint64_t ticket_of(std::uint64_t token) {
+        return token & ((std::uint64_t{1} << ring_view::channel_shift) - 1);
+    }
+    static std::uint64_t token_of(int channel, std::uint64_t ticket) {
+        return (std::uint64_t(channel) << ring_view::channel_shift) | ticket;
+    }
 
     void run() {
         pin();
@@ -269,7 +320,7 @@ private:
 
     void run_loop() {
         std::int64_t idle_since = -1;  // steady_clock ns; -1: busy last poll
-        control_block& control = ring_.control();
+        const int channels = int(lanes_.size());
         while (!stop_.load(std::memory_order_relaxed)) {
             if (die_.load(std::memory_order_relaxed)) return;
             bool busy = false;
@@ -277,22 +328,36 @@ private:
                 busy = backend_.progress([this](std::uint64_t token) { on_complete(token); });
                 if (!failed_) {
                     busy |= continue_signals();
-                    busy |= issue();
-                    busy |= retire();
+                    bool flush_wanted = false, waited_on = false;
+                    for (int c = 0; c < channels; ++c) {
+                        busy |= issue(c);
+                        busy |= retire(c);
+                        const lane& l = lanes_[std::size_t(c)];
+                        if ((l.waited_on || l.idle) && l.completed != l.cursor) {
+                            flush_wanted = true;
+                            waited_on |= l.waited_on;
+                        }
+                    }
                     if constexpr (flushing_backend<Backend>) {
-                        if ((waited_on_ || idle_ring_) && completed_ != cursor_) busy |= backend_.flush(waited_on_);
+                        if (flush_wanted) busy |= backend_.flush(waited_on);
                     }
                 }
             } catch (const std::exception& e) {
                 fail(e.what());
             }
-            detail::store_release(&control.heartbeat, control.heartbeat + 1);
+            bool idle = true;
+            for (int c = 0; c < channels; ++c) {
+                control_block& control = ring_.control(c);
+                detail::store_release(&control.heartbeat, control.heartbeat + 1);
+                const lane& l = lanes_[std::size_t(c)];
+                idle = idle && l.completed == l.cursor &&
+                       detail::load_acquire(&ring_.slot(l.cursor, c).seq) != l.cursor + 1;
+            }
             if (opts_.abort_mirror != nullptr) {
                 const int failed = *opts_.abort_source;
                 if (*opts_.abort_mirror != failed) *opts_.abort_mirror = failed;
             }
-            idle_.store(completed_ == cursor_ && detail::load_acquire(&ring_.slot(cursor_).seq) != cursor_ + 1,
-                        std::memory_order_release);
+            idle_.store(idle, std::memory_order_release);
             if (busy) {
                 idle_since = -1;
             } else if (opts_.yield_after_idle_ns >= 0) {
@@ -305,7 +370,8 @@ private:
                 }
             }
         }
-        if (!failed_) detail::store_release(&control.status, status_stopped);
+        if (!failed_)
+            for (int c = 0; c < channels; ++c) detail::store_release(&ring_.control(c).status, status_stopped);
     }
 
     static std::int64_t clock_ns() {
@@ -323,72 +389,80 @@ private:
 #endif
     }
 
+    // Every ring's producers see the failure (each waits on its own ring's control block).
     void fail(const std::string& message) {
         if (failed_) return;
         failed_ = true;
         failed_flag_.store(true);
-        control_block& control = ring_.control();
-        const std::size_t n = std::min(message.size(), sizeof(control.error) - 1);
-        std::memcpy(control.error, message.data(), n);
-        control.error[n] = '\0';
-        detail::store_release(&control.status, status_failed);
+        for (int c = 0; c < int(lanes_.size()); ++c) {
+            control_block& control = ring_.control(c);
+            const std::size_t n = std::min(message.size(), sizeof(control.error) - 1);
+            std::memcpy(control.error, message.data(), n);
+            control.error[n] = '\0';
+            detail::store_release(&control.status, status_failed);
+        }
     }
 
-    slot_state& state(std::uint64_t ticket) { return state_[ticket & (ring_.capacity() - 1)]; }
+    slot_state& state(int channel, std::uint64_t ticket) {
+        return lanes_[std::size_t(channel)].state[ticket & (ring_.capacity() - 1)];
+    }
 
-    void on_complete(std::uint64_t ticket) {
-        slot_state& s = state(ticket);
+    void on_complete(std::uint64_t token) {
+        const int channel = channel_of(token);
+        const std::uint64_t ticket = ticket_of(token);
+        slot_state& s = state(channel, ticket);
         if (s.pending == 0 || --s.pending != 0) return;
-        command& c = ring_.slot(ticket);
+        command& c = ring_.slot(ticket, channel);
         if (c.op == op_code::put_signal && s.at == stage::data) {
-            ready_signals_.push_back(ticket);  // posted after progress() returns
+            ready_signals_.push_back(token);  // posted after progress() returns
             return;
         }
-        finish(ticket, c, s);
+        finish(token, c, s);
     }
 
-    void finish(std::uint64_t ticket, command& c, slot_state& s) {
+    void finish(std::uint64_t token, command& c, slot_state& s) {
         s.at = stage::done;
-        if (c.flags & flag_reply) detail::store_release(&ring_.reply(c.reply_entry).tag, ticket + 1);
+        if (c.flags & flag_reply) detail::store_release(&ring_.reply(c.reply_entry).tag, token + 1);
     }
 
     bool continue_signals() {
         if (ready_signals_.empty()) return false;
-        for (std::uint64_t ticket : ready_signals_) {
-            command& c = ring_.slot(ticket);
-            slot_state& s = state(ticket);
+        for (std::uint64_t token : ready_signals_) {
+            command& c = ring_.slot(ticket_of(token), channel_of(token));
+            slot_state& s = state(channel_of(token), ticket_of(token));
             s.at = stage::signal;
-            s.pending = backend_.signal(ticket, c.pe, c.compare, c.sig_op, c.operand);
-            if (s.pending == 0) finish(ticket, c, s);
+            s.pending = backend_.signal(token, c.pe, c.compare, c.sig_op, c.operand);
+            if (s.pending == 0) finish(token, c, s);
         }
         ready_signals_.clear();
         return true;
     }
 
-    // Starts the published commands in ticket order. waited_on_: a fence or
-    // signal is held back (it waits on earlier commands completing);
-    // idle_ring_: nothing more is published.
-    bool issue() {
+    // Starts channel's published commands in ticket order, at most a ring's
+    // capacity of them (the other rings' turn comes in the same pass).
+    bool issue(int channel) {
+        lane& l = lanes_[std::size_t(channel)];
         bool any = false;
-        waited_on_ = idle_ring_ = false;
-        for (;;) {
-            command& c = ring_.slot(cursor_);
-            if (detail::load_acquire(&c.seq) != cursor_ + 1) {
-                idle_ring_ = true;
+        l.waited_on = l.idle = false;
+        for (std::uint32_t n = 0; n < ring_.capacity(); ++n) {
+            command& c = ring_.slot(l.cursor, channel);
+            if (detail::load_acquire(&c.seq) != l.cursor + 1) {
+                l.idle = true;
                 return any;
             }
             const bool ordered = c.op == op_code::fence || c.op == op_code::signal;
-            if (ordered && completed_ != cursor_) {  // waits for every earlier command
-                waited_on_ = true;
+            if (ordered && l.completed != l.cursor) {  // waits for every earlier command of the ring
+                l.waited_on = true;
                 return any;
             }
-            start(cursor_, c, state(cursor_));
-            ++cursor_;
+            start(token_of(channel, l.cursor), c, state(channel, l.cursor));
+            ++l.cursor;
             any = true;
         }
+        return any;
     }
 
-    void start(std::uint64_t ticket, command& c, slot_state& s) {
+    void start(std::uint64_t token, command& c, slot_state& s) {
         const bool in_payload = (c.flags & flag_inline) != 0;
         const bool device = (c.flags & flag_device_memory) != 0;
         const bool reply = (c.flags & flag_reply) != 0;
@@ -399,26 +473,26 @@ private:
         s.at = stage::data;
         switch (c.op) {
             case op_code::put:
-                s.pending = backend_.put(ticket, c.pe, c.remote, local, c.bytes, device && !in_payload);
+                s.pending = backend_.put(token, c.pe, c.remote, local, c.bytes, device && !in_payload);
                 break;
             case op_code::put_signal:
-                s.pending = backend_.put(ticket, c.pe, c.remote, local, c.bytes, device && !in_payload);
+                s.pending = backend_.put(token, c.pe, c.remote, local, c.bytes, device && !in_payload);
                 if constexpr (ordering_backend<Backend>) {
                     if (backend_.ordered()) {  // the signal lands after the data: post it now
                         s.at = stage::signal;
-                        s.pending += backend_.signal(ticket, c.pe, c.compare, c.sig_op, c.operand);
+                        s.pending += backend_.signal(token, c.pe, c.compare, c.sig_op, c.operand);
                     }
                 }
                 break;
             case op_code::get:
-                s.pending = backend_.get(ticket, c.pe, local, c.remote, c.bytes, device && !in_payload);
+                s.pending = backend_.get(token, c.pe, local, c.remote, c.bytes, device && !in_payload);
                 break;
             case op_code::atomic:
-                s.pending = backend_.atomic(ticket, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
+                s.pending = backend_.atomic(token, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
                                             reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
                 break;
             case op_code::signal:
-                s.pending = backend_.signal(ticket, c.pe, c.remote, c.sig_op, c.operand);
+                s.pending = backend_.signal(token, c.pe, c.remote, c.sig_op, c.operand);
                 break;
             case op_code::fence:
                 s.pending = 0;
@@ -426,18 +500,20 @@ private:
         }
         if (s.pending != 0) return;
         if (c.op == op_code::put_signal && s.at == stage::data) {
-            ready_signals_.push_back(ticket);
+            ready_signals_.push_back(token);
         } else {
-            finish(ticket, c, s);
+            finish(token, c, s);
         }
     }
 
-    // Publishes completion (the ring's credit too) strictly in ticket order.
-    bool retire() {
-        const std::uint64_t completed_before = completed_;
-        while (completed_ < cursor_ && state(completed_).at == stage::done) state(completed_++).at = stage::idle;
-        if (completed_ == completed_before) return false;
-        detail::store_release(&ring_.control().completed, completed_);
+    // Publishes channel's completion (its ring's credit too) strictly in ticket order.
+    bool retire(int channel) {
+        lane& l = lanes_[std::size_t(channel)];
+        const std::uint64_t completed_before = l.completed;
+        while (l.completed < l.cursor && state(channel, l.completed).at == stage::done)
+            state(channel, l.completed++).at = stage::idle;
+        if (l.completed == completed_before) return false;
+        detail::store_release(&ring_.control(channel).completed, l.completed);
         return true;
     }
 
@@ -445,11 +521,9 @@ private:
     ring_memory& ring_;
     int pe_;
     options opts_;
-    std::vector<slot_state> state_;
-    std::vector<std::uint64_t> ready_signals_;
-    std::uint64_t cursor_ = 0, completed_ = 0;
+    std::vector<lane> lanes_;
+    std::vector<std::uint64_t> ready_signals_;  // tokens
     bool failed_ = false;
-    bool waited_on_ = false, idle_ring_ = false;
     std::atomic<bool> stop_{false}, die_{false}, idle_{false}, failed_flag_{false};
     std::thread thread_;
 };

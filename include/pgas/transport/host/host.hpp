@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pgas/core/config.hpp>
+#include <pgas/transport/channel.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/load_store.hpp>
 
@@ -22,9 +23,10 @@ public:
 
     /// An empty transport (reaches no PE), as in a default-constructed context.
     host() = default;
-    /// Over every PE's heap base (world::context<host> makes it).
-    host(std::byte* const* heap_bases, int my_pe, int n_pes, std::uint64_t heap_bytes)
-        : bases_(heap_bases), my_pe_(my_pe), n_pes_(n_pes), heap_bytes_(heap_bytes) {}
+    /// Over every PE's heap base, with `channels` channels per peer (world::context<host> makes it).
+    host(std::byte* const* heap_bases, int my_pe, int n_pes, std::uint64_t heap_bytes, int channels = 1)
+        : bases_(heap_bases), my_pe_(my_pe), n_pes_(n_pes), heap_bytes_(heap_bytes),
+          channel_{0, std::uint16_t(channels)} {}
 
     /// This PE's index in the world.
     PGAS_HD int my_pe() const { return my_pe_; }
@@ -42,16 +44,31 @@ public:
         return reachable(pe) ? static_cast<void*>(bases_[pe] + offset) : nullptr;
     }
 
+    /// The channel this value is bound to (pgas::channel_transport): one path for all of them, so it changes
+    /// nothing but what channel() answers.
+    PGAS_HD int channel() const { return channel_.index; }
+    /// Channels per peer (world_options::channels / PGAS_CHANNELS), all the same path here.
+    PGAS_HD int channels() const { return channel_.count; }
+    /// A copy bound to channel `c` (device::context::on_channel checks the range).
+    PGAS_HD host on_channel(int c) const {
+        host bound = *this;
+        bound.channel_.index = std::uint16_t(c);
+        return bound;
+    }
+
 private:
     std::byte* const* bases_ = nullptr;
     int my_pe_ = 0;
     int n_pes_ = 0;
     std::uint64_t heap_bytes_ = 0;
+    detail::channel_choice channel_{};
 };
 
 static_assert(rma_transport<host>);
 static_assert(atomic_transport<host>);
 static_assert(signal_transport<host>);
 static_assert(load_store_transport<host>);
+static_assert(channel_transport<host>);
+static_assert(completion_scope_transport<host>);
 
 PGAS_NAMESPACE_END

@@ -28,7 +28,9 @@ struct ibgda_params {
     int n_pes = 0;
     std::uint64_t heap_bytes = 0;
     std::byte* heap = nullptr;                 // this PE's heap, as the calling threads address it
-    ibgda_qp* qps = nullptr;                   // one per PE, indexed by PE
+    ibgda_qp* qps = nullptr;                   // channels * n_pes, indexed by channel * n_pes + PE
+    int channel = 0;                           // the channel this value posts to
+    int channels = 1;                          // RC queue pairs per peer
     const ibgda_region* regions = nullptr;     // local memory the NIC may read/write; [0] is the heap
     int n_regions = 0;
     std::uint32_t doorbell_batch = 1;          // blocks an nbi op may leave un-rung (1: ring every post)
@@ -37,16 +39,21 @@ struct ibgda_params {
 }  // namespace detail
 
 /// Device-side state of the IBGDA transport: pointers to this PE's queue pairs
-/// (one RC QP per peer, itself included) and registered regions, copied by
-/// value into kernels. Mutable state lives in the QPs' memory (DESIGN.md §3).
-/// Access is the memory-access policy (access.hpp); pgas::ibgda uses the real one.
+/// (k channels of one RC QP per peer, itself included, each with its own send
+/// queue, doorbell record, doorbell and CQ) and registered regions, copied by
+/// value into kernels, and the channel this value posts to. Mutable state lives
+/// in the QPs' memory (DESIGN.md §3). Access is the memory-access policy
+/// (access.hpp); pgas::ibgda uses the real one.
 ///
-/// Ordering: one QP per peer executes in order at the target, so puts, atomics
-/// and signals to one PE land in issue order; put_signal's signal follows its
-/// data on the same QP. fence() additionally posts a fenced NOP on every QP
-/// with work in flight (later WQEs wait for earlier READs/atomics); quiet()
-/// posts a signalled NOP on every such QP and waits for its CQE, which
-/// completes everything before it (RC completions are in order).
+/// Ordering: a QP executes in order at the target, so puts, atomics and
+/// signals to one PE on one channel land in issue order; put_signal's signal
+/// follows its data on the same QP. Different channels are different QPs: no
+/// order between them, and no shared slot, counter or doorbell. fence() posts
+/// a fenced NOP on every QP of the channel with work in flight (later WQEs wait
+/// for earlier READs/atomics); quiet() posts a signalled NOP on every such QP
+/// and waits for its CQE, which completes everything before it (RC completions
+/// are in order); quiet_pe() does that for one peer's QP, quiet_all() for
+/// every channel's.
 template <class Access = ibgda_system_access>
 class basic_ibgda {
 public:
@@ -80,8 +87,20 @@ public:
     PGAS_HD void* local_address(std::uint64_t offset) const { return p_.heap + offset; }
     /// The memory-access policy (how WQEs, doorbells and CQEs are touched).
     PGAS_HD const Access& access() const { return access_; }
-    /// The queue pair to PE `pe` (its state lives in QP memory, not in this value).
-    PGAS_HD detail::ibgda_qp& queue_pair(int pe) const { return p_.qps[pe]; }
+    /// The queue pair to PE `pe` on this value's channel (its state lives in QP memory, not in this value).
+    PGAS_HD detail::ibgda_qp& queue_pair(int pe) const { return queue_pair(pe, p_.channel); }
+    /// The queue pair to PE `pe` on channel `c`.
+    PGAS_HD detail::ibgda_qp& queue_pair(int pe, int c) const { return p_.qps[c * p_.n_pes + pe]; }
+    /// The channel this value posts to (pgas::channel_transport).
+    PGAS_HD int channel() const { return p_.channel; }
+    /// RC queue pairs per peer (ibgda_options::channels).
+    PGAS_HD int channels() const { return p_.channels; }
+    /// A copy posting to channel `c`'s queue pairs (device::context::on_channel checks the range).
+    PGAS_HD basic_ibgda on_channel(int c) const {
+        basic_ibgda bound = *this;
+        bound.p_.channel = c;
+        return bound;
+    }
 
     // --- RMA: rank 0 of G posts, the group syncs before and after ----------
 
@@ -124,15 +143,34 @@ public:
                     post_nop(pe, mlx5::fm_ce_se::fence, "fence");
         G::sync();
     }
-    /// Transport member behind pgas::quiet.
+    /// Transport member behind pgas::quiet: every QP of this channel.
     template <class G>
     PGAS_HD void quiet() const {
         G::sync();
+        if (G::rank() == 0) complete_channel(p_.channel, "quiet");
+        G::sync();
+    }
+    /// Transport member behind pgas::quiet(ctx, pe): this channel's QP to `pe` only.
+    template <class G>
+    PGAS_HD void quiet_pe(int pe) const {
+        G::sync();
+        if (G::rank() == 0) complete(queue_pair(pe), "quiet");
+        G::sync();
+    }
+    /// Transport member behind pgas::quiet_all: every QP of every channel.
+    template <class G>
+    PGAS_HD void quiet_all() const {
+        G::sync();
         if (G::rank() == 0)
-            for (int pe = 0; pe < p_.n_pes; ++pe)
-                if (in_flight(pe))
-                    detail::ibgda_wait_completed(access_, waiter(), p_.qps[pe],
-                                                 post_nop(pe, mlx5::fm_ce_se::cq_update, "quiet"), "quiet");
+            for (int c = 0; c < p_.channels; ++c) complete_channel(c, "quiet_all");
+        G::sync();
+    }
+    /// Transport member behind pgas::flush_local: as quiet (an RC NIC says it read a registered source only
+    /// with the completion that follows the remote ACK; inline sources were reusable at once).
+    template <class G>
+    PGAS_HD void flush_local() const {
+        G::sync();
+        if (G::rank() == 0) complete_channel(p_.channel, "flush_local");
         G::sync();
     }
 
@@ -180,7 +218,7 @@ public:
             put_bytes(dst, src, bytes, pe, false, "put_signal");
             // The signal's CQE completes the data before it: then src is reusable.
             const std::uint64_t end = post_signal(sig, value, op, pe, mlx5::fm_ce_se::cq_update, "put_signal");
-            detail::ibgda_wait_completed(access_, waiter(), p_.qps[pe], end, "put_signal");
+            detail::ibgda_wait_completed(access_, waiter(), queue_pair(pe), end, "put_signal");
         }
         G::sync();
     }
@@ -199,9 +237,18 @@ public:
 private:
     PGAS_HD detail::ibgda_waiter waiter() const { return {p_.my_pe, p_.runtime}; }
 
-    PGAS_HD bool in_flight(int pe) const {
-        const auto& qp = p_.qps[pe];
+    PGAS_HD static bool in_flight(const detail::ibgda_qp& qp) {
         return detail::ibgda_load(qp.reserved) != detail::ibgda_load(qp.completed);
+    }
+    PGAS_HD bool in_flight(int pe) const { return in_flight(queue_pair(pe)); }
+
+    // A signalled NOP on `qp` if it has work in flight, waited for: everything posted there before is complete.
+    PGAS_HD void complete(detail::ibgda_qp& qp, const char* call) const {
+        if (!in_flight(qp)) return;
+        detail::ibgda_wait_completed(access_, waiter(), qp, post_nop(qp, mlx5::fm_ce_se::cq_update, call), call);
+    }
+    PGAS_HD void complete_channel(int c, const char* call) const {
+        for (int pe = 0; pe < p_.n_pes; ++pe) complete(queue_pair(pe, c), call);
     }
 
     // The lkey of registered local memory holding [address, address + bytes), or nothing.
@@ -228,13 +275,16 @@ private:
     }
 
     PGAS_HD std::uint64_t post_nop(int pe, std::uint8_t flags, const char* call) const {
-        return detail::ibgda_post(access_, waiter(), p_.qps[pe], 1, options(flags, true), call,
+        return post_nop(queue_pair(pe), flags, call);
+    }
+    PGAS_HD std::uint64_t post_nop(detail::ibgda_qp& qp, std::uint8_t flags, const char* call) const {
+        return detail::ibgda_post(access_, waiter(), qp, 1, options(flags, true), call,
                                   [](const mlx5::wqe_header& h, std::uint64_t) { return mlx5::nop(h); });
     }
 
     PGAS_HD std::uint64_t post_inline(std::uint64_t raddr, const void* src, std::uint32_t bytes, int pe, std::uint8_t flags,
                                       bool ring_now, const char* call) const {
-        auto& qp = p_.qps[pe];
+        auto& qp = queue_pair(pe);
         const auto* payload = static_cast<const std::uint8_t*>(src);
         const unsigned blocks = (mlx5::inline_write_ds(bytes) + 3u) / 4u;
         return detail::ibgda_post(access_, waiter(), qp, blocks, options(flags, ring_now), call,
@@ -248,7 +298,7 @@ private:
     PGAS_HD void put_bytes(std::uint64_t dst, const void* src, std::size_t bytes, int pe, bool blocking,
                            const char* call) const {
         if (bytes == 0) return;
-        auto& qp = p_.qps[pe];
+        auto& qp = queue_pair(pe);
         const std::uint64_t raddr = qp.remote_heap + dst;
         const auto* from = static_cast<const std::byte*>(src);
         if (bytes <= traits::inline_put_bytes) {
@@ -281,7 +331,7 @@ private:
     PGAS_HD void get_bytes(void* dst, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
                            const char* call) const {
         if (bytes == 0) return;
-        auto& qp = p_.qps[pe];
+        auto& qp = queue_pair(pe);
         const std::uint64_t raddr = qp.remote_heap + src;
         auto* to = static_cast<std::byte*>(dst);
         const lookup_result key = local_key(dst, bytes);
@@ -328,7 +378,7 @@ private:
 
     PGAS_HD std::uint64_t post_signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe,
                                       std::uint8_t flags, const char* call) const {
-        auto& qp = p_.qps[pe];
+        auto& qp = queue_pair(pe);
         const std::uint64_t raddr = qp.remote_heap + offset;
         if (op == signal_op::set) return post_inline(raddr, &value, 8, pe, flags, true, call);
         return detail::ibgda_post(access_, waiter(), qp, 1, options(flags, true), call,
@@ -345,7 +395,7 @@ private:
     template <class U>
     PGAS_HD U word_atomic(amo op, std::uint64_t offset, U operand, U expected, int pe) const {
         constexpr bool wide = sizeof(U) == 8;
-        auto& qp = p_.qps[pe];
+        auto& qp = queue_pair(pe);
         const std::uint64_t raddr = qp.remote_heap + offset;
         const bool fetches = op != amo::set;
         const bool standard = wide && (op == amo::fetch || op == amo::fetch_add || op == amo::compare_swap);
@@ -416,5 +466,7 @@ static_assert(rma_transport<ibgda>);
 static_assert(atomic_transport<ibgda>);
 static_assert(signal_transport<ibgda>);
 static_assert(!load_store_transport<ibgda>);
+static_assert(channel_transport<ibgda>);
+static_assert(completion_scope_transport<ibgda>);
 
 PGAS_NAMESPACE_END

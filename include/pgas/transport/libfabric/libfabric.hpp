@@ -12,7 +12,7 @@
 PGAS_NAMESPACE_BEGIN
 
 /// What a kernel (or a host PE thread) carries in device::context<libfabric>:
-/// the caller's PE's proxy ring and its own heap base. Every remote operation
+/// the caller's PE's proxy ring of the context's channel and its own heap base. Every remote operation
 /// is a command the PE's proxy thread turns into fi_write / fi_read /
 /// fi_*atomic (see proxy/proxy_ops.hpp for semantics). Made by
 /// pgas::libfabric_domain::context (host/libfabric/domain.hpp).
@@ -40,8 +40,18 @@ public:
     PGAS_HD std::uint64_t heap_bytes() const { return heap_bytes_; }
     /// This PE's own heap byte at symmetric `offset`.
     PGAS_HD void* local_address(std::uint64_t offset) const { return local_base_ + offset; }
-    /// The PE's proxy ring (producer side).
+    /// The PE's proxy ring of this value's channel (producer side).
     PGAS_HD const proxy::ring_view& ring() const { return ring_; }
+    /// The channel this value pushes to (pgas::channel_transport).
+    PGAS_HD int channel() const { return ring_.channel; }
+    /// Proxy rings of the PE, one per channel (libfabric_options::channels).
+    PGAS_HD int channels() const { return ring_.channels; }
+    /// A copy pushing into channel `c`'s ring (device::context::on_channel checks the range).
+    PGAS_HD libfabric on_channel(int c) const {
+        libfabric bound = *this;
+        bound.ring_ = ring_.on_channel(c);
+        return bound;
+    }
 
 private:
     proxy::ring_view ring_;
@@ -55,5 +65,7 @@ static_assert(rma_transport<libfabric>);
 static_assert(atomic_transport<libfabric>);
 static_assert(signal_transport<libfabric>);
 static_assert(!load_store_transport<libfabric>);
+static_assert(channel_transport<libfabric>);
+static_assert(completion_scope_transport<libfabric>);
 
 PGAS_NAMESPACE_END

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pgas/core/config.hpp>
+#include <pgas/transport/channel.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/load_store.hpp>
 
@@ -23,9 +24,12 @@ public:
 
     /// An empty transport (reaches no PE), as in a default-constructed context.
     nvlink() = default;
-    /// Over the VA range that maps every node-local PE's heap (world::context<nvlink> makes it).
-    PGAS_HD nvlink(std::byte* base, std::uint64_t stride, int my_pe, int n_pes, std::uint64_t heap_bytes)
-        : base_(base), stride_(stride), heap_bytes_(heap_bytes), my_pe_(my_pe), n_pes_(n_pes) {}
+    /// Over the VA range that maps every node-local PE's heap, with `channels` channels per peer
+    /// (world::context<nvlink> makes it).
+    PGAS_HD nvlink(std::byte* base, std::uint64_t stride, int my_pe, int n_pes, std::uint64_t heap_bytes,
+                   int channels = 1)
+        : base_(base), stride_(stride), heap_bytes_(heap_bytes), my_pe_(my_pe), n_pes_(n_pes),
+          channel_{0, std::uint16_t(channels)} {}
 
     /// This PE's index in the world.
     PGAS_HD int my_pe() const { return my_pe_; }
@@ -45,17 +49,32 @@ public:
         return reachable(pe) ? static_cast<void*>(base_ + stride_ * std::uint64_t(pe) + offset) : nullptr;
     }
 
+    /// The channel this value is bound to (pgas::channel_transport): one path for all of them, so it changes
+    /// nothing but what channel() answers.
+    PGAS_HD int channel() const { return channel_.index; }
+    /// Channels per peer (world_options::channels / PGAS_CHANNELS), all the same path here.
+    PGAS_HD int channels() const { return channel_.count; }
+    /// A copy bound to channel `c` (device::context::on_channel checks the range).
+    PGAS_HD nvlink on_channel(int c) const {
+        nvlink bound = *this;
+        bound.channel_.index = std::uint16_t(c);
+        return bound;
+    }
+
 private:
     std::byte* base_ = nullptr;
     std::uint64_t stride_ = 0;
     std::uint64_t heap_bytes_ = 0;
     int my_pe_ = 0;
     int n_pes_ = 0;
+    detail::channel_choice channel_{};
 };
 
 static_assert(rma_transport<nvlink>);
 static_assert(atomic_transport<nvlink>);
 static_assert(signal_transport<nvlink>);
 static_assert(load_store_transport<nvlink>);
+static_assert(channel_transport<nvlink>);
+static_assert(completion_scope_transport<nvlink>);
 
 PGAS_NAMESPACE_END

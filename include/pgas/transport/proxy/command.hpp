@@ -85,7 +85,8 @@ static_assert(std::is_trivially_copyable_v<command>);
 // once it has read the reply, so a waiting producer holds no ring slot: the
 // ring's credits depend on the proxy alone, never on whether some other
 // producer (a lane of a diverged warp, say) gets to run and read its reply.
-// The proxy writes the payload, then tag = ticket + 1 (release).
+// The proxy writes the payload, then tag = token + 1 (release; ring_view::token: the ticket, with the channel of
+// its ring in the high bits, so that rings sharing the pool never mistake each other's replies).
 struct alignas(64) reply_entry {
     std::uint64_t tag;
     unsigned char payload[inline_bytes];

@@ -29,12 +29,19 @@ namespace proxy {
 //    global memory (the proxy copies them with the copy engine).
 //  - get: up to 48 bytes come back in the command's reply; larger ones land
 //    in dst directly (global memory on the GPU). get_nbi completes at quiet.
-//  - quiet: returns once the proxy completed every command of this PE
-//    reserved so far (with remote visibility: the backend completes puts
+//  - channels: the PE has one ring per channel; ring() is the value's own.
+//    Every op pushes into it, and fence/quiet/signal order and complete
+//    within it only.
+//  - quiet: returns once the proxy completed every command of the channel's
+//    ring reserved so far (with remote visibility: the backend completes puts
 //    only when delivered). No marker is pushed: an idle ring makes the proxy
-//    flush on its own, and a marker cost a second trip over PCIe.
-//  - fence: a marker after which the proxy starts nothing until every
-//    earlier command completed.
+//    flush on its own, and a marker cost a second trip over PCIe. quiet_pe
+//    is the same wait (the ring retires in order, all peers together);
+//    quiet_all waits for every channel's ring; flush_local is quiet (a source
+//    beyond the inline payload is read while the put completes: blocking put
+//    waits for the same).
+//  - fence: a marker after which the proxy starts nothing of the ring until
+//    every earlier command of it completed.
 //  - signal: starts only after every earlier command completed (release).
 //  - put_signal: the signal is posted only once the data is delivered.
 //  - atomics: fetching ones wait for their reply (in a reply entry, not the
@@ -86,6 +93,23 @@ public:
     PGAS_HD void quiet() const {
         G::sync();
         if (G::rank() == 0) ring().wait_reserved("quiet");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void quiet_pe(int) const {
+        quiet<G>();
+    }
+    template <class G>
+    PGAS_HD void quiet_all() const {
+        G::sync();
+        if (G::rank() == 0)
+            for (int c = 0; c < int(ring().channels); ++c) ring().on_channel(c).wait_reserved("quiet_all");
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void flush_local() const {
+        G::sync();
+        if (G::rank() == 0) ring().wait_reserved("flush_local");
         G::sync();
     }
 

@@ -56,7 +56,33 @@ struct ring_view {
     std::uint32_t capacity = 0;             // a power of two
     std::uint32_t reply_count = 0;          // a multiple of 32
     int pe = -1;
+    std::uint16_t channel = 0;              // which of the PE's rings this is
+    std::uint16_t channels = 1;             // rings of the PE, one per channel
+    std::uint64_t ring_stride = 0;          // bytes from one ring's control block (and slots) to the next one's
     runtime_state runtime;
+
+    // Bits of a ticket's token (what the proxy hands the backend and writes into reply tags) that name the channel.
+    static constexpr unsigned channel_shift = 48;
+
+    // The view of the PE's ring of channel c: the rings lie ring_stride apart (control block and slots) and their
+    // reservation counters tail_stride words apart; the reply pool is the PE's, shared (a thread waits for one reply
+    // at a time, so one entry per resident thread serves every channel). No memory access.
+    static constexpr std::ptrdiff_t tail_stride = 8;  // one 64-byte line per channel's tail and credit
+    PGAS_HD ring_view on_channel(int c) const {
+        ring_view v = *this;
+        const std::ptrdiff_t steps = std::ptrdiff_t(c) - std::ptrdiff_t(channel);
+        v.slots = reinterpret_cast<command*>(reinterpret_cast<char*>(slots) + steps * std::ptrdiff_t(ring_stride));
+        v.control = reinterpret_cast<const control_block*>(reinterpret_cast<const char*>(control) +
+                                                           steps * std::ptrdiff_t(ring_stride));
+        v.tail = tail + steps * tail_stride;
+        v.credit = credit + steps * tail_stride;
+        v.channel = std::uint16_t(c);
+        return v;
+    }
+    // The token of a ticket of this ring: unique among the PE's rings.
+    PGAS_HD std::uint64_t token(std::uint64_t ticket) const {
+        return (std::uint64_t(channel) << channel_shift) | ticket;
+    }
 
     // A ticket and the cached credit read alongside it.
     struct reservation {
@@ -172,7 +198,7 @@ struct ring_view {
     PGAS_HD void take_reply(std::uint64_t ticket, std::uint32_t entry, void* out, std::size_t bytes,
                             const char* call) const {
         reply_entry& reply = replies[entry];
-        spin(call, "the reply", ticket, [&] { return detail::load_acquire(&reply.tag) == ticket + 1; });
+        spin(call, "the reply", ticket, [&] { return detail::load_acquire(&reply.tag) == token(ticket) + 1; });
         std::uint64_t words[inline_bytes / 8];  // word loads: one PCIe read per 8 bytes, not per byte
         const auto* from = reinterpret_cast<const std::uint64_t*>(reply.payload);
         for (std::size_t i = 0; i < (bytes + 7) / 8; ++i) words[i] = from[i];

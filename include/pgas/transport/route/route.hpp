@@ -153,6 +153,37 @@ public:
         near_.template quiet<G>();
         far_.template quiet<G>();
     }
+    /// Transport member behind pgas::quiet(ctx, pe): the quiet of the transport serving `pe`.
+    template <class G>
+    PGAS_HD void quiet_pe(int pe) const {
+        if (is_near(pe)) detail::transport_quiet_pe<G>(near_, pe);
+        else detail::transport_quiet_pe<G>(far_, pe);
+    }
+    /// Transport member behind pgas::quiet_all: Near's, then Far's.
+    template <class G>
+    PGAS_HD void quiet_all() const {
+        detail::transport_quiet_all<G>(near_);
+        detail::transport_quiet_all<G>(far_);
+    }
+    /// Transport member behind pgas::flush_local: Near's, then Far's.
+    template <class G>
+    PGAS_HD void flush_local() const {
+        detail::transport_flush_local<G>(near_);
+        detail::transport_flush_local<G>(far_);
+    }
+
+    // --- channels ----------------------------------------------------------------
+    /// The channel this value is bound to: Far's (the network path is what channels are for).
+    PGAS_HD int channel() const { return channel_of(far_); }
+    /// Far's channels per peer (route_context's Far builder chose them).
+    PGAS_HD int channels() const { return channels_of(far_); }
+    /// A copy bound to channel `c`: Far on `c`, Near on `c` modulo its own count (one path on nvlink/host).
+    PGAS_HD route on_channel(int c) const {
+        route bound = *this;
+        if constexpr (channel_transport<Far>) bound.far_ = far_.on_channel(c);
+        if constexpr (channel_transport<Near>) bound.near_ = near_.on_channel(c % near_.channels());
+        return bound;
+    }
 
     // --- atomics (one thread) ----------------------------------------------------
     /// Transport member behind every fetching `atomic_*` call: performs `op` on the word at `offset` of PE `pe` (one
@@ -197,6 +228,17 @@ public:
     }
 
 private:
+    template <class T>
+    PGAS_HD static int channel_of(const T& t) {
+        if constexpr (channel_transport<T>) return t.channel();
+        else return 0;
+    }
+    template <class T>
+    PGAS_HD static int channels_of(const T& t) {
+        if constexpr (channel_transport<T>) return t.channels();
+        else return 1;
+    }
+
     Near near_;
     Far far_;
     pe_range near_pes_;
