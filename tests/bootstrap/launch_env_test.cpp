@@ -85,10 +85,10 @@ TEST_CASE("launch env: bad pgasrun values name the variable and value") {
                          "PGAS_BOOTSTRAP_TIMEOUT_MS='10s' is not an integer"));
 }
 
-TEST_CASE("launch env: torchrun's variables - pgas listens on MASTER_PORT+1") {
+TEST_CASE("launch env: torchrun's variables - across nodes pgas listens on MASTER_PORT+1 and needs PGAS_TOKEN") {
     const test::environment torchrun{{"RANK", "3"},           {"WORLD_SIZE", "8"},         {"LOCAL_RANK", "1"},
                                      {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"},
-                                     {"TORCHELASTIC_RUN_ID", "none"}};
+                                     {"TORCHELASTIC_RUN_ID", "none"}, {"PGAS_TOKEN", "secret"}};
     auto info = parse(torchrun);
     CHECK(info.source == "torchrun");
     CHECK(info.rank == 3);
@@ -97,17 +97,21 @@ TEST_CASE("launch env: torchrun's variables - pgas listens on MASTER_PORT+1") {
     CHECK(info.local_size == 2);
     CHECK(info.root_host == "10.0.0.1");
     CHECK(info.root_port == 29501);
-    // Without PGAS_TOKEN every rank derives the same token; another job's differs.
-    auto other_rank = torchrun;
-    other_rank["RANK"] = "0";
-    other_rank["LOCAL_RANK"] = "0";
-    CHECK(parse(other_rank).token == info.token);
-    auto other_job = torchrun;
-    other_job["MASTER_PORT"] = "29600";
-    CHECK(parse(other_job).token != info.token);
+    CHECK(info.root_path.empty());
+    CHECK(info.token == "secret");
+    // Issue 13: a token derived from the run id, MASTER_ADDR, MASTER_PORT and the restart count is public: anyone
+    // could compute it and join (or hijack) MASTER_PORT+1. Across nodes pgas refuses to derive one.
+    auto no_token = torchrun;
+    no_token.erase("PGAS_TOKEN");
+    CHECK(error_of(no_token) ==
+          "pgas: world::init (launch environment): a torchrun job with a TCP rendezvous (it spans nodes) needs "
+          "PGAS_TOKEN: a token derived from the job's public ids would let any user of these nodes join it. Export a "
+          "secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), before starting torchrun on every "
+          "node (pgas listens on MASTER_ADDR:MASTER_PORT+1, or at PGAS_ROOT=host:port of rank 0's node)");
     auto overridden = torchrun;
     overridden["PGAS_ROOT"] = "10.0.0.2:4000";
     overridden["PGAS_TOKEN"] = "t";
+    CHECK(parse(overridden).root_host == "10.0.0.2");
     CHECK(parse(overridden).root_port == 4000);
     CHECK(parse(overridden).token == "t");
     auto missing = torchrun;
@@ -125,6 +129,58 @@ TEST_CASE("launch env: torchrun's variables - pgas listens on MASTER_PORT+1") {
     both["PGAS_WORLD_SIZE"] = "2";
     both["PGAS_ROOT"] = "127.0.0.1:7";
     CHECK(parse(both).size == 2);
+}
+
+TEST_CASE("launch env: torchrun on one node meets at a private Unix-domain socket, not MASTER_PORT+1") {
+    const test::environment torchrun{{"RANK", "1"},           {"WORLD_SIZE", "4"},          {"LOCAL_RANK", "1"},
+                                     {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"},
+                                     {"TORCHELASTIC_RUN_ID", "none"}, {"TORCHELASTIC_RESTART_COUNT", "0"}};
+    auto info = parse(torchrun);
+    CHECK(info.source == "torchrun");
+    CHECK(info.local_size == 4);
+    // Issue 13: no TCP port another local user could connect to or bind first; the socket's directory is this
+    // user's (0700) and the root checks every peer's uid (SO_PEERCRED).
+    CHECK(info.root_host.empty());
+    CHECK(info.root_port == 0);
+    CHECK(test::contains(info.root_path, "/tmp/pgas-" + std::to_string(::getuid()) + "/"));
+    auto rank0 = torchrun;
+    rank0["RANK"] = "0";
+    rank0["LOCAL_RANK"] = "0";
+    CHECK(parse(rank0).root_path == info.root_path);
+    CHECK(parse(rank0).token == info.token);
+    // Concurrent jobs (another agent port) and a restarted one get a socket of their own.
+    auto other_job = torchrun;
+    other_job["MASTER_PORT"] = "29600";
+    CHECK(parse(other_job).root_path != info.root_path);
+    auto restarted = torchrun;
+    restarted["TORCHELASTIC_RESTART_COUNT"] = "1";
+    CHECK(parse(restarted).root_path != info.root_path);
+    auto elsewhere = torchrun;
+    elsewhere["TMPDIR"] = "/scratch/me/";
+    CHECK(test::contains(parse(elsewhere).root_path, "/scratch/me/pgas-" + std::to_string(::getuid()) + "/"));
+    // PGAS_ROOT asks for TCP: then the token must be a secret too.
+    auto tcp_root = torchrun;
+    tcp_root["PGAS_ROOT"] = "127.0.0.1:4000";
+    CHECK(error_of(tcp_root) ==
+          "pgas: world::init (launch environment): a torchrun job with a TCP rendezvous (PGAS_ROOT is set) needs "
+          "PGAS_TOKEN: a token derived from the job's public ids would let any user of these nodes join it. Export a "
+          "secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), before starting torchrun on every "
+          "node (pgas listens on MASTER_ADDR:MASTER_PORT+1, or at PGAS_ROOT=host:port of rank 0's node)");
+    tcp_root["PGAS_TOKEN"] = "secret";
+    CHECK(parse(tcp_root).root_path.empty());
+    CHECK(parse(tcp_root).root_port == 4000);
+    // A one-process world needs no rendezvous at all.
+    CHECK(parse({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "1"}}).root_path.empty());
+}
+
+TEST_CASE("launch env: an MPI job on one node takes the private socket even when MASTER_ADDR/MASTER_PORT are set") {
+    const test::environment ompi{{"OMPI_COMM_WORLD_RANK", "0"},       {"OMPI_COMM_WORLD_SIZE", "2"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                                 {"PMIX_NAMESPACE", "prterun-host-4242@1"}, {"MASTER_ADDR", "127.0.0.1"},
+                                 {"MASTER_PORT", "29500"}};
+    auto info = parse(ompi);
+    CHECK(info.root_host.empty());
+    CHECK(!info.root_path.empty());
 }
 
 TEST_CASE("launch env: Open MPI's variables - one node needs no root address") {

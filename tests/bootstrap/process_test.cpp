@@ -160,12 +160,21 @@ TEST_CASE("processes: worlds started with torchrun's, Open MPI's, MPICH's and Sl
         }
         return test::run_processes(commands, 60s);
     };
-    SUBCASE("torchrun") {
+    SUBCASE("torchrun on one node (a private Unix-domain socket named by the job)") {
         auto results = world_with([&](int r) {
             return test::environment{{"RANK", std::to_string(r)},       {"WORLD_SIZE", std::to_string(n)},
                                      {"LOCAL_RANK", std::to_string(r)}, {"LOCAL_WORLD_SIZE", std::to_string(n)},
                                      {"MASTER_ADDR", "127.0.0.1"},      {"MASTER_PORT", std::to_string(port - 1)},
-                                     {"TORCHELASTIC_RUN_ID", job}};
+                                     {"TORCHELASTIC_RUN_ID", job},      {"TORCHELASTIC_RESTART_COUNT", "0"}};
+        });
+        for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
+    }
+    SUBCASE("torchrun as if across nodes (one process per node: TCP at MASTER_PORT+1 with PGAS_TOKEN)") {
+        auto results = world_with([&](int r) {
+            return test::environment{{"RANK", std::to_string(r)},  {"WORLD_SIZE", std::to_string(n)},
+                                     {"LOCAL_RANK", "0"},          {"LOCAL_WORLD_SIZE", "1"},
+                                     {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(port - 1)},
+                                     {"TORCHELASTIC_RUN_ID", job}, {"PGAS_TOKEN", "secret-" + job}};
         });
         for (auto& r : results) CHECK_MESSAGE((r.exited(0) && test::contains(r.output, "ring ok")), r.output);
     }

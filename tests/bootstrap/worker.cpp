@@ -12,6 +12,10 @@
 //                             device-after-send: the victim dies inside a host barrier the others skip);
 //                             the others must fail with an error
 //   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
+//   hostile_target            the job a hostile client attacks (hostile_client.cpp): the last rank waits (at most
+//                             10 s) for the file $PGAS_TEST_GATE before init, so the root is still admitting while the
+//                             client connects; then alloc, barriers, a ring of p/g, free; rank 0 prints its peak RSS
+//                             ("root VmHWM N kB") and every PE "hostile target ok"
 //
 // A survivor that sees the expected pgas::error prints "expected error after N ms: <what()>" and exits 0.
 #include <pgas/pgas.hpp>
@@ -260,6 +264,40 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
     return 0;
 }
 
+// Peak resident set of this process (VmHWM in /proc/self/status), in KiB; -1 when unknown.
+long peak_rss_kib() {
+    std::FILE* f = std::fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+    if (f) std::fclose(f);
+    return kib;
+}
+
+int hostile_target() {
+    const char* gate = std::getenv("PGAS_TEST_GATE");
+    const char* size_text = std::getenv("PGAS_WORLD_SIZE");
+    if (gate && size_text && my_rank() == std::atoi(size_text) - 1)
+        for (int i = 0; i < 1000 && ::access(gate, F_OK) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto w = pgas::world::init(options());
+    auto ctx = w.context<pgas::host>();
+    const int me = w.my_pe(), n = w.n_pes(), right = (me + 1) % n;
+    auto words = w.alloc<int>(n);
+    for (int i = 0; i < 5; ++i) w.barrier();
+    pgas::p(ctx, words + me, me + 100, right);
+    pgas::barrier_all(ctx);
+    if (ctx.local(words)[(me + n - 1) % n] != (me + n - 1) % n + 100) {
+        std::printf("PE %d: lost a value\n", me);
+        return 1;
+    }
+    w.free(words);
+    w.barrier();
+    if (me == 0) std::printf("root VmHWM %ld kB\n", peak_rss_kib());
+    std::printf("hostile target ok on PE %d of %d after %lld ms\n", me, n, elapsed_ms());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -273,6 +311,7 @@ int main(int argc, char** argv) {
         if (scenario == "die_in_barrier") return die_in_barrier(std::stoi(arg(2)), arg(3));
         if (scenario == "exit") return exit_with(std::stoi(arg(2)), std::stoi(arg(3)));
         if (scenario == "fault") return fault(arg(2), arg(3), std::stoi(arg(4)));
+        if (scenario == "hostile_target") return hostile_target();
     } catch (const pgas::error& e) {
         if (scenario == "fault") {  // init itself failed: the loss was found during init
             std::printf("lost PE reported after %lld ms: %s\n", elapsed_ms(), e.what());

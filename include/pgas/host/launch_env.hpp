@@ -31,8 +31,9 @@ struct launch_info {
     /// The rendezvous store's TCP port (with root_host).
     int root_port = 0;
     /// Instead of host:port, a Unix-domain socket in a directory only this
-    /// user can enter (MPI and Slurm jobs on one node without PGAS_ROOT); the
-    /// root and the ranks also check each other's uid (SO_PEERCRED).
+    /// user can enter (torchrun, MPI and Slurm jobs on one node without
+    /// PGAS_ROOT); the root and the ranks also check each other's uid
+    /// (SO_PEERCRED).
     std::string root_path;
     /// Shared by every process of one launch; a connection presenting another
     /// token (a stray process of another job on the same port) is rejected.
@@ -220,8 +221,10 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         info.rank = to_int(env.require_int("RANK", "WORLD_SIZE is set"));
         info.size = world_size_from(env, "WORLD_SIZE", "RANK is set");
         if (info.size > 1 && !env.has("PGAS_ROOT")) root_from_master(env, info);
+        // The job's identity (public: it names the job, it is no secret).
         // torchrun's run id is "none" unless --rdzv-id is given; the master
-        // address and the restart count still separate concurrent and restarted jobs.
+        // address and port (the agent's store holds the port) and the restart
+        // count still separate concurrent and restarted jobs.
         token_seed = env.get("TORCHELASTIC_RUN_ID").value_or("") + "|" + env.get("MASTER_ADDR").value_or("") + "|" +
                      env.get("MASTER_PORT").value_or("") + "|" + env.get("TORCHELASTIC_RESTART_COUNT").value_or("");
     } else if (env.has("OMPI_COMM_WORLD_RANK") || env.has("OMPI_COMM_WORLD_SIZE")) {
@@ -282,23 +285,30 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
     if (token_seed.empty() && info.local_size == info.size && info.source != "Slurm")
         token_seed = "launcher-pid-" + std::to_string(::getppid());
 
-    // Rendezvous for MPI and Slurm (pgasrun and torchrun always name one):
-    // PGAS_ROOT when set, else MASTER_ADDR/MASTER_PORT+1 when set, else on one
-    // node 127.0.0.1, and under Slurm the step's first node, at a port derived
-    // from the job id. Across nodes under MPI, PGAS_ROOT is required.
+    // Rendezvous for torchrun, MPI and Slurm (pgasrun always names one):
+    // PGAS_ROOT when set; else on one node a Unix-domain socket only this
+    // user can reach, named by the job's identity; else torchrun's
+    // MASTER_ADDR:MASTER_PORT+1 (also when an MPI job sets them), and under
+    // Slurm the step's first node at a port derived from the job id. Across
+    // nodes under MPI, PGAS_ROOT is required.
+    const bool outside_launcher = info.source != "PGAS_* variables";
     if (auto root = env.get("PGAS_ROOT")) {
         parse_root("PGAS_ROOT", *root, info);
+    } else if (outside_launcher && info.size > 1 && info.local_size == info.size) {
+        if (token_seed.empty() || token_seed == ".")
+            launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
+        // One node: a socket only this user can reach; its name may be public.
+        char name[32];
+        std::snprintf(name, sizeof name, "/%016llx.sock",
+                      static_cast<unsigned long long>(fnv1a(info.source + "|" + token_seed)));
+        info.root_path = private_rendezvous_dir(env) + name;
+        info.root_host.clear();
+        info.root_port = 0;
     } else if (info.root_host.empty() && info.size > 1) {
         if (env.has("MASTER_ADDR") && env.has("MASTER_PORT")) {
             root_from_master(env, info);
         } else if (token_seed.empty() || token_seed == ".") {
             launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
-        } else if (info.local_size == info.size) {
-            // One node: a socket only this user can reach; its name may be public.
-            char name[32];
-            std::snprintf(name, sizeof name, "/%016llx.sock",
-                          static_cast<unsigned long long>(fnv1a(info.source + "|" + token_seed)));
-            info.root_path = private_rendezvous_dir(env) + name;
         } else if (info.source == "Slurm") {
             const auto list = env.get("SLURM_STEP_NODELIST").value_or(env.get("SLURM_JOB_NODELIST").value_or(""));
             info.root_host = first_slurm_host(list);
@@ -312,18 +322,22 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         }
     }
 
-    // PGAS_TOKEN comes from pgasrun (random). MPI and Slurm have no
+    // PGAS_TOKEN comes from pgasrun (random). torchrun, MPI and Slurm have no
     // pgas-specific secret to hand out: on one node the private socket keeps
     // other users out and a token derived from the job's identity only
     // separates this user's jobs; over TCP a derived token would be public
-    // (anyone could compute it and join), so there PGAS_TOKEN is required.
-    const bool mpi_or_slurm = info.source == "Open MPI" || info.source == "MPICH (Hydra)" || info.source == "Slurm";
-    if (mpi_or_slurm && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
-        launch_error(std::string(info.source == "Slurm" ? "a " : "an ") + info.source + " job with a TCP rendezvous (" +
+    // (anyone could compute it and join, or bind the port first and collect
+    // the hellos), so there PGAS_TOKEN is required (issue 13).
+    if (outside_launcher && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
+        launch_error(std::string(info.source == "Slurm" || info.source == "torchrun" ? "a " : "an ") + info.source +
+                     " job with a TCP rendezvous (" +
                      (env.has("PGAS_ROOT") ? std::string("PGAS_ROOT is set") : std::string("it spans nodes")) +
                      ") needs PGAS_TOKEN: a token derived from the job's public ids would let any user of these "
-                     "nodes join it. Export a secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), "
-                     "and PGAS_ROOT=host:port of rank 0's node, before starting the job");
+                     "nodes join it. Export a secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), " +
+                     (info.source == "torchrun"
+                          ? std::string("before starting torchrun on every node (pgas listens on "
+                                        "MASTER_ADDR:MASTER_PORT+1, or at PGAS_ROOT=host:port of rank 0's node)")
+                          : std::string("and PGAS_ROOT=host:port of rank 0's node, before starting the job")));
     if (auto token = env.get("PGAS_TOKEN")) {
         if (token->size() > max_token_bytes)
             launch_error("PGAS_TOKEN is " + std::to_string(token->size()) + " bytes long; at most " +
@@ -350,11 +364,13 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
 
 /// The launch environment of this process, from (first match wins)
 /// PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT[/PGAS_LOCAL_RANK/PGAS_LOCAL_SIZE]
-/// (pgasrun), torchrun's RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE with
-/// MASTER_ADDR:MASTER_PORT+1, Open MPI's OMPI_COMM_WORLD_*, MPICH's (Hydra)
+/// (pgasrun), torchrun's RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE,
+/// Open MPI's OMPI_COMM_WORLD_*, MPICH's (Hydra)
 /// PMI_RANK/PMI_SIZE/MPI_LOCALRANKID/MPI_LOCALNRANKS, Slurm's
-/// SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID. PGAS_ROOT and PGAS_TOKEN override
-/// any launcher's; PGAS_BOOTSTRAP_TIMEOUT_MS bounds each bootstrap step
+/// SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID. Under torchrun, MPI and Slurm a
+/// job on one node meets at a Unix-domain socket only this user can reach;
+/// across nodes (torchrun: at MASTER_ADDR:MASTER_PORT+1) it needs
+/// PGAS_TOKEN. PGAS_ROOT and PGAS_TOKEN override any launcher's; PGAS_BOOTSTRAP_TIMEOUT_MS bounds each bootstrap step
 /// (default 30000). With none of these set: a world of one process. Missing or
 /// inconsistent values throw pgas::error(errc::bootstrap) naming the variable.
 inline launch_info read_launch_env() {
