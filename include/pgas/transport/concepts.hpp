@@ -187,8 +187,8 @@ struct completion_scopes_clause : std::bool_constant<transport_clause::completio
 template <class T>
 concept completion_scope_transport = rma_transport<T> && detail::every_group<detail::completion_scopes_clause, T>;
 
-/// Registered windows reached by name (the libfabric proxy): window_put<G>/window_get<G> and their _nbi forms,
-/// window_atomic, window_atomic_update and window_put_signal<G> take the window's table offset and a byte offset
+/// Registered windows reached by name (the libfabric proxy): `window_put<G>`/`window_get<G>` and their _nbi forms,
+/// `window_atomic`, `window_atomic_update` and `window_put_signal<G>` take the window's table offset and a byte offset
 /// into PE pe's buffer, which the transport resolves into that buffer itself (the proxy's backend holds every PE's
 /// registration). The load/store transports (peer_pointer_transport) reach windows through the table's rows
 /// instead; device/window.hpp picks whichever the transport has.
