@@ -11,6 +11,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "support.hpp"
 
+#include <pgas/device/window.hpp>
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -674,6 +676,98 @@ TEST_CASE("FI_HMEM: GPU heaps, 98304 puts from 128 warps through a 64-slot ring"
     for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
         check_flood(provider, delivery, 64, heap_kind::gpu);
     });
+}
+
+// --- registered windows of cudaMalloc'd memory ---------------------------------------------------------------
+
+constexpr std::size_t window_elements = 4096;
+
+struct window_args {
+    pgas::window<std::uint64_t> win;          // every PE's cudaMalloc'd buffer
+    pgas::symmetric_ptr<std::uint64_t> sig;   // put_signal's flag, in the heap
+    std::uint64_t* source;                    // device memory: what this PE puts
+    std::uint64_t* fetched;                   // device memory: get destination
+    int me, other;
+};
+
+// One block: warp 0 puts 1000 elements at element 100 (chunked through the proxy), thread 32 p's element 3,
+// warp 2 put_signals 6 elements at element 2000 with the flag in the heap; every thread adds 1 to element 4095
+// of PE 0's buffer. Then, once the peer's signal arrived, warp 0 gets the peer's elements 100.. back.
+PGAS_KERNEL void window_kernel(__grid_constant__ const ctx_t ctx, const window_args a) {
+    const int warp = int(threadIdx.x) / 32;
+    if (warp == 0) pgas::put_nbi<pgas::warp>(ctx, a.win + 100, a.source, 1000, a.other);
+    if (threadIdx.x == 32) pgas::p(ctx, a.win + 3, std::uint64_t(0xabc0 + a.me), a.other);
+    if (warp == 2)
+        pgas::put_signal<pgas::warp>(ctx, a.win + 2000, a.source + 1000, 6, a.sig, 1, pgas::signal_op::add, a.other);
+    pgas::atomic_add(ctx, a.win + (window_elements - 1), std::uint64_t{1}, 0);
+    pgas::quiet<pgas::block>(ctx);
+    if (threadIdx.x == 0) pgas::signal_wait_until(ctx, a.sig, pgas::cmp::ge, std::uint64_t{1});
+    __syncthreads();
+    if (warp == 0) pgas::get<pgas::warp>(ctx, a.fetched, a.win + 100, 1000, a.other);
+}
+
+void check_windows(const std::string& provider, const std::string& delivery, heap_kind heap) {
+    run_gpu(provider, delivery, [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t stream) {
+        const int me = w.my_pe(), other = 1 - me;
+        device_buffer<std::uint64_t> mine(window_elements), source(1006), fetched(1000);
+        std::vector<std::uint64_t> values(1006);
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = mix(std::uint64_t(me), i, 77);
+        source.write(values);
+        auto win = w.register_window(mine.data, window_elements);
+        CHECK(fabric.live_windows() == 1);
+        auto sig = w.alloc<std::uint64_t>(1);
+        heap_write(w, sig, std::vector<std::uint64_t>{0});
+        w.barrier();
+        window_args a{win, sig, source.data, fetched.data, me, other};
+        window_kernel<<<1, 128, 0, stream>>>(fabric.context(), a);
+        finish(w, stream);
+        const auto got = mine.read();
+        CHECK(got[3] == 0xabc0 + std::uint64_t(other));
+        for (std::size_t i = 0; i < 1000; ++i) REQUIRE(got[100 + i] == mix(std::uint64_t(other), i, 77));
+        for (std::size_t i = 0; i < 6; ++i) REQUIRE(got[2000 + i] == mix(std::uint64_t(other), 1000 + i, 77));
+        CHECK(got[99] == 0);
+        CHECK(got[1100] == 0);
+        if (me == 0) CHECK(got[window_elements - 1] == 2 * 128);
+        const auto back = fetched.read();
+        for (std::size_t i = 0; i < 1000; ++i) REQUIRE(back[i] == mix(std::uint64_t(me), i, 77));
+        w.barrier();
+        w.release_window(win);
+        CHECK(fabric.live_windows() == 0);
+        w.free(sig);
+    }, 1024, heap);
+}
+
+TEST_CASE("FI_HMEM windows: cudaMalloc'd buffers registered with FI_HMEM - put/p/put_signal/get/atomics from kernels") {
+    for_each_hmem_setup([](const std::string& provider, const std::string& delivery) {
+        check_windows(provider, delivery, heap_kind::gpu);
+    });
+}
+
+// A provider opened without FI_HMEM (kernels over a host heap: the staged path) cannot register GPU memory: the
+// window is refused on every PE, naming the call, the PE and FI_HMEM, and nothing is registered.
+TEST_CASE("libfabric windows: GPU memory on an endpoint without FI_HMEM is refused naming register_window and FI_HMEM") {
+    for (const auto& provider : test::providers()) {
+        run_gpu(provider, "", [&](pgas::world& w, pgas::libfabric_domain& fabric, cudaStream_t) {
+            device_buffer<std::uint64_t> mine(64);
+            try {
+                (void)w.register_window(mine.data, 64);
+                FAIL("no error");
+            } catch (const pgas::error& e) {
+                const std::string text = e.what();
+                CHECK(e.code() == pgas::errc::transport_unavailable);
+                const std::string own = "pgas: register_window on PE " + std::to_string(w.my_pe()) +
+                                        ": the buffer (512 bytes) is GPU memory, and libfabric provider " +
+                                        fabric.provider() + " was opened without FI_HMEM";
+                const std::string others = "could not register its buffer with libfabric provider";
+                CHECK_MESSAGE((text.rfind(own, 0) == 0 || test::contains(text, others)), text);
+                if (text.rfind(own, 0) == 0)
+                    CHECK_MESSAGE(test::contains(text, "a window of GPU memory over the libfabric proxy needs FI_HMEM"),
+                                  text);
+            }
+            CHECK(w.live_windows() == 0);
+            CHECK(fabric.live_windows() == 0);
+        });
+    }
 }
 
 // doctest's main; exit status 77 (CTest: skipped) when the FI_HMEM cases

@@ -43,6 +43,36 @@
 
 PGAS_NAMESPACE_BEGIN
 
+/// A window as world::register_window made it, as a window_observer learns of it.
+struct registered_window {
+    /// The window's table offset in the heap (window<T>::table_offset): its name in commands.
+    std::uint64_t table = 0;
+    /// The window's id (window<T>::id).
+    std::uint32_t id = 0;
+    /// Bytes of every PE's buffer.
+    std::uint64_t bytes = 0;
+    /// The local PEs' own buffers, buffers[i] local PE i's.
+    std::vector<std::byte*> buffers;
+};
+
+/// What a transport's domain implements to reach registered windows through its own fabric (libfabric_domain
+/// registers each PE's buffer with the provider and exchanges the keys). The world is the one place windows are
+/// registered: a domain attaches itself (world::attach_window_observer) and from then on world::register_window and
+/// world::release_window call it on every participant, inside the same collective call, so one window<T> handle
+/// serves every transport of the world.
+class window_observer {
+public:
+    /// Collective, inside register_window once the world's own checks passed: make window `w` reachable. A failure
+    /// must throw on every participant (exchange the verdicts first); the world then registers nothing.
+    virtual void window_registered(const registered_window& w) = 0;
+    /// Collective, inside release_window before the world frees the table: stop reaching window `table`.
+    virtual void window_releasing(std::uint64_t table) = 0;
+
+protected:
+    /// Not deleted through this interface.
+    ~window_observer() = default;
+};
+
 /// How a world is set up (every field has a default that reads the environment).
 struct world_options {
     /// Bytes of symmetric heap per PE; 0 reads PGAS_HEAP_SIZE, else the default.
@@ -281,9 +311,11 @@ public:
     /// allocation: cudaMalloc'd, or cuMemCreate'd within one process; between processes it is shared by CUDA IPC
     /// (cudaIpcGetMemHandle, so cudaMalloc memory only). On a host heap (the host transport) any host memory of PEs
     /// that are threads of one process (init_local(n), run_threads); processes over shared memory cannot reach each
-    /// other's private memory and get errc::transport_unavailable (use alloc there). Windows are reached by
-    /// load/store: the device ops compile for nvlink, host and route (near peers); the libfabric and ibgda
-    /// transports have no window ops yet.
+    /// other's private memory and get errc::transport_unavailable (use alloc there), unless a libfabric_domain is
+    /// attached (window_observer), which reaches their buffers through the fabric. Windows are reached by
+    /// load/store on nvlink, host and route (near peers), and through the proxy on libfabric (the domain registers
+    /// each PE's buffer with the provider inside this call: GPU memory needs an FI_HMEM provider, else
+    /// errc::transport_unavailable naming register_window and the PE); ibgda has no window ops yet.
     ///
     /// Returns once every PE's buffer is reachable from every local PE's kernels, with the same handle on every
     /// PE. The buffer must outlive the window: release it with release_window before freeing it. No cap on live
@@ -344,6 +376,7 @@ public:
                                     ") is not a live window of this world (released twice, never registered, or "
                                     "from another world)");
         state_->bootstrap->barrier();  // no PE still maps it in a host call
+        for (window_observer* observer : state_->observers) observer->window_releasing(at->table);
         for (const auto& [pe, allocation] : at->ipc_opened) state_->ipc.close(pe, allocation);
         for (int local = 0; local < n_local_pes(); ++local)
             state_->memory->zero(local, at->table, std::uint64_t(n_pes()) * sizeof(detail::window_row));
@@ -354,6 +387,25 @@ public:
 
     /// Windows registered and not yet released.
     int live_windows() const { return int(state_->windows.size()); }
+
+    /// Collective: `observer` learns of every window from now on (world::register_window and release_window call
+    /// it), and at once of the windows live now; a domain's constructor calls it (host/libfabric/domain.hpp).
+    /// The observer must detach (detach_window_observer) before it is destroyed.
+    void attach_window_observer(window_observer& observer) {
+        for (const auto& record : state_->windows)
+            observer.window_registered({record.table, record.id, record.bytes, record.buffers});
+        state_->observers.push_back(&observer);
+    }
+
+    /// Local: `observer` hears of no more windows (a domain's destructor).
+    void detach_window_observer(window_observer& observer) {
+        auto& all = state_->observers;
+        for (auto at = all.begin(); at != all.end(); ++at)
+            if (*at == &observer) {
+                all.erase(at);
+                return;
+            }
+    }
 
     /// The symmetric name of a raw address of local PE `local`'s heap; a
     /// pointer outside any live allocation is an error.
@@ -606,6 +658,8 @@ private:
     struct window_record {
         std::uint64_t table = 0;
         std::uint32_t id = 0;
+        std::uint64_t bytes = 0;
+        std::vector<std::byte*> buffers;  // the local PEs' own (for an observer that attaches later)
         std::vector<std::pair<int, std::uint64_t>> ipc_opened;
     };
 
@@ -627,6 +681,7 @@ private:
         detail::heartbeat_table heartbeats;
         // Live windows (register_window) and the node peers' buffers mapped for them by CUDA IPC.
         std::vector<window_record> windows;
+        std::vector<window_observer*> observers;  // domains that reach windows through their own fabric
         detail::ipc_mappings ipc;
         // Per team slot (0: the world team, 1: the node team): whether a split team holds it, and how many have.
         std::array<bool, team::max_slots> slot_live{};
@@ -782,7 +837,9 @@ private:
                                     "bytes = " + std::to_string(bytes) + " here but " + std::to_string(card.bytes) +
                                         " on PE " + std::to_string(card.pe));
         const std::int64_t pid = mine.front().pid;
-        if (gpu == nullptr)
+        // A domain that reaches windows through its own fabric (libfabric) needs no mapping of the peers' memory:
+        // their rows stay null and only its ops reach them.
+        if (gpu == nullptr && s.observers.empty())
             for (const auto& card : cards)
                 if (card.pid != pid)
                     detail::throw_error(errc::transport_unavailable, me, "register_window",
@@ -801,6 +858,7 @@ private:
                 row.address = reinterpret_cast<std::byte*>(card.address);
                 continue;
             }
+            if (gpu == nullptr) continue;  // another process's host memory: an observer's fabric reaches it
             try {  // a node peer's cudaMalloc buffer (gpu_heap_memory spans one node only)
                 row.address = s.ipc.open(me, card.pe, card.allocation, card.handle) + card.offset;
                 record.ipc_opened.emplace_back(card.pe, card.allocation);
@@ -834,6 +892,17 @@ private:
             heap_exhausted("register_window", std::uint64_t(n_pes()), sizeof(detail::window_row));
         }
         record.table = *table;
+        record.bytes = bytes;
+        for (T* buffer : buffers)
+            record.buffers.push_back(reinterpret_cast<std::byte*>(const_cast<std::remove_const_t<T>*>(buffer)));
+        try {
+            for (window_observer* observer : s.observers)
+                observer->window_registered({record.table, record.id, bytes, record.buffers});
+        } catch (...) {  // every participant throws here together (window_observer's contract)
+            s.allocator.deallocate(*table);
+            for (const auto& [pe, allocation] : record.ipc_opened) s.ipc.close(pe, allocation);
+            throw;
+        }
         for (int local = 0; local < n_local_pes(); ++local) write_heap(local, *table, rows.data(), table_bytes);
         s.windows.push_back(std::move(record));
         s.bootstrap->barrier();  // every PE's table is written before any kernel reads a peer's row

@@ -187,6 +187,20 @@ struct completion_scopes_clause : std::bool_constant<transport_clause::completio
 template <class T>
 concept completion_scope_transport = rma_transport<T> && detail::every_group<detail::completion_scopes_clause, T>;
 
+/// Registered windows reached by name (the libfabric proxy): `window_put<G>`/`window_get<G>` and their _nbi forms,
+/// `window_atomic`, `window_atomic_update` and `window_put_signal<G>` take the window's table offset and a byte offset
+/// into PE pe's buffer, which the transport resolves into that buffer itself (the proxy's backend holds every PE's
+/// registration). The load/store transports (peer_pointer_transport) reach windows through the table's rows
+/// instead; device/window.hpp picks whichever the transport has.
+template <class T>
+concept window_transport =
+    transport<T> && T::provides_windows &&
+    requires(const T& t, std::uint64_t table, std::uint64_t offset, const void* src, void* dst, std::size_t bytes,
+             int pe) {
+        t.template window_put_nbi<thread>(table, offset, src, bytes, pe);
+        t.template window_get_nbi<thread>(dst, table, offset, bytes, pe);
+    };
+
 // Every reachable peer's heap is mapped (nvlink, host): a peer_pointer_transport
 // whose peer_address is non-null for every PE it reaches.
 template <class T>

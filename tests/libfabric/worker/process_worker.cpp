@@ -4,6 +4,7 @@
 //
 // Exits non-zero with "libfabric worker: ..." on a wrong value or an error.
 #include <pgas/pgas.hpp>
+#include <pgas/device/window.hpp>
 #include <pgas/host/libfabric/domain.hpp>
 
 #include <cstdint>
@@ -72,6 +73,24 @@ int main(int argc, char** argv) {
         if (me == 0) expect(*ctx.local(counter) == std::uint64_t(100 * n), "atomic_inc total", me, *ctx.local(counter), 100 * n);
         expect(pgas::g(ctx, counter, 0) == std::uint64_t(100 * n), "g of the counter", me, pgas::g(ctx, counter, 0), 100 * n);
         pgas::barrier_all(ctx);
+
+        // A registered window of this process's private memory (unreachable to the host transport between
+        // processes): put_signal at an element offset into the right neighbour's, get and fetch_add back.
+        std::vector<std::uint64_t> own(count, 0);
+        auto win = w.register_window(own.data(), count);
+        pgas::put_signal(ctx, win + 7, source.data(), count - 7, sig, 1, pgas::signal_op::add, right);
+        pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, std::uint64_t(2));
+        expect(own[6] == 0, "window: element before the offset", me, own[6], 0);
+        expect(own[count - 1] == std::uint64_t(left) * 1000003 + count - 8, "window put_signal data", me,
+               own[count - 1], std::uint64_t(left) * 1000003 + count - 8);
+        std::vector<std::uint64_t> mine_back(count - 7);
+        pgas::get(ctx, mine_back.data(), win + 7, count - 7, right);
+        expect(mine_back[3] == source[3], "window get", me, mine_back[3], source[3]);
+        (void)pgas::atomic_fetch_add(ctx, win + 0, std::uint64_t(1), 0);
+        pgas::quiet(ctx);
+        pgas::barrier_all(ctx);
+        if (me == 0) expect(own[0] == std::uint64_t(n), "window fetch_add total", me, own[0], n);
+        w.release_window(win);
         std::printf("libfabric worker: PE %d of %d ok on %s\n", me, n, fabric.provider().c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "libfabric worker: %s\n", e.what());

@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -39,6 +41,15 @@ struct address_card {
     std::uint64_t heap_key;
     std::int32_t pe;
     std::int32_t pad;
+};
+
+// What one PE publishes about its buffer of a registered window (libfabric_domain exchanges them).
+struct window_card {
+    std::uint64_t address;  // the buffer's virtual address (used when the provider wants FI_MR_VIRT_ADDR)
+    std::uint64_t key;
+    std::uint64_t bytes;
+    std::int32_t pe;
+    std::int32_t ok;  // 0: this PE could not register its buffer (its own error says why)
 };
 
 // The fabric objects of one PE and the proxy-backend operations on them
@@ -158,6 +169,9 @@ private:
 
     void close() {
         if (ep_) fi_close(&ep_->fid);
+        for (auto& [table, entry] : windows_)
+            if (entry.mr) fi_close(&entry.mr->fid);
+        windows_.clear();
         if (scratch_mr_) fi_close(&scratch_mr_->fid);
         if (heap_mr_) fi_close(&heap_mr_->fid);
         if (av_) fi_close(&av_->fid);
@@ -209,6 +223,25 @@ public:
     // signal right behind its data instead of after the data's completion.
     bool ordered() const { return ordered_; }
 
+private:
+    // Where a transfer lands at its PE: the heap's or a window's key, the address that offset 0 is posted as, the
+    // bytes the remote range must lie in, and the window (its table offset; proxy::no_window for the heap).
+    struct target {
+        std::uint64_t base, key, limit, window;
+    };
+    // A peer's buffer of a window, as connect_window stored it.
+    struct remote_buffer {
+        std::uint64_t base = 0, key = 0, bytes = 0;
+    };
+    struct window_entry {
+        fid_mr* mr = nullptr;  // this PE's buffer's registration
+        std::vector<remote_buffer> peers;
+    };
+    // Keys this backend asks for (providers without FI_MR_PROV_KEY use them): heap 1, staging 2, windows from here
+    // plus their world serial (unique in the process, so in each of its domains).
+    static constexpr std::uint64_t window_key_base = 0x10000;
+
+public:
     // --- proxy::backend ------------------------------------------------------
 
     // On the proxy thread, at its start (true) and exit (false). With GPU
@@ -239,19 +272,104 @@ public:
     }
 
     std::uint32_t put(std::uint64_t token, int pe, std::uint64_t remote, const void* src, std::size_t bytes, bool device) {
-        return split(token, kind::write, pe, remote, const_cast<void*>(src), bytes, device);
+        return split(token, kind::write, pe, heap_target(pe), remote, const_cast<void*>(src), bytes, device);
     }
     std::uint32_t get(std::uint64_t token, int pe, void* dst, std::uint64_t remote, std::size_t bytes, bool device) {
-        return split(token, kind::read, pe, remote, dst, bytes, device);
+        return split(token, kind::read, pe, heap_target(pe), remote, dst, bytes, device);
     }
     std::uint32_t atomic(std::uint64_t token, int pe, std::uint64_t remote, amo op, proxy::value_kind k,
                          std::uint64_t operand, std::uint64_t compare, void* result) {
-        check_range(kind::atomic, pe, remote, proxy::width_of(k));
+        return queue_atomic(token, pe, heap_target(pe), remote, op, k, operand, compare, result);
+    }
+    std::uint32_t signal(std::uint64_t token, int pe, std::uint64_t remote, signal_op op, std::uint64_t value) {
+        return atomic(token, pe, remote, op == signal_op::set ? amo::set : amo::fetch_add, proxy::value_kind::u64, value, 0,
+                      nullptr);
+    }
+
+    // --- registered windows (proxy::window_backend) ----------------------------
+    // The same operations into registered window `window` (its table offset) at byte `remote` of PE pe's buffer,
+    // with the key and address PE pe published for it (connect_window).
+    std::uint32_t window_put(std::uint64_t token, int pe, std::uint64_t window, std::uint64_t remote, const void* src,
+                             std::size_t bytes, bool device) {
+        return split(token, kind::write, pe, window_target(kind::write, pe, window), remote, const_cast<void*>(src),
+                     bytes, device);
+    }
+    std::uint32_t window_get(std::uint64_t token, int pe, void* dst, std::uint64_t window, std::uint64_t remote,
+                             std::size_t bytes, bool device) {
+        return split(token, kind::read, pe, window_target(kind::read, pe, window), remote, dst, bytes, device);
+    }
+    std::uint32_t window_atomic(std::uint64_t token, int pe, std::uint64_t window, std::uint64_t remote, amo op,
+                                proxy::value_kind k, std::uint64_t operand, std::uint64_t compare, void* result) {
+        return queue_atomic(token, pe, window_target(kind::atomic, pe, window), remote, op, k, operand, compare, result);
+    }
+
+    // Registers this PE's buffer of window `window` (table offset; `id` its world serial) with the domain: FI_HMEM
+    // with iface CUDA and the buffer's device for GPU memory (the endpoint must have FI_HMEM), plain for host
+    // memory. Returns what the peers need (connect_window). Throws pgas::error naming register_window and the PE.
+    window_card register_window(std::uint64_t window, std::uint32_t id, void* buffer, std::uint64_t bytes) {
+        const bool gpu = is_gpu_memory(buffer);
+        if (gpu && !(info_->caps & FI_HMEM))
+            fail(errc::transport_unavailable, s_.pe, "register_window",
+                 "the buffer (" + std::to_string(bytes) + " bytes) is GPU memory, and libfabric provider " + provider() +
+                     " was opened without FI_HMEM, so fi_mr_regattr cannot register it: a window of GPU memory over "
+                     "the libfabric proxy needs FI_HMEM (a provider built with CUDA, chosen for a GPU heap); register "
+                     "host memory, or use a GPU heap on an FI_HMEM provider");
+        const std::uint64_t key = window_key_base + id;
+        fid_mr* mr = register_memory(buffer, bytes, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, key, gpu,
+                                     "a window's buffer", "register_window");
+        window_card card{};
+        card.address = reinterpret_cast<std::uint64_t>(buffer);
+        card.key = fi_mr_key(mr);
+        card.bytes = bytes;
+        card.pe = s_.pe;
+        card.ok = 1;
+        const std::lock_guard<std::mutex> hold(windows_lock_);
+        windows_[window].mr = mr;
+        return card;
+    }
+
+    // Takes every PE's card of window `window` (indexed by world PE): from now on the proxy resolves it. Addresses
+    // as the heap's (connect): the buffer's virtual address under FI_MR_VIRT_ADDR, else offsets from 0.
+    void connect_window(std::uint64_t window, const std::vector<window_card>& cards) {
+        std::vector<remote_buffer> peers(cards.size());
+        for (std::size_t pe = 0; pe < cards.size(); ++pe)
+            peers[pe] = {(mr_mode_ & FI_MR_VIRT_ADDR) ? cards[pe].address : 0, cards[pe].key, cards[pe].bytes};
+        const std::lock_guard<std::mutex> hold(windows_lock_);
+        windows_[window].peers = std::move(peers);
+    }
+
+    // Deregisters this PE's buffer of window `window` (fi_close) and forgets the peers' keys; the caller made
+    // sure no command names it any more (libfabric_domain: its proxies idle, then a barrier).
+    void release_window(std::uint64_t window) {
+        fid_mr* mr = nullptr;
+        {
+            const std::lock_guard<std::mutex> hold(windows_lock_);
+            auto at = windows_.find(window);
+            if (at == windows_.end()) return;
+            mr = at->second.mr;
+            windows_.erase(at);
+        }
+        if (mr) fi_close(&mr->fid);
+    }
+
+    // Windows registered with this PE's domain and not yet released.
+    std::size_t live_windows() const {
+        const std::lock_guard<std::mutex> hold(windows_lock_);
+        return windows_.size();
+    }
+
+private:
+    std::uint32_t queue_atomic(std::uint64_t token, int pe, const target& t, std::uint64_t remote, amo op,
+                               proxy::value_kind k, std::uint64_t operand, std::uint64_t compare, void* result) {
+        check_range(kind::atomic, pe, t, remote, proxy::width_of(k));
         work w{};
         w.token = token;
         w.what = kind::atomic;
         w.pe = pe;
         w.remote = remote;
+        w.addr = t.base + remote;
+        w.key = t.key;
+        w.window = t.window;
         w.local = result;
         w.bytes = proxy::width_of(k);
         w.amo_op = op;
@@ -261,11 +379,8 @@ public:
         queue_.push_back(w);
         return 1;
     }
-    std::uint32_t signal(std::uint64_t token, int pe, std::uint64_t remote, signal_op op, std::uint64_t value) {
-        return atomic(token, pe, remote, op == signal_op::set ? amo::set : amo::fetch_add, proxy::value_kind::u64, value, 0,
-                      nullptr);
-    }
 
+public:
     // Reads completions (which also drives the provider's progress, for
     // this PE's operations and for the peers' operations targeting it) and
     // posts queued work. Throws on an error completion, naming the op.
@@ -341,10 +456,12 @@ private:
         amo amo_op;
         fi_datatype type;
         int pe;
-        std::uint64_t remote;
+        std::uint64_t remote;  // heap offset, or byte offset into `window` (messages)
         void* local;  // write source / read destination / atomic result (nullptr: none)
         std::size_t bytes;
         std::uint64_t operand, compare;
+        std::uint64_t addr, key;  // as posted: the remote address and key (heap_target / window_target)
+        std::uint64_t window;     // proxy::no_window for the heap
     };
 
     // One posted fabric operation; the fi_context2 must come first.
@@ -383,7 +500,7 @@ private:
     };
 
     fid_mr* register_memory(void* base, std::size_t bytes, std::uint64_t access, std::uint64_t key, bool gpu,
-                            const char* what) {
+                            const char* what, const char* call = "libfabric_domain") {
         iovec iov{base, bytes};
         fi_mr_attr attr{};
         attr.mr_iov = &iov;
@@ -394,7 +511,7 @@ private:
         if (gpu) {
             cudaPointerAttributes pointer{};
             if (cudaPointerGetAttributes(&pointer, base) != cudaSuccess)
-                fail(errc::cuda, s_.pe, "libfabric_domain", std::string("cannot query the GPU of ") + what);
+                fail(errc::cuda, s_.pe, call, std::string("cannot query the GPU of ") + what);
             attr.iface = FI_HMEM_CUDA;
             attr.device.cuda = pointer.device;
         }
@@ -407,7 +524,7 @@ private:
             if (gpu)
                 detail += "; this provider cannot register GPU memory (no FI_HMEM for CUDA): the remote side of "
                           "the proxy needs an FI_HMEM provider for a GPU heap";
-            fail(errc::transport_unavailable, s_.pe, "libfabric_domain", detail);
+            fail(errc::transport_unavailable, s_.pe, call, detail);
         }
         if (mr_mode_ & FI_MR_ENDPOINT) {
             check(fi_mr_bind(mr, &ep_->fid, 0), s_.pe, "fi_mr_bind", "binding a memory region to the endpoint");
@@ -428,19 +545,56 @@ private:
         return FI_UINT64;
     }
 
-    // Every remote range must lie inside the (symmetric) heap, checked before
-    // anything is posted: providers report nothing for a bad one. shm drops
+    // Every remote range must lie inside the (symmetric) heap, or inside the
+    // target PE's buffer of a window, checked before anything is posted:
+    // providers report nothing for a bad one. shm drops
     // an injected write at the target, and a command whose key or range the
     // target cannot verify is dropped there with only a log line
     // (prov/shm/src/smr_progress.c, smr_progress_cmd_rma: ofi_mr_map_verify
     // failing skips the response), so the initiator would wait forever.
-    void check_range(kind what, int pe, std::uint64_t remote, std::size_t bytes) {
-        if (remote <= s_.heap_bytes && bytes <= s_.heap_bytes - remote) return;
+    void check_range(kind what, int pe, const target& t, std::uint64_t remote, std::size_t bytes) {
+        if (remote <= t.limit && bytes <= t.limit - remote) return;
         queue_.clear();
+        if (t.window == proxy::no_window)
+            fail(errc::invalid_argument, s_.pe, "libfabric proxy",
+                 std::string(op_name(what)) + " to PE " + std::to_string(pe) + " (" + std::to_string(bytes) +
+                     " bytes at heap offset " + std::to_string(remote) + ") is outside the symmetric heap (" +
+                     std::to_string(t.limit) + " bytes)");
         fail(errc::invalid_argument, s_.pe, "libfabric proxy",
              std::string(op_name(what)) + " to PE " + std::to_string(pe) + " (" + std::to_string(bytes) +
-                 " bytes at heap offset " + std::to_string(remote) + ") is outside the symmetric heap (" +
-                 std::to_string(s_.heap_bytes) + " bytes)");
+                 " bytes at byte " + std::to_string(remote) + " of window " + std::to_string(t.window) +
+                 ") is outside PE " + std::to_string(pe) + "'s buffer (" + std::to_string(t.limit) + " bytes)");
+    }
+
+    target heap_target(int pe) const {
+        const peer& p = peers_[std::size_t(pe)];
+        return {p.base, p.key, s_.heap_bytes, proxy::no_window};
+    }
+
+    // PE pe's buffer of window `window`, or a failure naming it: a window this domain never connected (registered
+    // before the domain existed is impossible: the domain registers those at its construction) or one released.
+    target window_target(kind what, int pe, std::uint64_t window) {
+        {
+            const std::lock_guard<std::mutex> hold(windows_lock_);
+            auto at = windows_.find(window);
+            if (at != windows_.end() && std::size_t(pe) < at->second.peers.size()) {
+                const remote_buffer& b = at->second.peers[std::size_t(pe)];
+                return {b.base, b.key, b.bytes, window};
+            }
+        }
+        queue_.clear();
+        fail(errc::invalid_argument, s_.pe, "libfabric proxy",
+             std::string(op_name(what)) + " to PE " + std::to_string(pe) + " names window " + std::to_string(window) +
+                 ", which is not registered with this libfabric domain (released, or not a window)");
+    }
+
+    static bool is_gpu_memory(const void* p) {
+        cudaPointerAttributes a{};
+        if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+            (void)cudaGetLastError();  // no GPU, or memory CUDA does not know: host memory
+            return false;
+        }
+        return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
     }
 
     bool in_heap(const void* p, std::size_t bytes) const {
@@ -449,10 +603,10 @@ private:
     }
 
     // Queues one transfer as chunks; returns how many completions it makes.
-    std::uint32_t split(std::uint64_t token, kind what, int pe, std::uint64_t remote, void* local, std::size_t bytes,
-                        bool device) {
+    std::uint32_t split(std::uint64_t token, kind what, int pe, const target& t, std::uint64_t remote, void* local,
+                        std::size_t bytes, bool device) {
         if (bytes == 0) return 0;
-        check_range(what, pe, remote, bytes);
+        check_range(what, pe, t, remote, bytes);
         const bool staged = needs_staging(local, bytes, device);
         const std::size_t limit = staged ? s_.bounce_chunk_bytes : max_message();
         std::uint32_t chunks = 0;
@@ -463,6 +617,9 @@ private:
             w.device = device;
             w.pe = pe;
             w.remote = remote + done;
+            w.addr = t.base + remote + done;
+            w.key = t.key;
+            w.window = t.window;
             w.local = static_cast<std::byte*>(local) + done;
             w.bytes = bytes - done < limit ? bytes - done : limit;
             queue_.push_back(w);
@@ -533,7 +690,7 @@ private:
         std::size_t n = 1;
         for (; n < queue_.size(); ++n) {
             const work& x = queue_[n];
-            if (!mergeable(x, limit) || x.pe != w.pe || x.token != w.token + n || x.remote != w.remote + total ||
+            if (!mergeable(x, limit) || x.pe != w.pe || x.token != w.token + n || x.key != w.key || x.addr != w.addr + total ||
                 total + x.bytes > limit)
                 break;
             total += x.bytes;
@@ -584,7 +741,7 @@ private:
         } else if (!stage(w, r, scratch, buffer, desc)) {
             return false;
         }
-        const ssize_t rc = fi_write(ep_, buffer, total, desc, p.addr, p.base + w.remote, p.key, &r.context);
+        const ssize_t rc = fi_write(ep_, buffer, total, desc, p.addr, w.addr, w.key, &r.context);
         if (rc == -FI_EAGAIN) return false;  // the provider's queue is full: completions first
         if (rc != 0) fail_post(w, rc);
         commit(r, n);
@@ -604,7 +761,7 @@ private:
             copy(gather_.data(), w.local, w.bytes, true, cudaMemcpyDeviceToHost);  // inject copies it out again
             buffer = gather_.data();
         }
-        const ssize_t rc = fi_inject_write(ep_, buffer, total, p.addr, p.base + w.remote, p.key);
+        const ssize_t rc = fi_inject_write(ep_, buffer, total, p.addr, w.addr, w.key);
         if (rc == -FI_EAGAIN) return false;
         if (rc != 0) fail_post(w, rc);
         p.waiting.push_back({++p.injected, w.token, std::uint32_t(n)});
@@ -710,6 +867,7 @@ private:
         if (rc != 0) {
             work w{};
             w.what = kind::flush;
+            w.window = proxy::no_window;
             w.pe = pe;
             w.bytes = 8;
             fail_post(w, rc);
@@ -726,8 +884,13 @@ private:
         queue_.clear();  // the proxy is failing: nothing queued will be posted (no retry storm)
         fail(errc::system, s_.pe, "libfabric proxy",
              std::string(op_name(w.what)) + " to PE " + std::to_string(w.pe) + " (" + std::to_string(w.bytes) +
-                 " bytes at heap offset " + std::to_string(w.remote) + ") with provider " + provider() + ": " +
-                 describe(op_name(w.what), long(rc)));
+                 " bytes at " + where(w) + ") with provider " + provider() + ": " + describe(op_name(w.what), long(rc)));
+    }
+
+    static std::string where(const work& w) {
+        return w.window == proxy::no_window
+                   ? "heap offset " + std::to_string(w.remote)
+                   : "byte " + std::to_string(w.remote) + " of window " + std::to_string(w.window);
     }
 
     static const char* op_name(kind k) {
@@ -738,12 +901,12 @@ private:
     }
 
     ssize_t post(const work& w, record& r, void* buffer, void* desc, std::byte* scratch) {
-        const peer& p = peers_[std::size_t(w.pe)];
-        const std::uint64_t addr = p.base + w.remote;
+        const fi_addr_t to = peers_[std::size_t(w.pe)].addr;
+        const std::uint64_t addr = w.addr, key = w.key;
         void* context = &r.context;
         switch (w.what) {
-            case kind::write: return fi_write(ep_, buffer, w.bytes, desc, p.addr, addr, p.key, context);
-            case kind::read: return fi_read(ep_, buffer, w.bytes, desc, p.addr, addr, p.key, context);
+            case kind::write: return fi_write(ep_, buffer, w.bytes, desc, to, addr, key, context);
+            case kind::read: return fi_read(ep_, buffer, w.bytes, desc, to, addr, key, context);
             case kind::atomic: break;
             case kind::flush: return -FI_EINVAL;  // never queued (post_flush)
         }
@@ -763,14 +926,14 @@ private:
         // written), and quiet needs the update applied.
         switch (w.amo_op) {
             case amo::set:
-                return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type,
+                return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, to, addr, key, w.type,
                                        FI_ATOMIC_WRITE, context);
             case amo::fetch_add:
-                return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type,
+                return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, to, addr, key, w.type,
                                        FI_SUM, context);
             case amo::compare_swap:
                 return fi_compare_atomic(ep_, scratch, 1, scratch_desc_, scratch + 8, scratch_desc_, result, scratch_desc_,
-                                         p.addr, addr, p.key, w.type, FI_CSWAP, context);
+                                         to, addr, key, w.type, FI_CSWAP, context);
             default: break;
         }
         const fi_op op = w.amo_op == amo::fetch   ? FI_ATOMIC_READ
@@ -778,7 +941,7 @@ private:
                          : w.amo_op == amo::fetch_and ? FI_BAND
                          : w.amo_op == amo::fetch_or  ? FI_BOR
                                                       : FI_BXOR;
-        return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, p.addr, addr, p.key, w.type, op,
+        return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, to, addr, key, w.type, op,
                                context);
     }
 
@@ -863,8 +1026,7 @@ private:
         if (!queue_.empty()) {
             const work& w = queue_.front();
             text += "; " + std::to_string(queue_.size()) + " queued, the first " + op_name(w.what) + " to PE " +
-                    std::to_string(w.pe) + " (" + std::to_string(w.bytes) + " bytes at heap offset " +
-                    std::to_string(w.remote) + ") not accepted by the provider (-FI_EAGAIN) or waiting for a free " +
+                    std::to_string(w.pe) + " (" + std::to_string(w.bytes) + " bytes at " + where(w) + ") not accepted by the provider (-FI_EAGAIN) or waiting for a free " +
                     "record or bounce buffer";
         }
         text += (s_.heap_is_gpu ? "; FI_HMEM: the target's provider copies with CUDA on its proxy thread "
@@ -929,6 +1091,10 @@ private:
     void* stack_base_ = nullptr;     // the proxy thread's stack, registered with CUDA (GPU heap)
     bool stack_registered_ = false;
     std::atomic<std::uint64_t> staged_gpu_bytes_{0};
+    // Registered windows by table offset: written by the host thread that registers or releases one, read by the
+    // proxy thread for each window command (an uncontended lock: windows change only in collective calls).
+    mutable std::mutex windows_lock_;
+    std::unordered_map<std::uint64_t, window_entry> windows_;
 };
 
 }  // namespace ofi

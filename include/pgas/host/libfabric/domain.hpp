@@ -52,9 +52,17 @@ PGAS_NAMESPACE_BEGIN
 /// Not included by pgas/pgas.hpp (it needs libfabric's headers and library):
 /// include <pgas/host/libfabric/domain.hpp> and link pgas::libfabric.
 ///
+/// Registered windows (world::register_window) are reached through the fabric: each PE's buffer is registered
+/// with the provider (fi_mr_regattr: FI_HMEM with iface CUDA for GPU memory, which needs a provider opened with
+/// FI_HMEM, i.e. a GPU heap on shm or another FI_HMEM provider; plain for host memory) and the keys and addresses
+/// exchanged, so the proxy resolves a window command into fi_write/fi_read/fi_atomic on the target's buffer. The
+/// domain learns of windows from the world (it is the world's window_observer, attached while it lives) rather
+/// than through a register_window of its own: one call registers a window for every transport of the world,
+/// one handle names it, and windows registered before the domain was built are registered by its constructor.
+///
 /// Construction throws pgas::error naming the reason when no provider passes the checks (every candidate and
 /// why it failed), and on every PE when one PE's endpoint cannot open (errc::peer_failed).
-class libfabric_domain {
+class libfabric_domain : private window_observer {
 public:
     /// The options this builder takes (host/transport_builder.hpp).
     using options = libfabric_options;
@@ -111,12 +119,14 @@ public:
         }
         w.channel().barrier();  // every proxy polls before anyone's first operation
         if (w.local_pe(0) == 0) announce();
+        w.attach_window_observer(*this);  // collective: the windows live now are registered here
     }
 
     libfabric_domain(const libfabric_domain&) = delete;
     libfabric_domain& operator=(const libfabric_domain&) = delete;
 
     ~libfabric_domain() {
+        world_->detach_window_observer(*this);
         try {
             const std::uint64_t timeout_ns = world_->runtime().timeout_ns;
             const auto limit = timeout_ns ? std::chrono::milliseconds(timeout_ns / 1000000) : std::chrono::milliseconds(30000);
@@ -191,7 +201,60 @@ public:
     /// Test hook: local PE `local`'s proxy thread exits as if it had died.
     void simulate_proxy_death(int local = 0) { pes_.at(std::size_t(local))->proxy->simulate_death(); }
 
+    /// Windows registered with local PE `local`'s fabric domain and not yet released (world::live_windows counts
+    /// the world's).
+    std::size_t live_windows(int local = 0) const { return pes_.at(std::size_t(local))->backend->live_windows(); }
+
 private:
+    // window_observer: every local PE registers its buffer, every participant learns every verdict (so a PE that
+    // cannot register fails all of them together, as the world's own checks do), then the keys are exchanged.
+    void window_registered(const registered_window& w) override {
+        const int n_local = world_->n_local_pes();
+        std::vector<ofi::window_card> mine(static_cast<std::size_t>(n_local));
+        std::exception_ptr failure;
+        for (int local = 0; local < n_local; ++local) {
+            mine[std::size_t(local)].pe = world_->local_pe(local);
+            if (failure) continue;
+            try {
+                mine[std::size_t(local)] =
+                    pes_[std::size_t(local)]->backend->register_window(w.table, w.id, w.buffers[std::size_t(local)],
+                                                                        w.bytes);
+            } catch (const error&) {
+                failure = std::current_exception();
+            }
+        }
+        std::vector<ofi::window_card> gathered(mine.size() * std::size_t(world_->channel().size()));
+        world_->channel().allgather(mine.data(), gathered.data(), mine.size() * sizeof(ofi::window_card));
+        auto release_mine = [&] {
+            for (auto& pe : pes_) pe->backend->release_window(w.table);
+        };
+        if (failure) {
+            release_mine();
+            std::rethrow_exception(failure);
+        }
+        std::vector<ofi::window_card> by_pe(std::size_t(world_->n_pes()));
+        for (const auto& card : gathered) {
+            if (!card.ok) {
+                release_mine();
+                detail::throw_error(errc::transport_unavailable, n_local == 1 ? world_->my_pe() : -1, "register_window",
+                                    "PE " + std::to_string(card.pe) + " could not register its buffer with libfabric "
+                                    "provider " + provider() + " (its own error says why); no window was registered");
+            }
+            by_pe.at(std::size_t(card.pe)) = card;
+        }
+        for (auto& pe : pes_) pe->backend->connect_window(w.table, by_pe);
+    }
+
+    // window_observer: the buffers are deregistered (fi_close) once this PE's proxies are idle and every PE is
+    // (a barrier): no command still names the window anywhere.
+    void window_releasing(std::uint64_t table) override {
+        const std::uint64_t timeout_ns = world_->runtime().timeout_ns;
+        const auto limit = timeout_ns ? std::chrono::milliseconds(timeout_ns / 1000000) : std::chrono::milliseconds(30000);
+        for (auto& pe : pes_) pe->proxy->wait_idle(limit);
+        world_->channel().barrier();
+        for (auto& pe : pes_) pe->backend->release_window(table);
+    }
+
     void open_endpoints(world& w, bool gpu_heap, bool gpu_producers, const fi_info* info,
                         std::vector<ofi::address_card>& mine) {
         const int n_local = w.n_local_pes();

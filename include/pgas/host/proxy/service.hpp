@@ -196,6 +196,18 @@ template <class B>
 concept ordering_backend = requires(const B& b) {
     { b.ordered() } -> std::same_as<bool>;
 };
+//   window_put/window_get/window_atomic(token, pe, window, offset, ...): as
+//     put/get/atomic, into registered window `window` (its table offset; the
+//     command's flag_window) at byte `offset` of PE pe's buffer. A command
+//     naming a window fails the proxy on a backend without them.
+template <class B>
+concept window_backend = requires(B& b, std::uint64_t token, int pe, std::uint64_t w, std::uint64_t off,
+                                  const void* src, void* dst, std::size_t bytes, bool device, amo a, value_kind k,
+                                  std::uint64_t v) {
+    { b.window_put(token, pe, w, off, src, bytes, device) } -> std::same_as<std::uint32_t>;
+    { b.window_get(token, pe, dst, w, off, bytes, device) } -> std::same_as<std::uint32_t>;
+    { b.window_atomic(token, pe, w, off, a, k, v, v, dst) } -> std::same_as<std::uint32_t>;
+};
 //   on_proxy_thread(bool starting): called on the proxy thread when it
 //     starts (true; a throw fails the proxy) and before it exits (false), for
 //     per-thread setup such as the CUDA device the provider's copies need.
@@ -471,32 +483,36 @@ private:
                       : reply     ? static_cast<void*>(ring_.reply(c.reply_entry).payload)
                                   : static_cast<void*>(c.payload);
         s.at = stage::data;
-        switch (c.op) {
-            case op_code::put:
-                s.pending = backend_.put(token, c.pe, c.remote, local, c.bytes, device && !in_payload);
-                break;
-            case op_code::put_signal:
-                s.pending = backend_.put(token, c.pe, c.remote, local, c.bytes, device && !in_payload);
-                if constexpr (ordering_backend<Backend>) {
-                    if (backend_.ordered()) {  // the signal lands after the data: post it now
-                        s.at = stage::signal;
-                        s.pending += backend_.signal(token, c.pe, c.compare, c.sig_op, c.operand);
-                    }
+        if (c.flags & flag_window) {
+            start_window(token, c, s, local, device && !in_payload, reply);
+        } else {
+            switch (c.op) {
+                case op_code::put:
+                case op_code::put_signal:
+                    s.pending = backend_.put(token, c.pe, c.remote, local, c.bytes, device && !in_payload);
+                    break;
+                case op_code::get:
+                    s.pending = backend_.get(token, c.pe, local, c.remote, c.bytes, device && !in_payload);
+                    break;
+                case op_code::atomic:
+                    s.pending = backend_.atomic(token, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
+                                                reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
+                    break;
+                case op_code::signal:
+                    s.pending = backend_.signal(token, c.pe, c.remote, c.sig_op, c.operand);
+                    break;
+                case op_code::fence:
+                    s.pending = 0;
+                    break;
+            }
+        }
+        if (c.op == op_code::put_signal) {
+            if constexpr (ordering_backend<Backend>) {
+                if (backend_.ordered()) {  // the signal lands after the data: post it now
+                    s.at = stage::signal;
+                    s.pending += backend_.signal(token, c.pe, c.compare, c.sig_op, c.operand);
                 }
-                break;
-            case op_code::get:
-                s.pending = backend_.get(token, c.pe, local, c.remote, c.bytes, device && !in_payload);
-                break;
-            case op_code::atomic:
-                s.pending = backend_.atomic(token, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
-                                            reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
-                break;
-            case op_code::signal:
-                s.pending = backend_.signal(token, c.pe, c.remote, c.sig_op, c.operand);
-                break;
-            case op_code::fence:
-                s.pending = 0;
-                break;
+            }
         }
         if (s.pending != 0) return;
         if (c.op == op_code::put_signal && s.at == stage::data) {
@@ -504,6 +520,31 @@ private:
         } else {
             finish(token, c, s);
         }
+    }
+
+    // A command naming a registered window (flag_window): put, put_signal's data, get or atomic into window
+    // c.window at byte c.remote of PE c.pe's buffer.
+    void start_window(std::uint64_t token, command& c, slot_state& s, void* local, bool device, bool reply) {
+        if constexpr (window_backend<Backend>) {
+            switch (c.op) {
+                case op_code::put:
+                case op_code::put_signal:
+                    s.pending = backend_.window_put(token, c.pe, c.window, c.remote, local, c.bytes, device);
+                    return;
+                case op_code::get:
+                    s.pending = backend_.window_get(token, c.pe, local, c.window, c.remote, c.bytes, device);
+                    return;
+                case op_code::atomic:
+                    s.pending =
+                        backend_.window_atomic(token, c.pe, c.window, c.remote, c.amo_op, c.kind, c.operand, c.compare,
+                                               reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
+                    return;
+                default: break;
+            }
+        }
+        pgas::detail::throw_error(errc::invalid_argument, pe_, "proxy",
+                                  std::string(to_string(c.op)) + " naming registered window (table offset " +
+                                      std::to_string(c.window) + "): this proxy backend reaches no windows");
     }
 
     // Publishes channel's completion (its ring's credit too) strictly in ticket order.

@@ -51,8 +51,12 @@ PGAS_HD constexpr std::size_t width_of(value_kind k) {
 inline constexpr std::uint8_t flag_inline = 1;         // put data / get reply travel in the payload
 inline constexpr std::uint8_t flag_reply = 2;          // the result goes to the producer's reply entry
 inline constexpr std::uint8_t flag_device_memory = 4;  // local is GPU memory (staged by the backend)
+inline constexpr std::uint8_t flag_window = 8;         // `remote` is a byte offset into registered window `window`
 
 inline constexpr std::size_t inline_bytes = 48;
+
+// The `window` argument of proxy_ops' internals for a heap operation (no flag_window).
+inline constexpr std::uint64_t no_window = ~std::uint64_t{0};
 
 // One ring slot (128 bytes: 80 of header, 48 of payload). The producer fills
 // every field from `op` on, then publishes the slot by storing seq = ticket + 1
@@ -61,7 +65,7 @@ inline constexpr std::size_t inline_bytes = 48;
 // t < completed + capacity.
 struct alignas(128) command {
     std::uint64_t seq;
-    std::uint64_t pad0_;
+    std::uint64_t window;         // flag_window: the window's table offset (window<T>::table_offset), its name
     op_code op;
     amo amo_op;
     signal_op sig_op;
@@ -70,7 +74,7 @@ struct alignas(128) command {
     std::uint8_t pad_[3];
     std::int32_t pe;
     std::uint32_t reply_entry;    // flag_reply: the producer's entry in the reply pool
-    std::uint64_t remote;         // heap offset at pe
+    std::uint64_t remote;         // heap offset at pe (flag_window: byte offset into the window's buffer at pe)
     std::uint64_t bytes;
     std::uint64_t local;          // address in the producer's space (put source / get destination)
     std::uint64_t operand;        // atomic operand / signal value

@@ -55,33 +55,63 @@ public:
     static constexpr bool provides_atomics = true;
     static constexpr bool provides_signals = true;
     static constexpr bool provides_load_store = false;
+    static constexpr bool provides_windows = true;  // pgas::window_transport: the backend resolves them
 
     template <class G>
     PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
-        G::sync();
-        if (G::rank() == 0) {
-            const std::uint64_t t = push_put(op_code::put, dst, src, bytes, pe, 0, 0, signal_op::set, "put");
-            if (bytes > inline_bytes) ring().wait_completed(t, "put");
-        }
-        G::sync();
+        put_to<G>(no_window, dst, src, bytes, pe, "put");
     }
     template <class G>
     PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
-        G::sync();
-        if (G::rank() == 0) push_put(op_code::put, dst, src, bytes, pe, 0, 0, signal_op::set, "put_nbi");
-        G::sync();
+        put_nbi_to<G>(no_window, dst, src, bytes, pe, "put_nbi");
     }
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        G::sync();
-        if (G::rank() == 0) get_one(dst, src, bytes, pe, true, "get");
-        G::sync();
+        get_from<G>(dst, no_window, src, bytes, pe, true, "get");
     }
     template <class G>
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        G::sync();
-        if (G::rank() == 0) get_one(dst, src, bytes, pe, false, "get_nbi");
-        G::sync();
+        get_from<G>(dst, no_window, src, bytes, pe, false, "get_nbi");
+    }
+
+    // Registered windows (pgas::window_transport): the same commands with flag_window, naming the window by its
+    // table offset and the target by a byte offset into PE pe's buffer; the proxy's backend resolves both into the
+    // buffer's registered address and key at pe (and checks the range there). Semantics, completion and ordering
+    // as the heap forms above: a window command is one more command of the ring.
+    template <class G>
+    PGAS_HD void window_put(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        put_to<G>(table, dst, src, bytes, pe, "put");
+    }
+    template <class G>
+    PGAS_HD void window_put_nbi(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes,
+                                int pe) const {
+        put_nbi_to<G>(table, dst, src, bytes, pe, "put_nbi");
+    }
+    template <class G>
+    PGAS_HD void window_get(void* dst, std::uint64_t table, std::uint64_t src, std::size_t bytes, int pe) const {
+        get_from<G>(dst, table, src, bytes, pe, true, "get");
+    }
+    template <class G>
+    PGAS_HD void window_get_nbi(void* dst, std::uint64_t table, std::uint64_t src, std::size_t bytes, int pe) const {
+        get_from<G>(dst, table, src, bytes, pe, false, "get_nbi");
+    }
+    template <class V>
+    PGAS_HD V window_atomic(amo op, std::uint64_t table, std::uint64_t offset, V operand, V expected, int pe) const {
+        return atomic_at<V>(op, table, offset, operand, expected, pe);
+    }
+    template <class V>
+    PGAS_HD void window_atomic_update(amo op, std::uint64_t table, std::uint64_t offset, V operand, int pe) const {
+        push_atomic(op, table, offset, operand, V{}, pe, 0, 0);
+    }
+    template <class G>
+    PGAS_HD void window_put_signal(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes,
+                                   std::uint64_t sig, std::uint64_t value, signal_op op, int pe) const {
+        put_signal_to<G>(table, dst, src, bytes, sig, value, op, pe, true, "put_signal");
+    }
+    template <class G>
+    PGAS_HD void window_put_signal_nbi(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes,
+                                       std::uint64_t sig, std::uint64_t value, signal_op op, int pe) const {
+        put_signal_to<G>(table, dst, src, bytes, sig, value, op, pe, false, "put_signal_nbi");
     }
     template <class G>
     PGAS_HD void fence() const {
@@ -117,15 +147,7 @@ public:
     // waiting for its old value (set has none: pushed and left to quiet).
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
-        if (op == amo::set) {
-            push_atomic(op, offset, operand, expected, pe, 0, 0);
-            return V{};
-        }
-        const std::uint32_t entry = ring().claim_reply("atomic");
-        const std::uint64_t t = push_atomic(op, offset, operand, expected, pe, flag_reply, entry);
-        V old{};
-        ring().take_reply(t, entry, &old, sizeof(V), "atomic");
-        return old;
+        return atomic_at<V>(op, no_window, offset, operand, expected, pe);
     }
     template <class V>
     PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
@@ -135,7 +157,7 @@ public:
     // (atomic_update_transport), like a put_nbi.
     template <class V>
     PGAS_HD void atomic_update(amo op, std::uint64_t offset, V operand, int pe) const {
-        push_atomic(op, offset, operand, V{}, pe, 0, 0);
+        push_atomic(op, no_window, offset, operand, V{}, pe, 0, 0);
     }
 
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
@@ -148,22 +170,64 @@ public:
     template <class G>
     PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                             std::uint64_t value, signal_op op, int pe) const {
-        G::sync();
-        if (G::rank() == 0) {
-            const std::uint64_t t = push_put(op_code::put_signal, dst, src, bytes, pe, sig, value, op, "put_signal");
-            if (bytes > inline_bytes) ring().wait_completed(t, "put_signal");
-        }
-        G::sync();
+        put_signal_to<G>(no_window, dst, src, bytes, sig, value, op, pe, true, "put_signal");
     }
     template <class G>
     PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                                 std::uint64_t value, signal_op op, int pe) const {
-        G::sync();
-        if (G::rank() == 0) push_put(op_code::put_signal, dst, src, bytes, pe, sig, value, op, "put_signal_nbi");
-        G::sync();
+        put_signal_to<G>(no_window, dst, src, bytes, sig, value, op, pe, false, "put_signal_nbi");
     }
 
 private:
+    // The bodies shared by the heap forms (window = no_window) and the window forms.
+    template <class G>
+    PGAS_HD void put_to(std::uint64_t window, std::uint64_t dst, const void* src, std::size_t bytes, int pe,
+                        const char* call) const {
+        G::sync();
+        if (G::rank() == 0) {
+            const std::uint64_t t = push_put(op_code::put, window, dst, src, bytes, pe, 0, 0, signal_op::set, call);
+            if (bytes > inline_bytes) ring().wait_completed(t, call);
+        }
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_nbi_to(std::uint64_t window, std::uint64_t dst, const void* src, std::size_t bytes, int pe,
+                            const char* call) const {
+        G::sync();
+        if (G::rank() == 0) push_put(op_code::put, window, dst, src, bytes, pe, 0, 0, signal_op::set, call);
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void get_from(void* dst, std::uint64_t window, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
+                          const char* call) const {
+        G::sync();
+        if (G::rank() == 0) get_one(dst, window, src, bytes, pe, blocking, call);
+        G::sync();
+    }
+    template <class G>
+    PGAS_HD void put_signal_to(std::uint64_t window, std::uint64_t dst, const void* src, std::size_t bytes,
+                               std::uint64_t sig, std::uint64_t value, signal_op op, int pe, bool blocking,
+                               const char* call) const {
+        G::sync();
+        if (G::rank() == 0) {
+            const std::uint64_t t = push_put(op_code::put_signal, window, dst, src, bytes, pe, sig, value, op, call);
+            if (blocking && bytes > inline_bytes) ring().wait_completed(t, call);
+        }
+        G::sync();
+    }
+    template <class V>
+    PGAS_HD V atomic_at(amo op, std::uint64_t window, std::uint64_t offset, V operand, V expected, int pe) const {
+        if (op == amo::set) {
+            push_atomic(op, window, offset, operand, expected, pe, 0, 0);
+            return V{};
+        }
+        const std::uint32_t entry = ring().claim_reply("atomic");
+        const std::uint64_t t = push_atomic(op, window, offset, operand, expected, pe, flag_reply, entry);
+        V old{};
+        ring().take_reply(t, entry, &old, sizeof(V), "atomic");
+        return old;
+    }
+
     PGAS_HD const ring_view& ring() const { return static_cast<const Derived&>(*this).ring(); }
 
     // flag_device_memory when a GPU thread names local memory: the proxy must stage it.
@@ -179,19 +243,20 @@ private:
     }
 
     PGAS_HD static void header(command& c, op_code op, int pe, std::uint64_t remote, std::size_t bytes,
-                               std::uint8_t flags) {
+                               std::uint8_t flags, std::uint64_t window = no_window) {
         c.op = op;
-        c.flags = flags;
+        c.flags = window == no_window ? flags : std::uint8_t(flags | flag_window);
+        c.window = window;
         c.pe = pe;
         c.remote = remote;
         c.bytes = bytes;
     }
 
     template <class V>
-    PGAS_HD std::uint64_t push_atomic(amo op, std::uint64_t offset, V operand, V expected, int pe, std::uint8_t flags,
-                                      std::uint32_t entry) const {
+    PGAS_HD std::uint64_t push_atomic(amo op, std::uint64_t window, std::uint64_t offset, V operand, V expected, int pe,
+                                      std::uint8_t flags, std::uint32_t entry) const {
         return ring().push("atomic", [&](command& c) {
-            header(c, op_code::atomic, pe, offset, sizeof(V), flags);
+            header(c, op_code::atomic, pe, offset, sizeof(V), flags, window);
             c.reply_entry = entry;
             c.amo_op = op;
             c.kind = kind_of<V>();
@@ -200,11 +265,12 @@ private:
         });
     }
 
-    PGAS_HD std::uint64_t push_put(op_code op, std::uint64_t dst, const void* src, std::size_t bytes, int pe,
-                                   std::uint64_t sig, std::uint64_t value, signal_op sop, const char* call) const {
+    PGAS_HD std::uint64_t push_put(op_code op, std::uint64_t window, std::uint64_t dst, const void* src,
+                                   std::size_t bytes, int pe, std::uint64_t sig, std::uint64_t value, signal_op sop,
+                                   const char* call) const {
         return ring().push(call, [&](command& c) {
             const bool small = bytes <= inline_bytes;
-            header(c, op, pe, dst, bytes, small ? flag_inline : memory_flag());
+            header(c, op, pe, dst, bytes, small ? flag_inline : memory_flag(), window);
             c.local = reinterpret_cast<std::uint64_t>(src);
             c.compare = sig;
             c.operand = value;
@@ -216,12 +282,13 @@ private:
         });
     }
 
-    PGAS_HD void get_one(void* dst, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
+    PGAS_HD void get_one(void* dst, std::uint64_t window, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
                          const char* call) const {
         const bool small = bytes <= inline_bytes;
         const std::uint32_t entry = small ? ring().claim_reply(call) : 0;
         const std::uint64_t t = ring().push(call, [&](command& c) {
-            header(c, op_code::get, pe, src, bytes, small ? std::uint8_t(flag_inline | flag_reply) : memory_flag());
+            header(c, op_code::get, pe, src, bytes, small ? std::uint8_t(flag_inline | flag_reply) : memory_flag(),
+                   window);
             c.reply_entry = entry;
             c.local = reinterpret_cast<std::uint64_t>(dst);
         });

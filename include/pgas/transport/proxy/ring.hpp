@@ -259,6 +259,9 @@ private:
                       for (std::size_t i = 0; i < (sizeof(command) - first) / 16; ++i) dst[i] = src[i];),
                      (std::memcpy(reinterpret_cast<char*>(&slot) + first, reinterpret_cast<const char*>(&local) + first,
                                   sizeof(command) - first);))
+        // The window's name sits before `op` (the header's one free word): written only by commands that name
+        // one, so a heap command costs no extra store across PCIe.
+        if (local.flags & flag_window) slot.window = local.window;
     }
 
     PGAS_HD void fail_stopped(const char* call, std::uint32_t status) const {

@@ -1,0 +1,215 @@
+// Registered windows over the libfabric proxy (shm and tcp;ofi_rxm loopback): every device op at element offsets
+// into buffers the PEs allocated themselves (host memory), the proxy's own range check, release and late windows.
+#include "support.hpp"
+
+#include <pgas/device/window.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t elements = 64;
+
+std::uint64_t value_of(int pe, std::size_t i, int round) { return test::mix(std::uint64_t(pe), i, std::uint64_t(round)); }
+
+// Each PE's buffer is a plain std::vector (host memory the fabric registers without FI_HMEM), filled with `fill`.
+struct buffer {
+    std::vector<std::uint64_t> data = std::vector<std::uint64_t>(elements, 0);
+};
+
+}  // namespace
+
+TEST_CASE("libfabric windows: put/get/nbi/p/g/put_signal/atomics at element offsets reach the peers' own buffers") {
+    test::for_each_provider([](const std::string& provider) {
+        test::run(provider, 3, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+            auto ctx = fabric.context();
+            const int me = ctx.my_pe(), n = ctx.n_pes();
+            const int right = (me + 1) % n, left = (me + n - 1) % n;
+            buffer mine;
+            for (std::size_t i = 0; i < elements; ++i) mine.data[i] = value_of(me, i, 0);
+            auto win = w.register_window(mine.data.data(), elements);
+            CHECK(fabric.live_windows() == 1);
+            auto sig = w.alloc<std::uint64_t>(1);
+            *ctx.local(sig) = 0;
+            pgas::barrier_all(ctx);
+
+            // Blocking put of 10 elements (80 bytes: read from the source, not inline) at element 5, and an inline
+            // put_nbi of 3 at element 20: they land at those offsets of the right neighbour's buffer only.
+            std::vector<std::uint64_t> src(10);
+            for (std::size_t i = 0; i < src.size(); ++i) src[i] = value_of(me, i, 1);
+            pgas::put(ctx, win + 5, src.data(), src.size(), right);
+            src.assign(src.size(), 0);  // blocking: reusable now
+            std::vector<std::uint64_t> small = {value_of(me, 0, 2), value_of(me, 1, 2), value_of(me, 2, 2)};
+            pgas::put_nbi(ctx, win + 20, small.data(), small.size(), right);
+            pgas::quiet(ctx);
+            pgas::barrier_all(ctx);
+            for (std::size_t i = 0; i < elements; ++i) {
+                CAPTURE(i);
+                if (i >= 5 && i < 15) CHECK(mine.data[i] == value_of(left, i - 5, 1));
+                else if (i >= 20 && i < 23) CHECK(mine.data[i] == value_of(left, i - 20, 2));
+                else CHECK(mine.data[i] == value_of(me, i, 0));
+            }
+            pgas::barrier_all(ctx);
+
+            // get (inline and chunked) and get_nbi from the left neighbour's buffer at element offsets.
+            std::vector<std::uint64_t> got(12, 0);
+            pgas::get(ctx, got.data(), win + 30, 4, left);
+            for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] == value_of(left, 30 + i, 0));
+            pgas::get_nbi(ctx, got.data(), win + 40, 12, left);
+            pgas::quiet(ctx);
+            for (std::size_t i = 0; i < 12; ++i) CHECK(got[i] == value_of(left, 40 + i, 0));
+            CHECK(pgas::g(ctx, win + 63, left) == value_of(left, 63, 0));
+            pgas::barrier_all(ctx);
+
+            // p, then put_signal: the payload into the window, the flag in the heap; seeing the flag sees the data.
+            pgas::p(ctx, win + 25, value_of(me, 25, 3), right);
+            for (std::size_t i = 0; i < 6; ++i) src[i] = value_of(me, i, 4);
+            pgas::put_signal(ctx, win + 52, src.data(), 6, sig, 1, pgas::signal_op::add, right);
+            pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, std::uint64_t{1});
+            for (std::size_t i = 0; i < 6; ++i) CHECK(mine.data[52 + i] == value_of(left, i, 4));
+            pgas::quiet(ctx);
+            pgas::barrier_all(ctx);
+            CHECK(mine.data[25] == value_of(left, 25, 3));
+            CHECK(mine.data[51] == value_of(me, 51, 0));
+            CHECK(mine.data[58] == value_of(me, 58, 0));
+            pgas::barrier_all(ctx);
+
+            // Atomics on PE 0's element 60 from every PE: n fetch_adds see distinct old values, n adds land.
+            if (me == 0) pgas::atomic_set(ctx, win + 60, std::uint64_t{100}, 0);
+            pgas::quiet(ctx);
+            pgas::barrier_all(ctx);
+            const std::uint64_t old = pgas::atomic_fetch_add(ctx, win + 60, std::uint64_t{1}, 0);
+            CHECK(old >= 100);
+            CHECK(old < 100 + std::uint64_t(n));
+            pgas::atomic_add(ctx, win + 60, std::uint64_t{10}, 0);
+            pgas::quiet(ctx);
+            pgas::barrier_all(ctx);
+            CHECK(pgas::atomic_fetch(ctx, win + 60, 0) == 100 + 11 * std::uint64_t(n));
+            pgas::barrier_all(ctx);
+            if (me == n - 1) {
+                CHECK(pgas::atomic_compare_swap(ctx, win + 60, std::uint64_t{1}, std::uint64_t{7}, 0) ==
+                      100 + 11 * std::uint64_t(n));  // no swap: expected differs
+                CHECK(pgas::atomic_compare_swap(ctx, win + 60, 100 + 11 * std::uint64_t(n), std::uint64_t{7}, 0) ==
+                      100 + 11 * std::uint64_t(n));
+            }
+            pgas::barrier_all(ctx);
+            if (me == 0) CHECK(mine.data[60] == 7);
+
+            // The device checks refuse a range past the end, naming the call and the last element.
+            try {
+                pgas::put(ctx, win + 60, src.data(), 5, right);
+                FAIL("no error");
+            } catch (const pgas::error& e) {
+                CHECK(std::string(e.what()) ==
+                      "pgas: put on PE " + std::to_string(me) + ": range past the end of the window, last element 64");
+                CHECK(e.code() == pgas::errc::invalid_argument);
+            }
+            pgas::barrier_all(ctx);
+            w.release_window(win);
+            CHECK(fabric.live_windows() == 0);
+            CHECK(w.live_windows() == 0);
+        });
+    });
+}
+
+TEST_CASE("libfabric windows: warps and blocks as groups, and a window on another channel's ring") {
+    test::for_each_provider([](const std::string& provider) {
+        auto o = test::fabric(provider);
+        o.channels = 2;
+        test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+            auto ctx = fabric.context().on_channel(1);
+            const int me = ctx.my_pe(), other = 1 - me;
+            std::vector<std::uint32_t> mine(1000, 0);
+            auto win = w.register_window(mine.data(), mine.size());
+            std::vector<std::uint32_t> src(700);
+            for (std::size_t i = 0; i < src.size(); ++i) src[i] = std::uint32_t(value_of(me, i, 9));
+            pgas::put_nbi<pgas::warp>(ctx, win + 300, src.data(), src.size(), other);
+            pgas::quiet(ctx, other);
+            pgas::barrier_all(ctx);
+            for (std::size_t i = 0; i < 300; ++i) REQUIRE(mine[i] == 0);
+            for (std::size_t i = 0; i < src.size(); ++i) REQUIRE(mine[300 + i] == std::uint32_t(value_of(other, i, 9)));
+            std::vector<std::uint32_t> back(700);
+            pgas::get<pgas::warp>(ctx, back.data(), win + 300, back.size(), other);
+            for (std::size_t i = 0; i < back.size(); ++i) REQUIRE(back[i] == std::uint32_t(value_of(me, i, 9)));
+            pgas::barrier_all(ctx);
+            w.release_window(win);
+        }, o);
+    });
+}
+
+TEST_CASE("libfabric windows: a window registered before the domain exists is reached through it") {
+    test::for_each_provider([](const std::string& provider) {
+        pgas::world::run_threads(2, [&](pgas::world& w) {
+            std::vector<std::int64_t> mine(16, -1);
+            auto win = w.register_window(mine.data(), mine.size());
+            {
+                pgas::libfabric_domain fabric(w, test::fabric(provider));
+                CHECK(fabric.live_windows() == 1);
+                auto ctx = fabric.context();
+                const int me = ctx.my_pe();
+                pgas::p(ctx, win + 3, std::int64_t(40 + me), 1 - me);
+                pgas::quiet(ctx);
+                pgas::barrier_all(ctx);
+                CHECK(mine[3] == 40 + (1 - me));
+                CHECK(mine[2] == -1);
+                pgas::barrier_all(ctx);
+            }
+            w.release_window(win);  // no domain observes it any more: the world alone releases it
+            CHECK(w.live_windows() == 0);
+        }, test::options());
+    });
+}
+
+TEST_CASE("libfabric windows: the proxy checks the range against the target's registered buffer before posting") {
+    test::for_each_provider([](const std::string& provider) {
+        test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+            auto ctx = fabric.context();
+            std::vector<std::uint64_t> mine(8, 0);
+            auto win = w.register_window(mine.data(), mine.size());
+            if (ctx.my_pe() == 0) {
+                // Below the device API's checks: byte 60 of a 64-byte buffer, 8 bytes.
+                std::uint64_t v = 1;
+                ctx.transport.window_put_nbi<pgas::thread>(win.table_offset(), 60, &v, 8, 1);
+                try {
+                    ctx.transport.quiet<pgas::thread>();
+                    FAIL("no error");
+                } catch (const pgas::error& e) {
+                    const std::string text = e.what();
+                    CHECK_MESSAGE(test::contains(text, "the proxy thread failed"), text);
+                    CHECK_MESSAGE(test::contains(text, "fi_write to PE 1 (8 bytes at byte 60 of window " +
+                                                           std::to_string(win.table_offset()) +
+                                                           ") is outside PE 1's buffer (64 bytes)"),
+                                  text);
+                }
+            }
+            CHECK(mine[7] == 0);  // nothing was posted
+        }, {}, test::options(1500));
+    });
+}
+
+TEST_CASE("libfabric windows: a command naming a released window fails the proxy naming it") {
+    test::for_each_provider([](const std::string& provider) {
+        test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+            auto ctx = fabric.context();
+            std::vector<std::uint64_t> mine(8, 0);
+            auto win = w.register_window(mine.data(), mine.size());
+            w.release_window(win);
+            CHECK(fabric.live_windows() == 0);
+            if (ctx.my_pe() == 0) {
+                std::uint64_t v = 1;
+                ctx.transport.window_put_nbi<pgas::thread>(win.table_offset(), 0, &v, 8, 1);
+                try {
+                    ctx.transport.quiet<pgas::thread>();
+                    FAIL("no error");
+                } catch (const pgas::error& e) {
+                    const std::string text = e.what();
+                    CHECK_MESSAGE(test::contains(text, "fi_write to PE 1 names window " +
+                                                           std::to_string(win.table_offset()) +
+                                                           ", which is not registered with this libfabric domain"),
+                                  text);
+                }
+            }
+        }, {}, test::options(1500));
+    });
+}
