@@ -27,6 +27,9 @@ inline constexpr env_var env_vars[] = {
      "host/world.hpp (world::init*)", "symmetric heap per PE; world_options::heap_bytes overrides it"},
     {"PGAS_TIMEOUT_MS", env_group::library, "60000 (PGAS_DEFAULT_TIMEOUT_MS)", "integer >= 0; 0 = wait forever",
      "host/world.hpp (world::init*)", "how long every device-side wait spins before it traps with a diagnostic"},
+    {"CUDA_DEVICE_MAX_CONNECTIONS", env_group::library, "8 (CUDA); init_local sets 32 when PEs share a GPU and it is unset",
+     "integer in [1, 32] (CUDA)", "host/gpu_heap.hpp (world::init_local)",
+     "hardware work queues per context: PEs sharing a GPU in one process need one each (troubleshooting.md)"},
     {"PGAS_CHANNELS", env_group::library, "1", "integer in [1, 32] (pgas::max_channels)",
      "host/env.hpp (world::init*, ibgda_domain, libfabric_domain)",
      "channels per peer (ibgda: RC QPs per peer, libfabric: proxy rings per PE; nvlink/host accept any and change "

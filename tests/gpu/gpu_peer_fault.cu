@@ -1,26 +1,29 @@
-// A PE whose kernel traps ends the other PEs' device waits with the peer-failure diagnostic, well inside the
-// wait's own timeout (issue 13). Run as `pgasrun -n 2 pgas_gpu_peer_fault`, one GPU is enough:
-//   PE 1 launches a kernel that traps; its cudaDeviceSynchronize fails and the program throws (uncaught, as a
-//   user's CUDA check would), so the process dies.
-//   PE 0 waits in a kernel for a flag nobody sets (wait_until, timeout 60 s). Its world sees PE 1's process go,
-//   raises the GPU heap's peer-failure flag, and the wait stops with "stopped waiting: failed PE 1".
-// PE 0 prints how long its wait took and exits non-zero when it took longer than the bound (10 s) or returned
-// without an error. The test runs outside MPS: under MPS a fatal fault of one client ends every client's work on
-// that GPU, which would end PE 0's kernel without the diagnostic this test is about.
+// A PE that fails or stops ends the other PEs' device waits with the peer-failure diagnostic, well inside the
+// wait's own timeout (issue 13). Run as `pgasrun -n 2 pgas_gpu_peer_fault trap|stop`, one GPU is enough. PE 0
+// waits in a kernel for a flag nobody sets (wait_until); PE 1
+//   trap: launches a kernel that traps; its cudaDeviceSynchronize fails and the program throws (uncaught, as a
+//         user's CUDA check would), so the process dies. PE 0's world sees the process go and raises the GPU
+//         heap's peer-failure flag. Wait timeout 60 s, bound 10 s.
+//   stop: stops itself (SIGSTOP: a debugger, a frozen cgroup), its connection open. PE 0's watcher finds PE 1's
+//         heartbeat (a shared host page beside the GPU heap) silent past max(500 ms, timeout / 4) = 2 s and
+//         raises the same flag. Wait timeout 8 s, bound 5 s.
+// The kernel's wait stops with "stopped waiting: failed PE 1"; PE 0 prints how long it took and exits non-zero
+// past the bound or when the wait returned without an error. The test runs outside MPS: under MPS a fatal fault
+// of one client ends every client's work on that GPU, which would end PE 0's kernel without the diagnostic.
 #include <pgas/pgas.hpp>
 
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <cstdint>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace {
-
-constexpr long long bound_ms = 10000;  // the wait's own timeout is 60 s
 
 PGAS_KERNEL void wait_for_nobody(__grid_constant__ const pgas::device::context<pgas::nvlink> ctx,
                                  pgas::symmetric_ptr<std::uint64_t> flag) {
@@ -35,9 +38,15 @@ void cuda_ok(cudaError_t rc, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    const bool stop = argc > 1 && std::strcmp(argv[1], "stop") == 0;
+    if (argc < 2 || (!stop && std::strcmp(argv[1], "trap") != 0)) {
+        std::printf("usage: pgasrun -n 2 pgas_gpu_peer_fault trap|stop\n");
+        return 2;
+    }
+    const long long bound_ms = stop ? 5000 : 10000;
     pgas::world_options options;
-    options.timeout_ms = 60000;
+    options.timeout_ms = stop ? 8000 : 60000;
     auto w = pgas::world::init_gpu(options);
     if (w.n_pes() != 2) {
         std::printf("peer fault: run me as pgasrun -n 2 (got %d PEs)\n", w.n_pes());
@@ -47,6 +56,12 @@ int main() {
     w.barrier();
     if (w.my_pe() == 1) {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));  // PE 0's kernel is waiting by now
+        if (stop) {
+            std::printf("PE 1: stopping (SIGSTOP)\n");
+            std::fflush(stdout);
+            std::raise(SIGSTOP);  // pgasrun ends it (SIGCONT, SIGTERM) once PE 0 has exited
+            return 0;
+        }
         fail_here<<<1, 1>>>();
         std::printf("PE 1: launching a kernel that traps\n");
         std::fflush(stdout);

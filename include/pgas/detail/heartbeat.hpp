@@ -19,12 +19,16 @@ namespace detail {
 // keeps its bootstrap connection open, so the bootstrap's watcher never sees
 // it go; the others' device-side waits then ran into their timeout with a
 // diagnostic naming the wait, not the PE (issue 13). Each process of a
-// shared-memory heap world instead stamps the word at
-// heap_layout::heartbeat_offset of its own heap with the host clock
-// (steady_clock: CLOCK_MONOTONIC, one clock for the whole node) from its
-// bootstrap watcher, every heartbeat_period_ns; a host-side wait that has
-// lasted longer than the period compares its peers' stamps with its own
-// clock every 256 polls and names the first one older than the bound.
+// multi-process world on one node instead stamps its heartbeat word (where
+// the heap puts it: heap_layout::heartbeat_offset of a shared-memory heap, a
+// shared page beside a GPU heap; heap_memory::heartbeat_words) with the host
+// clock (steady_clock: CLOCK_MONOTONIC, one clock for the whole node) from its
+// bootstrap watcher, every heartbeat_period_ns. Two readers apply one rule
+// (stale_peer): a host-side wait that has lasted longer than the period
+// compares its peers' stamps with its own clock every 256 polls and names the
+// first one older than the bound (errc::peer_failed with the silence in ms);
+// and the watcher itself, every tick, raises the peer-failure flag for such a
+// peer, which ends device-side waits too (kernels cannot read host clocks).
 
 // Stamps that are not times: not yet beating (the heap's zeros: the owner
 // has not finished init) and left (its world was destroyed; a peer still
@@ -44,16 +48,20 @@ inline std::uint64_t heartbeat_bound_ns(std::uint64_t timeout_ns) {
     return timeout_ns / 4 > heartbeat_min_bound_ns ? timeout_ns / 4 : heartbeat_min_bound_ns;
 }
 
-inline cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> heartbeat_word(std::byte* heap_base) {
-    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(
-        *reinterpret_cast<std::uint64_t*>(heap_base + heap_layout::heartbeat_offset));
+inline cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> heartbeat_word(std::uint64_t* word) {
+    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word);
 }
 
-// What a wait reads: every PE's heap base (its heartbeat word), the bound,
-// and the reader's own PE (skipped). Built by the world of a multi-process
-// shared-memory heap; runtime_state::heartbeats points at it.
+// The word inside a shared-memory heap.
+inline std::uint64_t* heap_heartbeat_word(std::byte* heap_base) {
+    return reinterpret_cast<std::uint64_t*>(heap_base + heap_layout::heartbeat_offset);
+}
+
+// What a reader needs: every PE's heartbeat word, the bound, and the reader's
+// own PE (skipped). Built by the world of a multi-process heap that has
+// heartbeat words; runtime_state::heartbeats points at it.
 struct heartbeat_table {
-    std::byte* const* bases = nullptr;  // by world PE
+    std::uint64_t* const* words = nullptr;  // by world PE
     int n_pes = 0;
     int self = -1;
     std::uint64_t bound_ns = 0;
@@ -70,8 +78,8 @@ public:
         if (own_) heartbeat_word(own_).store(heartbeat_left, cuda::memory_order_relaxed);
     }
 
-    void attach(std::byte* own_heap_base) {
-        own_ = own_heap_base;
+    void attach(std::uint64_t* own_word) {
+        own_ = own_word;
         beat();
     }
     void beat() const {
@@ -79,8 +87,24 @@ public:
     }
 
 private:
-    std::byte* own_ = nullptr;
+    std::uint64_t* own_ = nullptr;
 };
+
+// The rule both readers apply: the first peer whose stamp, as of `now`, is
+// older than the table's bound, with its silence in *silent_ns; -1 if none
+// (or no bound: PGAS_TIMEOUT_MS=0). Stamps that are not times never count.
+inline int stale_peer(const heartbeat_table& table, std::uint64_t now, std::uint64_t* silent_ns = nullptr) {
+    if (table.bound_ns == 0 || table.words == nullptr) return -1;
+    for (int q = 0; q < table.n_pes; ++q) {
+        if (q == table.self) continue;
+        const std::uint64_t stamp = heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed);
+        if (stamp == heartbeat_none || stamp == heartbeat_left || stamp >= now) continue;
+        if (now - stamp <= table.bound_ns) continue;
+        if (silent_ns) *silent_ns = now - stamp;
+        return q;
+    }
+    return -1;
+}
 
 // Host side of poll_until, every 256 polls once the wait has lasted a
 // heartbeat period: throws errc::peer_failed naming the first peer whose
@@ -88,19 +112,15 @@ private:
 // write every 50 ms: nothing beside the yields of 256 host polls.
 inline void check_heartbeats(const heartbeat_table& table, const char* call, int pe, std::uint64_t now,
                              std::uint64_t waited_ns) {
-    if (table.bound_ns == 0 || waited_ns < heartbeat_period_ns) return;
-    for (int q = 0; q < table.n_pes; ++q) {
-        if (q == table.self) continue;
-        const std::uint64_t stamp = heartbeat_word(table.bases[q]).load(cuda::memory_order_relaxed);
-        if (stamp == heartbeat_none || stamp == heartbeat_left || stamp >= now) continue;
-        if (now - stamp <= table.bound_ns) continue;
-        throw_error(errc::peer_failed, pe, call,
-                    "PE " + std::to_string(q) + " stopped responding: no heartbeat for " +
-                        std::to_string((now - stamp) / 1000000) + " ms (bound " +
-                        std::to_string(table.bound_ns / 1000000) +
-                        " ms: max(500 ms, PGAS_TIMEOUT_MS / 4)); the process is stopped (SIGSTOP, a debugger) "
-                        "or starved of CPU");
-    }
+    if (waited_ns < heartbeat_period_ns) return;
+    std::uint64_t silent = 0;
+    const int q = stale_peer(table, now, &silent);
+    if (q < 0) return;
+    throw_error(errc::peer_failed, pe, call,
+                "PE " + std::to_string(q) + " stopped responding: no heartbeat for " + std::to_string(silent / 1000000) +
+                    " ms (bound " + std::to_string(table.bound_ns / 1000000) +
+                    " ms: max(500 ms, PGAS_TIMEOUT_MS / 4)); the process is stopped (SIGSTOP, a debugger) "
+                    "or starved of CPU");
 }
 
 }  // namespace detail

@@ -8,6 +8,8 @@
 #include <pgas/host/heap_memory.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -87,6 +90,7 @@ public:
         for (auto handle : handles_) driver().cuMemRelease(handle);
         if (base_ != 0) driver().cuMemAddressFree(base_, stride_ * std::uint64_t(n_pes_));
         if (abort_flag_ != nullptr) cudaFreeHost(abort_flag_);
+        for (void* page : heartbeat_pages_) ::munmap(page, page_bytes_);
     }
 
     std::byte* local_base(int local) const override { return pe_base(local_pes_[std::size_t(local)]); }
@@ -97,6 +101,8 @@ public:
         check_cuda(cudaDeviceSynchronize(), local, "alloc", "cudaDeviceSynchronize after clearing");
     }
     bool host_accessible() const override { return false; }
+    // Several processes: each one's word in a shared page of host memory (share_heartbeat_pages).
+    std::uint64_t* const* heartbeat_words() const override { return heartbeats_.empty() ? nullptr : heartbeats_.data(); }
 
     std::byte* base() const { return reinterpret_cast<std::byte*>(base_); }
     std::uint64_t stride() const { return stride_; }
@@ -210,6 +216,7 @@ private:
         check_cu(driver().cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), &access, 1), me, "world::init_gpu",
                  "cuMemSetAccess");
         zero(0, 0, stride_);
+        share_heartbeat_pages(channel, node, me);
         channel.barrier();  // every chunk is clear before anyone writes into a peer's
         check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&abort_flag_), sizeof(int),
                                  cudaHostAllocMapped | cudaHostAllocPortable),
@@ -217,6 +224,32 @@ private:
         *abort_flag_ = 0;
         bases_.resize(std::size_t(n_pes_));
         for (int pe = 0; pe < n_pes_; ++pe) bases_[std::size_t(pe)] = pe_base(pe);
+    }
+
+    // A GPU heap's host threads cannot stamp words in GPU memory without CUDA
+    // calls that queue behind running kernels, so each process of the node
+    // shares one page of host memory (a memfd, passed like the chunks) that
+    // holds its heartbeat word, and maps every peer's.
+    void share_heartbeat_pages(bootstrap& channel, const node_group& node, int me) {
+        const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+        tcp::unique_fd own(::memfd_create("pgas-heartbeat", MFD_CLOEXEC));
+        if (!own || ::ftruncate(own.get(), off_t(page)) != 0)
+            throw_error(errc::system, me, "world::init_gpu",
+                        "cannot make the heartbeat page: " + std::string(std::strerror(errno)));
+        const std::vector<int> fds = allgather_fds(channel, own.get(), node);
+        heartbeats_.assign(std::size_t(n_pes_), nullptr);
+        for (int i = 0; i < node.size(); ++i) {
+            const int fd = fds[std::size_t(i)];
+            void* at = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            ::close(fd);
+            if (at == MAP_FAILED)
+                throw_error(errc::system, me, "world::init_gpu",
+                            "cannot map PE " + std::to_string(node.ranks[std::size_t(i)]) +
+                                "'s heartbeat page: " + std::strerror(errno));
+            heartbeat_pages_.push_back(at);
+            heartbeats_[std::size_t(node.ranks[std::size_t(i)])] = static_cast<std::uint64_t*>(at);
+        }
+        page_bytes_ = page;
     }
 
     void map_chunk(int pe) {
@@ -259,6 +292,9 @@ private:
     std::vector<CUmemGenericAllocationHandle> handles_;
     std::vector<std::byte*> bases_;
     int* abort_flag_ = nullptr;
+    std::vector<std::uint64_t*> heartbeats_;  // by world PE (processes only)
+    std::vector<void*> heartbeat_pages_;
+    std::size_t page_bytes_ = 0;
 };
 
 // One process per GPU: this process's PE lives on `device`.

@@ -72,6 +72,10 @@ public:
     virtual void zero(int local, std::uint64_t offset, std::uint64_t bytes) = 0;
     // Whether the CPU may dereference local_base() (host memory), or only kernels can.
     virtual bool host_accessible() const = 0;
+    // Every world PE's heartbeat word (detail/heartbeat.hpp) as this process's
+    // host threads see it, this process's own writable; null when the heap
+    // spans one process (nothing to watch). Stable for the world's life.
+    virtual std::uint64_t* const* heartbeat_words() const { return nullptr; }
 };
 
 // Host memory of this process: one anonymous mapping (zero-filled, lazily) per local PE. When the

@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/host/fd_exchange.hpp>
+#include <pgas/detail/heartbeat.hpp>
 #include <pgas/host/bootstrap.hpp>
 #include <pgas/host/heap_memory.hpp>
 #include <pgas/host/launch_env.hpp>
@@ -68,6 +69,8 @@ public:
             }
         }
         for (int pe : request.local_pes) locals_.push_back(bases_[std::size_t(pe)]);
+        if (channel.size() > 1)
+            for (std::byte* base : bases_) heartbeats_.push_back(heap_heartbeat_word(base));
     }
 
     shm_heap_memory(const shm_heap_memory&) = delete;
@@ -79,6 +82,8 @@ public:
         std::memset(local_base(local) + offset, 0, bytes);
     }
     bool host_accessible() const override { return true; }
+    // The word at heap_layout::heartbeat_offset of every PE's heap (several processes only).
+    std::uint64_t* const* heartbeat_words() const override { return heartbeats_.empty() ? nullptr : heartbeats_.data(); }
 
 private:
     tcp::unique_fd create(int pe) const {
@@ -104,6 +109,7 @@ private:
     std::uint64_t bytes_;
     std::vector<std::byte*> bases_;   // by world PE
     std::vector<std::byte*> locals_;  // by local PE index
+    std::vector<std::uint64_t*> heartbeats_;  // by world PE, in bases_'s heaps
     struct unmap {
         std::uint64_t bytes;
         void operator()(std::byte* base) const { ::munmap(base, bytes); }

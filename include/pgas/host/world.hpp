@@ -170,15 +170,28 @@ public:
         world w(std::move(channel), {launch.rank}, launch.size, options, std::move(heap));
         // A peer that dies between collectives stops this process's device
         // waits (errc::peer_failed naming it) instead of leaving them to time out;
-        // one that is stopped (its connection stays open) by its heartbeat.
+        // one that is stopped (its connection stays open) by its heartbeat. The
+        // watcher stamps this process's word every tick. Host-side waits (the
+        // host transport's, whose heap the CPU reads) check the peers' stamps
+        // themselves while they wait. Kernels cannot read the host clock, so for
+        // a GPU heap the watcher checks them every tick and raises the flag
+        // kernels poll for a peer silent past the bound (only there: a check
+        // that runs while nobody waits would also fire on a process that was
+        // merely starved of CPU for the bound, which no wait had noticed).
         if (tcp) {
             state_t& s = *w.state_;
-            if (dynamic_cast<detail::shm_heap_memory*>(s.memory.get())) {  // every peer's heap mapped here
-                s.heartbeats = {s.memory->peer_bases(0), s.n_pes, launch.rank, detail::heartbeat_bound_ns(s.timeout_ns)};
-                s.heartbeat.attach(s.memory->local_base(0));
+            if (std::uint64_t* const* words = s.memory->heartbeat_words()) {  // every peer's word mapped here
+                s.heartbeats = {words, s.n_pes, launch.rank, detail::heartbeat_bound_ns(s.timeout_ns)};
+                s.heartbeat.attach(words[launch.rank]);
             }
+            const bool kernels_wait = !s.memory->host_accessible();
             tcp->watch([state = &s](int failed_pe) { raise_abort(*state, failed_pe); },
-                       [state = &s] { state->heartbeat.beat(); });
+                       [state = &s, kernels_wait] {
+                           state->heartbeat.beat();
+                           if (!kernels_wait) return;
+                           const int stopped = detail::stale_peer(state->heartbeats, detail::now_ns());
+                           if (stopped >= 0) raise_abort(*state, stopped);
+                       });
         }
         return w;
     }
@@ -632,7 +645,7 @@ public:
         r.timeout_ns = state_->timeout_ns;
         r.abort_flag = reinterpret_cast<const volatile int*>(state_->abort);
         if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) r.abort_flag = gpu->abort_flag();
-        if (state_->heartbeats.bases) r.heartbeats = &state_->heartbeats;
+        if (state_->heartbeats.words) r.heartbeats = &state_->heartbeats;
         return r;
     }
     /// Raises the peer-failure flag: every wait of this process's PEs stops
