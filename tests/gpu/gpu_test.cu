@@ -73,6 +73,9 @@ __global__ void ring_rma(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<
     const std::uint32_t* in = ctx.local(inbox);
     for (std::size_t i = threadIdx.x; i + 1 < count; i += blockDim.x)
         if (in[i + 1] != std::uint32_t(mix(left, i, round))) atomicAdd_system(errors, 1ull);
+    // The peer's put_nbi below overwrites this inbox: not before every PE has checked the put. (Without this
+    // barrier two time-sliced processes on one GPU saw count - 3 errors: the peer ran ahead within its slice.)
+    pgas::barrier_all<pgas::block>(ctx);
     // get the left neighbour's outbox into local scratch, then nbi forms
     std::uint32_t* local_scratch = ctx.local(scratch);
     if (in_group<G>()) pgas::get<G>(ctx, local_scratch, outbox, count, left);
