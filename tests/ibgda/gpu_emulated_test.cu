@@ -1,6 +1,8 @@
-// GPU suite (label gpu): the encoders on the device, and kernels producing into host-mapped queues that the emulated NIC consumes.
+// GPU suite (label gpu): the encoders on the device, and kernels producing into host-mapped queues that the emulated NIC consumes
+// (into the heap, and into registered windows of cudaMalloc'd memory).
 #include "support.hpp"
 
+#include <pgas/device/window.hpp>
 #include <pgas/transport/ibgda/wqe.hpp>
 
 #include <cuda_runtime.h>
@@ -206,6 +208,94 @@ TEST_CASE("GPU warps on 4 channels: each channel's QP carries its warps' WQEs, a
     }
     for (unsigned id = 0; id < unsigned(blocks * threads); ++id)
         REQUIRE(w.local(rows, 1)[id] == (std::uint64_t(rounds - 1) << 32 | id));
+    for (int pe = 0; pe < 2; ++pe) CUDA_OK(cudaHostUnregister(w.heap_memory().local_base(pe)));
+    CUDA_OK(cudaFreeHost(abort_flag));
+}
+
+// Registered windows from a kernel: PE 0's threads write PE 1's cudaMalloc'd window buffer (p, warp put_nbi from the
+// heap, block put_signal with the flag in the heap, atomic_add) and read it back (g).
+struct window_targets {
+    pgas::window<std::uint64_t> win;            // per PE: [0, T) p, [T, 2T) put_nbi, [2T, 3T) put_signal, 3T counter
+    pgas::symmetric_ptr<std::uint64_t> staged;  // per thread: the sources (registered heap memory: RDMA WRITEs)
+    pgas::symmetric_ptr<std::uint64_t> echoed;  // per thread: what g read back
+    pgas::symmetric_ptr<std::uint64_t> signal;
+    unsigned threads;                           // T
+};
+
+PGAS_KERNEL void produce_into_window(__grid_constant__ const test::ib_ctx ctx, const window_targets t) {
+    const unsigned id = threadIdx.x + blockIdx.x * blockDim.x, n = t.threads;
+    pgas::p(ctx, t.win + std::ptrdiff_t(id), 0x1000000000ull + id, 1);
+    ctx.local(t.staged)[id] = 0x2000000000ull + id;
+    __syncwarp();
+    const unsigned lane0 = id / 32 * 32;
+    pgas::put_nbi<pgas::warp>(ctx, t.win + std::ptrdiff_t(n + lane0), ctx.local(t.staged) + lane0, 32, 1);
+    pgas::atomic_add(ctx, t.win + std::ptrdiff_t(3 * n), std::uint64_t{1}, 1);
+    pgas::quiet<pgas::block>(ctx);
+    ctx.local(t.echoed)[id] = pgas::g(ctx, t.win + std::ptrdiff_t(n + id), 1);
+    const unsigned first = blockIdx.x * blockDim.x;
+    pgas::put_signal<pgas::block>(ctx, t.win + std::ptrdiff_t(2 * n + first), ctx.local(t.staged) + first, blockDim.x,
+                                  t.signal, 1, pgas::signal_op::add, 1);
+    pgas::quiet<pgas::block>(ctx);
+}
+
+TEST_CASE("GPU kernels reach a cudaMalloc'd window through the emulated NIC, at element offsets of the target's buffer only") {
+    REQUIRE_MESSAGE(have_gpu(), "this suite needs a CUDA GPU (label gpu)");
+    int can_use_host_pointer = 0;
+    CUDA_OK(cudaDeviceGetAttribute(&can_use_host_pointer, cudaDevAttrCanUseHostPointerForRegisteredMem, 0));
+    REQUIRE_MESSAGE(can_use_host_pointer, "this test gives kernels host heap pointers (registered host memory)");
+    auto w = pgas::world::init_local(2, test::options(60000));
+    for (int pe = 0; pe < 2; ++pe)
+        CUDA_OK(cudaHostRegister(w.heap_memory().local_base(pe), w.heap_bytes(), cudaHostRegisterMapped | cudaHostRegisterPortable));
+    constexpr int blocks = 2, threads = 64;
+    constexpr unsigned n = blocks * threads;
+    constexpr std::size_t count = 3 * n + 1 + 16;  // 16 guard elements past the counter
+    constexpr std::uint64_t guard = 0x5555555555555555ull;
+    std::uint64_t* buffers[2] = {};
+    for (auto*& b : buffers) {
+        CUDA_OK(cudaMalloc(&b, count * sizeof(std::uint64_t)));
+        CUDA_OK(cudaMemset(b, 0x55, count * sizeof(std::uint64_t)));
+    }
+    int* abort_flag = nullptr;
+    CUDA_OK(cudaHostAlloc(&abort_flag, sizeof(int), cudaHostAllocMapped));
+    *abort_flag = 0;
+    pgas::ibgda_options o = test::emulated(256);
+    o.allocate = [](std::size_t bytes) -> void* {
+        void* p = nullptr;
+        if (cudaHostAlloc(&p, bytes, cudaHostAllocMapped) != cudaSuccess) return nullptr;
+        std::memset(p, 0, bytes);
+        return p;
+    };
+    o.deallocate = [](void* p) { cudaFreeHost(p); };
+    o.runtime = pgas::runtime_state{std::uint64_t(30) * 1000000000ull, abort_flag};
+    window_targets t{{}, w.alloc<std::uint64_t>(n), w.alloc<std::uint64_t>(n), w.alloc<std::uint64_t>(1), n};
+    *w.local(t.signal, 1) = 0;
+    {
+        pgas::ibgda_domain ib(w, o);
+        t.win = w.register_window(std::vector<std::uint64_t*>{buffers[0], buffers[1]}, count);
+        CHECK(ib.live_windows() == 1);
+        produce_into_window<<<blocks, threads>>>(ib.context(0), t);
+        CUDA_OK(cudaDeviceSynchronize());
+        CHECK(ib.emulated_nic().first_violation() == "");
+        w.release_window(t.win);
+        CHECK(ib.live_windows() == 0);
+    }
+    std::vector<std::uint64_t> got[2];
+    for (int pe = 0; pe < 2; ++pe) {
+        got[pe].resize(count);
+        CUDA_OK(cudaMemcpy(got[pe].data(), buffers[pe], count * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+    }
+    for (unsigned id = 0; id < n; ++id) {
+        CAPTURE(id);
+        REQUIRE(got[1][id] == 0x1000000000ull + id);
+        REQUIRE(got[1][n + id] == 0x2000000000ull + id);
+        REQUIRE(got[1][2 * n + id] == 0x2000000000ull + id);
+        REQUIRE(w.local(t.echoed, 0)[id] == 0x2000000000ull + id);
+    }
+    CHECK(got[1][3 * n] == guard + n);  // n atomic adds onto the guard pattern the buffer started with
+    for (std::size_t i = 3 * n + 1; i < count; ++i) REQUIRE(got[1][i] == guard);
+    for (std::size_t i = 0; i < count; ++i) REQUIRE(got[0][i] == guard);  // PE 0's own buffer: nothing landed
+    CHECK(*w.local(t.signal, 1) == blocks);
+    for (auto* b : buffers) CUDA_OK(cudaFree(b));
     for (int pe = 0; pe < 2; ++pe) CUDA_OK(cudaHostUnregister(w.heap_memory().local_base(pe)));
     CUDA_OK(cudaFreeHost(abort_flag));
 }

@@ -82,6 +82,7 @@ TEST_CASE("libfabric windows: put/get/nbi/p/g/put_signal/atomics at element offs
             const std::uint64_t old = pgas::atomic_fetch_add(ctx, win + 60, std::uint64_t{1}, 0);
             CHECK(old >= 100);
             CHECK(old < 100 + std::uint64_t(n));
+            pgas::barrier_all(ctx);  // every fetch_add saw only fetch_adds
             pgas::atomic_add(ctx, win + 60, std::uint64_t{10}, 0);
             pgas::quiet(ctx);
             pgas::barrier_all(ctx);

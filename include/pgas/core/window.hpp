@@ -14,11 +14,18 @@ namespace detail {
 // One row of a window's table, one row per world PE. The table lives in the symmetric heap (each PE's copy written
 // by its own process), so a kernel finds PE pe's buffer with one load from its own heap. `address` is the buffer as
 // the reading PE's threads may load and store it (its own, a same-process peer's, a CUDA IPC mapping) or null where
-// that PE's buffer is not mapped here; `bytes` is the buffer's size (the same on every PE).
+// that PE's buffer is not mapped here; `bytes` is the buffer's size (the same on every PE). `remote` and `rkey` are
+// PE pe's buffer as its NIC registered it (the address a remote-address segment carries, and the remote key), for
+// transports whose device threads address peers through a NIC (ibgda: its domain, a window_observer, fills them);
+// both 0 where no NIC registered it. The same for every reader: a key names a registration on the target's NIC.
 struct window_row {
     std::byte* address;
     std::uint64_t bytes;
+    std::uint64_t remote;
+    std::uint32_t rkey;
+    std::uint32_t reserved;
 };
+static_assert(sizeof(window_row) == 32);
 static_assert(std::is_trivially_copyable_v<window_row>);
 }  // namespace detail
 

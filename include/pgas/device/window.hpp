@@ -27,9 +27,11 @@ PGAS_NAMESPACE_BEGIN
 //    peer's). A window op is a group copy or an atomic on that address, as the load/store transports do for the
 //    heap (transport/load_store.hpp), and fence/quiet order and complete it as they do heap ops: on nvlink and host
 //    they are one system-scope fence, which covers every store.
-//  - by name (window_transport: the libfabric proxy): the op is one proxy command naming the window's table offset
-//    and a byte offset, which the proxy resolves into PE pe's registered buffer (its key and address) and posts as
-//    fi_write/fi_read/fi_atomic; it is ordered and completed by fence/quiet exactly as the heap's proxy commands.
+//  - by name (window_transport: the libfabric proxy, ibgda): the op names the window's table offset and a byte
+//    offset. The proxy's command carries both and its backend resolves them into PE pe's registered buffer (its key
+//    and address) and posts fi_write/fi_read/fi_atomic; ibgda reads PE pe's row of the table (the address and
+//    remote key pe's NIC registered, written there by ibgda_domain) and posts the heap op's WQEs with them. Either
+//    way it is ordered and completed by fence/quiet exactly as the same transport's heap ops.
 namespace detail {
 // Windows by name, where the transport maps no peer memory (route<nvlink, libfabric> maps its near peers and
 // keeps the load/store path).
@@ -39,8 +41,9 @@ inline constexpr bool window_by_name = window_transport<Tr> && !peer_pointer_tra
 template <class Tr>
 PGAS_HD constexpr void require_window() {
     static_assert(peer_pointer_transport<Tr> || window_transport<Tr>,
-                  "pgas: this transport reaches no registered windows (nvlink, host and route's near peers map them, "
-                  "the libfabric proxy resolves them; ibgda does not yet: use the symmetric heap there)");
+                  "pgas: this transport reaches no registered windows (it neither maps peer memory, as nvlink, host "
+                  "and route's near peers do, nor resolves windows by name, as the libfabric proxy and ibgda do: "
+                  "see pgas::window_transport; use the symmetric heap there)");
 }
 
 // The checks every window op makes under PGAS_CHECKS: a live-looking window, pe in range, `count` elements inside
@@ -116,8 +119,8 @@ PGAS_HD T* window_word(const device::context<Tr>& ctx, const char* call, window<
 ///
 /// - **Called by** any thread, on its own; nothing is communicated.
 /// - **Returns** the pointer (valid until world::release_window).
-/// - **Transports:** those that reach windows (nvlink, host, route, libfabric); another fails to compile ("pgas:
-///   this transport reaches no registered windows ...").
+/// - **Transports:** those that reach windows (nvlink, host, route, libfabric, ibgda); another fails to compile
+///   ("pgas: this transport reaches no registered windows ...").
 /// - **Errors:** with PGAS_CHECKS a null window or an offset past its end (errc::not_symmetric,
 ///   errc::invalid_argument: thrown on the host transport, print and trap on a GPU).
 template <class Tr, class T>
@@ -130,8 +133,9 @@ PGAS_HD T* window_local(const device::context<Tr>& ctx, window<T> w) {
 ///
 /// - **Called by** any thread, on its own; nothing is communicated.
 /// - **Returns** the pointer or nullptr.
-/// - **Transports:** those that reach windows (nvlink, host, route, libfabric); another fails to compile. Over
-///   libfabric a peer's buffer is non-null only where it is the same process's memory (PEs as threads).
+/// - **Transports:** those that reach windows (nvlink, host, route, libfabric, ibgda); another fails to compile.
+///   Over libfabric and ibgda a peer's buffer is non-null only where it is the same process's memory (PEs as
+///   threads).
 /// - **Errors:** with PGAS_CHECKS, `pe` out of range (errc::pe_out_of_range), a null window (errc::not_symmetric).
 template <class Tr, class T>
 PGAS_HD T* window_peer(const device::context<Tr>& ctx, window<T> w, int pe) {
@@ -153,13 +157,17 @@ PGAS_HD T* window_peer(const device::context<Tr>& ctx, window<T> w, int pe) {
 ///   exactly as put into the heap on the same transport.
 /// - **Transports:** nvlink, host, route (its near peers; a far peer's buffer is not mapped) by load/store;
 ///   libfabric through its proxy (a command naming the window; the proxy posts fi_write with the target PE's key
-///   of the window's buffer, registered by libfabric_domain); another fails to compile: "pgas: this transport
-///   reaches no registered windows ...".
+///   of the window's buffer, registered by libfabric_domain); ibgda by the GPU's own WQEs (an RDMA WRITE, inline
+///   or from registered memory as for the heap, to the address and remote key of the target PE's buffer that
+///   ibgda_domain registered with its NIC, read from the window's table); another fails to compile: "pgas: this
+///   transport reaches no registered windows ...".
 /// - **Errors:** compile time: `T` and `U` differ or are not trivially copyable; with PGAS_CHECKS, `pe` out of range
 ///   (errc::pe_out_of_range), a null window (errc::not_symmetric), elements past the window's end
 ///   (errc::invalid_argument), a buffer not mapped here (errc::transport_unavailable, load/store transports);
 ///   thrown on the host transport, print and trap on a GPU. Over libfabric the proxy checks the range against the
-///   target PE's registered buffer before posting anything and fails (its waiters report it) when it lies outside.
+///   target PE's registered buffer before posting anything and fails (its waiters report it) when it lies outside;
+///   over ibgda, with PGAS_CHECKS, a row no NIC registration filled (a released window) is
+///   errc::transport_unavailable and a range past the target's buffer errc::invalid_argument, before any WQE.
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put(const device::context<Tr>& ctx, window<T> dst, const U* src, std::size_t count, int pe) {
     detail::require_same_element<T, U>();

@@ -33,6 +33,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -56,15 +57,21 @@ struct registered_window {
 };
 
 /// What a transport's domain implements to reach registered windows through its own fabric (libfabric_domain
-/// registers each PE's buffer with the provider and exchanges the keys). The world is the one place windows are
+/// registers each PE's buffer with the provider and exchanges the keys; ibgda_domain registers it with each PE's NIC
+/// and writes the keys into the window's table). The world is the one place windows are
 /// registered: a domain attaches itself (world::attach_window_observer) and from then on world::register_window and
 /// world::release_window call it on every participant, inside the same collective call, so one window<T> handle
 /// serves every transport of the world.
 class window_observer {
 public:
-    /// Collective, inside register_window once the world's own checks passed: make window `w` reachable. A failure
-    /// must throw on every participant (exchange the verdicts first); the world then registers nothing.
-    virtual void window_registered(const registered_window& w) = 0;
+    /// Collective, inside register_window once the world's own checks passed (and inside attach_window_observer
+    /// for each window live then): make window `w` reachable. `rows` are the window's table rows by world PE, which
+    /// the world writes into every local PE's heap once the observers returned: an observer whose device ops
+    /// address peers through a NIC fills each PE's `remote` and `rkey` (its registration's address and remote
+    /// key) and leaves `address` and `bytes` alone; one whose host side resolves windows itself (the libfabric
+    /// proxy) leaves them. A failure must throw on every participant (exchange the verdicts first); the world then
+    /// registers nothing.
+    virtual void window_registered(const registered_window& w, std::span<detail::window_row> rows) = 0;
     /// Collective, inside release_window before the world frees the table: stop reaching window `table`.
     virtual void window_releasing(std::uint64_t table) = 0;
 
@@ -326,13 +333,15 @@ public:
     /// that are threads of one process (init_local(n), run_threads); processes over shared memory cannot reach each
     /// other's private memory and get errc::transport_unavailable (use alloc there), unless a libfabric_domain is
     /// attached (window_observer), which reaches their buffers through the fabric. Windows are reached by
-    /// load/store on nvlink, host and route (near peers), and through the proxy on libfabric (the domain registers
+    /// load/store on nvlink, host and route (near peers), through the proxy on libfabric (the domain registers
     /// each PE's buffer with the provider inside this call: GPU memory needs an FI_HMEM provider, else
-    /// errc::transport_unavailable naming register_window and the PE); ibgda has no window ops yet.
+    /// errc::transport_unavailable naming register_window and the PE), and by the GPU's own WQEs on ibgda (the
+    /// domain registers each PE's buffer with its NIC inside this call, dma-buf first for GPU memory, and writes
+    /// every PE's address and remote key into the table; a failure is errc::transport_unavailable on every PE).
     ///
     /// Returns once every PE's buffer is reachable from every local PE's kernels, with the same handle on every
     /// PE. The buffer must outlive the window: release it with release_window before freeing it. No cap on live
-    /// windows beyond the heap: each takes n_pes() * 16 bytes (one 256-byte granule per 16 PEs) of every PE's
+    /// windows beyond the heap: each takes n_pes() * 32 bytes (one 256-byte granule per 8 PEs) of every PE's
     /// heap for its per-PE table, and no fixed slot table, so nothing bounds them but memory and, between
     /// processes, the driver's IPC mappings (one per peer allocation, however many windows share it).
     ///
@@ -402,11 +411,15 @@ public:
     int live_windows() const { return int(state_->windows.size()); }
 
     /// Collective: `observer` learns of every window from now on (world::register_window and release_window call
-    /// it), and at once of the windows live now; a domain's constructor calls it (host/libfabric/domain.hpp).
-    /// The observer must detach (detach_window_observer) before it is destroyed.
+    /// it), and at once of the windows live now, whose tables are rewritten with what it filled in; a domain's
+    /// constructor calls it (host/libfabric/domain.hpp, host/ibgda/domain.hpp). The observer must detach
+    /// (detach_window_observer) before it is destroyed.
     void attach_window_observer(window_observer& observer) {
-        for (const auto& record : state_->windows)
-            observer.window_registered({record.table, record.id, record.bytes, record.buffers});
+        for (auto& record : state_->windows) {
+            observer.window_registered({record.table, record.id, record.bytes, record.buffers}, record.rows);
+            for (int local = 0; local < n_local_pes(); ++local)
+                write_heap(local, record.table, record.rows.data(), record.rows.size() * sizeof(detail::window_row));
+        }
         state_->observers.push_back(&observer);
     }
 
@@ -673,6 +686,7 @@ private:
         std::uint32_t id = 0;
         std::uint64_t bytes = 0;
         std::vector<std::byte*> buffers;  // the local PEs' own (for an observer that attaches later)
+        std::vector<detail::window_row> rows;  // the table as written (an observer that attaches later adds keys)
         std::vector<std::pair<int, std::uint64_t>> ipc_opened;
     };
 
@@ -910,13 +924,14 @@ private:
             record.buffers.push_back(reinterpret_cast<std::byte*>(const_cast<std::remove_const_t<T>*>(buffer)));
         try {
             for (window_observer* observer : s.observers)
-                observer->window_registered({record.table, record.id, bytes, record.buffers});
+                observer->window_registered({record.table, record.id, bytes, record.buffers}, rows);
         } catch (...) {  // every participant throws here together (window_observer's contract)
             s.allocator.deallocate(*table);
             for (const auto& [pe, allocation] : record.ipc_opened) s.ipc.close(pe, allocation);
             throw;
         }
         for (int local = 0; local < n_local_pes(); ++local) write_heap(local, *table, rows.data(), table_bytes);
+        record.rows = std::move(rows);
         s.windows.push_back(std::move(record));
         s.bootstrap->barrier();  // every PE's table is written before any kernel reads a peer's row
         return window<T>(detail::offset_tag{}, *table, std::uint64_t(count), 0, s.windows.back().id);

@@ -11,6 +11,7 @@
 #include <pgas/transport/ibgda/queue.hpp>
 #include <pgas/transport/ibgda/traits.hpp>
 #include <pgas/host/ibgda/verbs.hpp>
+#include <pgas/core/window.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -22,12 +23,15 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <cuda.h>
 #include <cuda_runtime.h>
+
+#include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
 
@@ -81,9 +85,20 @@ struct ibgda_options {
 ///   pgas::ibgda_domain ib(w, o);
 ///   w.launch_host([&](const auto& host_ctx) { auto ctx = ib.context(host_ctx.my_pe()); ... });
 ///
+/// Registered windows (world::register_window) are reached by the GPU's own WQEs: the domain is the world's
+/// window_observer (attached while it lives, as libfabric_domain is), so inside the collective register_window each
+/// PE's buffer is registered with its NIC — on hardware GPU memory as a dma-buf first
+/// (cuMemGetHandleForAddressRange, ibv_reg_dmabuf_mr), else ibv_reg_mr (nvidia-peermem for GPU memory, plain for
+/// host memory); on the emulated NIC a key of its own that the NIC resolves — and every PE's address and remote
+/// key go into the window's table rows, where a window op finds them with one load from its own heap. When one PE
+/// cannot register, every PE throws errc::transport_unavailable together and no window exists. Windows registered
+/// before the domain was built are registered by its constructor; release_window completes the domain's QPs
+/// (host threads only where they may produce: the emulated NIC, a host-mapped doorbell), waits for every PE, then
+/// deregisters.
+///
 /// Collective: every process (or SPMD thread) of the world constructs it in the same order as its other
 /// collective calls; a bad option throws errc::invalid_argument, no RDMA NIC (hardware) errc::transport_unavailable.
-class ibgda_domain {
+class ibgda_domain : private window_observer {
 public:
     /// The options this builder takes (host/transport_builder.hpp).
     using options = ibgda_options;
@@ -124,15 +139,18 @@ public:
 #if PGAS_HAVE_RDMA_CORE
             build_hardware(w);
 #endif
-            return;
+        } else {
+            build_emulated(w);
         }
-        build_emulated(w);
+        world_ = &w;
+        w.attach_window_observer(*this);  // collective: the windows live now are registered here
     }
 
     ibgda_domain(const ibgda_domain&) = delete;
     ibgda_domain& operator=(const ibgda_domain&) = delete;
 
     ~ibgda_domain() {
+        if (world_) world_->detach_window_observer(*this);
         if (nic_) nic_->stop();
         stop_cpu_doorbell_ = true;
         if (cpu_doorbell_.joinable()) cpu_doorbell_.join();
@@ -179,6 +197,10 @@ public:
         pe.regions[pe.n_regions++] = {reinterpret_cast<std::uint64_t>(address), bytes, key};
         nic_->add_local_region({pe.pe, reinterpret_cast<std::uint64_t>(address), bytes, key});
     }
+
+    /// Windows (world::register_window) registered with this domain's NICs and not yet released (world::live_windows
+    /// counts the world's).
+    std::size_t live_windows() const { return windows_.size(); }
 
     /// The emulated NIC (options.nic == emulated): statistics, error injection.
     /// Throws errc::invalid_argument on a hardware domain.
@@ -300,8 +322,9 @@ private:
             pe.pe = w.local_pe(l);
             pe.heap = w.heap_memory().local_base(l);
             auto& verbs = *verbs_.emplace_back(std::make_unique<detail::ibgda_verbs>(pe.pe, detail::ibgda_pick_device(pe.pe)));
-            const int dmabuf = w.heap_memory().host_accessible() ? -1 : heap_dmabuf_fd(pe.heap, w.heap_bytes());
-            ibv_mr* heap_mr = verbs.register_memory(pe.heap, w.heap_bytes(), dmabuf);
+            const dmabuf heap_buf = w.heap_memory().host_accessible() ? dmabuf{} : dmabuf_of(pe.heap, w.heap_bytes());
+            ibv_mr* heap_mr = verbs.register_memory(pe.heap, w.heap_bytes(), heap_buf.fd, heap_buf.offset);
+            if (heap_buf.fd >= 0) ::close(heap_buf.fd);  // the registration holds the dma-buf
             pe.qps = allocate<detail::ibgda_qp>(std::size_t(n) * std::size_t(channels_));
             pe.regions = allocate<detail::ibgda_region>(std::size_t(2 + options_.max_registered_buffers));
             pe.regions[0] = {reinterpret_cast<std::uint64_t>(pe.heap), w.heap_bytes(), heap_mr->lkey};
@@ -365,23 +388,32 @@ private:
         }
     }
 
-    // A dma-buf fd of GPU heap memory for ibv_reg_dmabuf_mr, or -1 (then the
-    // registration falls back to nvidia-peermem).
-    // The driver function is looked up through the runtime, so programs that
-    // never take this path need no libcuda at load time.
-    static int heap_dmabuf_fd(void* base, std::uint64_t bytes) {
+    // A dma-buf of GPU memory for ibv_reg_dmabuf_mr: the fd of the host pages spanning [address, address + bytes)
+    // (the driver exports page-aligned ranges only) and the address's offset into it; fd -1 when the driver cannot
+    // (then the registration falls back to nvidia-peermem). The driver function is looked up through the runtime,
+    // so programs that never take this path need no libcuda at load time.
+    struct dmabuf {
+        int fd = -1;
+        std::uint64_t offset = 0;
+    };
+    static dmabuf dmabuf_of(const void* address, std::uint64_t bytes) {
         using get_handle = CUresult (*)(void*, CUdeviceptr, std::size_t, CUmemRangeHandleType, unsigned long long);
         void* fn = nullptr;
         cudaDriverEntryPointQueryResult found{};
         if (cudaGetDriverEntryPointByVersion("cuMemGetHandleForAddressRange", &fn, 12000, cudaEnableDefault, &found) !=
                 cudaSuccess ||
             found != cudaDriverEntryPointSuccess || fn == nullptr)
-            return -1;
+            return {};
+        const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
+        const auto at = reinterpret_cast<std::uint64_t>(address);
+        const std::uint64_t first = at / page * page, end = (at + bytes + page - 1) / page * page;
         int fd = -1;
-        if (reinterpret_cast<get_handle>(fn)(&fd, reinterpret_cast<CUdeviceptr>(base), bytes,
-                                             CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) != CUDA_SUCCESS)
-            return -1;
-        return fd;
+        if (reinterpret_cast<get_handle>(fn)(&fd, CUdeviceptr(first), std::size_t(end - first),
+                                             CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) != CUDA_SUCCESS) {
+            (void)cudaGetLastError();
+            return {};
+        }
+        return {fd, at - first};
     }
 
     // Maps what the producers touch into the GPU; pointers stay valid on the
@@ -413,8 +445,10 @@ private:
                 // the doorbell pointer becomes the GPU's (host threads then must
                 // not produce on this domain).
                 void* device = nullptr;
-                if (cudaHostGetDevicePointer(&device, qp.doorbell, 0) == cudaSuccess && device != nullptr)
+                if (cudaHostGetDevicePointer(&device, qp.doorbell, 0) == cudaSuccess && device != nullptr) {
+                    if (device != static_cast<void*>(qp.doorbell)) host_may_produce_ = false;
                     qp.doorbell = static_cast<std::uint64_t*>(device);
+                }
                 cudaGetLastError();
             } else {
                 if (!cpu_doorbell_.joinable())
@@ -445,6 +479,168 @@ private:
         }
     }
 #endif
+
+    // --- registered windows (window_observer) ---------------------------------------------------------------------
+
+    // What each local PE tells the others about its registration of a window's buffer.
+    struct window_card {
+        std::uint64_t address = 0;  // the buffer in its NIC's address space (its virtual address)
+        std::uint64_t bytes = 0;
+        std::int64_t pid = 0;
+        std::uint32_t rkey = 0;
+        std::int32_t pe = -1;
+        std::int32_t gpu = -1;      // the GPU whose memory it is, -1 for host memory
+        std::int32_t ok = 0;
+    };
+    // This domain's registrations of one window: per local PE its key (emulated) or memory region (hardware).
+    struct window_registration {
+        std::uint64_t table = 0;
+        std::vector<window_card> cards;  // every PE's, by world PE (the emulated NIC resolves them all)
+#if PGAS_HAVE_RDMA_CORE
+        std::vector<ibv_mr*> regions;    // per local PE; null where not registered
+#endif
+    };
+
+    // The emulated NIC's key of window `id` (unique per PE among live windows: ids grow; the heap's keys are 0x5a...).
+    static std::uint32_t emulated_window_key(std::uint32_t id) { return 0x5d000000u | (id & 0xffffffu); }
+
+    static int gpu_of(const void* p) {
+        cudaPointerAttributes a{};
+        if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+            (void)cudaGetLastError();  // no GPU, or memory CUDA does not know: host memory
+            return -1;
+        }
+        return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged ? a.device : -1;
+    }
+
+    // Registers local PE `local`'s buffer with its NIC; fills the card's key. Throws pgas::error naming
+    // register_window and the PE.
+    void register_buffer_with_nic(int local, const registered_window& w, window_registration& reg, window_card& card) {
+        void* buffer = w.buffers[std::size_t(local)];
+        card.gpu = gpu_of(buffer);
+#if PGAS_HAVE_RDMA_CORE
+        if (!nic_) {  // hardware: dma-buf first for GPU memory, then ibv_reg_mr (peermem, or host memory)
+            const dmabuf buf = card.gpu >= 0 ? dmabuf_of(buffer, w.bytes) : dmabuf{};
+            try {
+                reg.regions[std::size_t(local)] = verbs_.at(std::size_t(local))->register_memory(buffer, w.bytes, buf.fd,
+                                                                                                  buf.offset);
+            } catch (const error& e) {
+                if (buf.fd >= 0) ::close(buf.fd);
+                detail::throw_error(errc::transport_unavailable, card.pe, "register_window",
+                                    std::string("the NIC cannot register the buffer (") +
+                                        (card.gpu >= 0 ? "GPU memory: dma-buf, then nvidia-peermem" : "host memory") +
+                                        "): " + e.what());
+            }
+            if (buf.fd >= 0) ::close(buf.fd);
+            card.rkey = reg.regions[std::size_t(local)]->rkey;
+            return;
+        }
+#else
+        (void)reg;
+#endif
+        if (nic_->take_refusal(card.pe))
+            detail::throw_error(errc::transport_unavailable, card.pe, "register_window",
+                                "the emulated NIC refused to register the buffer (" + std::to_string(w.bytes) +
+                                    " bytes; ibgda_emulated_nic::refuse_next_registration)");
+        card.rkey = emulated_window_key(w.id);
+    }
+
+    // Drops this domain's registrations of `reg` (its local PEs', and on the emulated NIC every PE's key).
+    void deregister(window_registration& reg) {
+        if (nic_) {
+            for (const auto& card : reg.cards)
+                if (card.ok) nic_->remove_remote_region(card.pe, card.rkey);
+        }
+#if PGAS_HAVE_RDMA_CORE
+        for (std::size_t local = 0; local < reg.regions.size(); ++local)
+            if (reg.regions[local]) verbs_.at(local)->deregister(reg.regions[local]);
+#endif
+    }
+
+    // window_observer: every local PE registers its buffer, every participant learns every verdict (one that
+    // cannot register fails all of them together, as the world's own checks do), then every PE's address and key
+    // go into the table's rows (and, emulated, into the NIC's remote regions).
+    void window_registered(const registered_window& w, std::span<detail::window_row> rows) override {
+        const int n_local = int(pes_.size());
+        const int me = n_local == 1 ? pes_.front().pe : -1;
+        window_registration reg;
+        reg.table = w.table;
+#if PGAS_HAVE_RDMA_CORE
+        reg.regions.assign(std::size_t(n_local), nullptr);
+#endif
+        std::vector<window_card> mine(static_cast<std::size_t>(n_local));
+        std::exception_ptr failure;
+        for (int local = 0; local < n_local; ++local) {
+            auto& card = mine[std::size_t(local)];
+            card.pe = pes_[std::size_t(local)].pe;
+            card.pid = std::int64_t(::getpid());
+            card.address = reinterpret_cast<std::uint64_t>(w.buffers[std::size_t(local)]);
+            card.bytes = w.bytes;
+            if (failure) continue;
+            try {
+                register_buffer_with_nic(local, w, reg, card);
+                card.ok = 1;
+            } catch (const error&) {
+                failure = std::current_exception();
+            }
+        }
+        std::vector<window_card> gathered(mine.size() * std::size_t(world_->channel().size()));
+        world_->channel().allgather(mine.data(), gathered.data(), mine.size() * sizeof(window_card));
+        auto give_up = [&] {
+#if PGAS_HAVE_RDMA_CORE
+            for (std::size_t local = 0; local < reg.regions.size(); ++local)
+                if (reg.regions[local]) verbs_.at(local)->deregister(reg.regions[local]);
+#endif
+        };
+        if (failure) {
+            give_up();
+            std::rethrow_exception(failure);
+        }
+        reg.cards.assign(std::size_t(n_pes_), window_card{});
+        for (const auto& card : gathered) {
+            if (!card.ok) {
+                give_up();
+                detail::throw_error(errc::transport_unavailable, me, "register_window",
+                                    "PE " + std::to_string(card.pe) +
+                                        " could not register its buffer with its NIC (its own error says why); no "
+                                        "window was registered");
+            }
+            if (nic_ && card.pid != mine.front().pid) {
+                give_up();
+                detail::throw_error(errc::transport_unavailable, me, "register_window",
+                                    "PE " + std::to_string(card.pe) +
+                                        " is another process: the emulated NIC is a thread of each process and "
+                                        "reaches only the buffers of PEs that are threads of one process; no window "
+                                        "was registered");
+            }
+            reg.cards.at(std::size_t(card.pe)) = card;
+        }
+        for (const auto& card : reg.cards) {
+            rows[std::size_t(card.pe)].remote = card.address;
+            rows[std::size_t(card.pe)].rkey = card.rkey;
+            if (nic_) nic_->add_remote_region({card.pe, card.address, card.bytes, card.rkey, card.gpu});
+        }
+        windows_.push_back(std::move(reg));
+    }
+
+    // window_observer: quiesce (complete every QP of the local PEs, where host threads may produce; the program
+    // completed its kernels, as release_window requires), wait for every PE, then deregister: no WQE still names
+    // the window's keys anywhere. A QP already in error reports to its own callers, not here.
+    void window_releasing(std::uint64_t table) override {
+        auto at = windows_.begin();
+        while (at != windows_.end() && at->table != table) ++at;
+        if (host_may_produce_)
+            for (int local = 0; local < n_local_pes(); ++local) {
+                try {
+                    context(local).transport.template quiet_all<thread>();
+                } catch (const error&) {
+                }
+            }
+        world_->channel().barrier();
+        if (at == windows_.end()) return;
+        deregister(*at);
+        windows_.erase(at);
+    }
 
     detail::ibgda_params params(int local) const {
         const auto& pe = pes_.at(std::size_t(local));
@@ -481,6 +677,9 @@ private:
     runtime_state runtime_;
     int n_pes_ = 0;
     int channels_ = 1;
+    world* world_ = nullptr;
+    std::vector<window_registration> windows_;
+    bool host_may_produce_ = true;  // false where a doorbell pointer is the GPU's only (map_for_gpu)
 };
 
 /// The host side of the ibgda transport is ibgda_domain (host/transport_builder.hpp's contract).

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 PGAS_NAMESPACE_BEGIN
 
 // Plays the NIC for the send queues attached to it, as the mlx5 hardware
@@ -30,7 +32,9 @@ PGAS_NAMESPACE_BEGIN
 // words host-endian in memory, replies in the byte order of ibgda_traits) and
 // NOPs in order, and writes a 64-byte CQE into the QP's CQ (collapsed, or a
 // ring with owner bits, checked for overrun) for every WQE that asks for one, body first and the last 8 bytes (counter, opcode,
-// owner bit) last. A failure, injected or found, writes an error CQE with the
+// owner bit) last. A remote region of GPU memory (a registered window's cudaMalloc'd buffer) is reached as a NIC
+// reaches it, by DMA: CUDA copies on a stream of the NIC's own that waits for no kernel (atomics on it are atomic
+// with respect to the NIC's other operations, as a NIC's are). A failure, injected or found, writes an error CQE with the
 // syndrome a ConnectX would report and stops the QP, as the error state does.
 class ibgda_emulated_nic {
 public:
@@ -39,6 +43,7 @@ public:
         std::uint64_t base = 0;
         std::uint64_t bytes = 0;
         std::uint32_t key = 0;
+        int gpu = -1;  // remote regions: the GPU whose memory it is (reached by CUDA copies), -1 for host memory
     };
     struct statistics {
         std::uint64_t wqes = 0;          // WQEs executed (NOPs included)
@@ -50,7 +55,10 @@ public:
     ibgda_emulated_nic() = default;
     ibgda_emulated_nic(const ibgda_emulated_nic&) = delete;
     ibgda_emulated_nic& operator=(const ibgda_emulated_nic&) = delete;
-    ~ibgda_emulated_nic() { stop(); }
+    ~ibgda_emulated_nic() {
+        stop();
+        if (stream_) cudaStreamDestroy(stream_);
+    }
 
     // Setup, before start(): the QP of channel `channel` from local PE `pe`
     // whose connection reaches `target` (found from the peer's QP number by
@@ -85,6 +93,34 @@ public:
     void add_remote_region(region r) {
         std::lock_guard lock(regions_mutex_);
         remote_.push_back(r);
+    }
+    // Deregistration: `pe`'s remote region under `key` is gone (WQEs naming it fail with a remote access error).
+    void remove_remote_region(int pe, std::uint32_t key) {
+        std::lock_guard lock(regions_mutex_);
+        for (auto at = remote_.begin(); at != remote_.end(); ++at)
+            if (at->pe == pe && at->key == key) {
+                remote_.erase(at);
+                return;
+            }
+    }
+    // Test hook: PE `pe`'s next window registration is refused, as a NIC out of memory keys refuses one.
+    void refuse_next_registration(int pe) {
+        std::lock_guard lock(regions_mutex_);
+        refused_.push_back(pe);
+    }
+    // Whether a refusal for `pe` is pending (ibgda_domain asks before registering; the refusal is used up).
+    bool take_refusal(int pe) {
+        std::lock_guard lock(regions_mutex_);
+        for (auto at = refused_.begin(); at != refused_.end(); ++at)
+            if (*at == pe) {
+                refused_.erase(at);
+                return true;
+            }
+        return false;
+    }
+    // Whether a WQE to `pe` naming [address, address + bytes) under `rkey` would pass the remote checks.
+    bool resolves(int pe, std::uint32_t rkey, std::uint64_t address, std::uint64_t bytes) {
+        return remote_at(pe, rkey, address, bytes).found;
     }
 
     void start() {
@@ -265,24 +301,26 @@ private:
                 if (first & 0x80000000u) {  // inline
                     const std::uint32_t bytes = first & 0x7fffffffu;
                     if (mlx5::inline_write_ds(bytes) != ds) return local_length_error;
-                    if (!remote_ok(b.target, rkey, raddr, bytes)) return remote_access_error;
-                    copy_out(raddr, reinterpret_cast<const unsigned char*>(w) + 36, bytes);
-                    return ok;
+                    const reach at = remote_at(b.target, rkey, raddr, bytes);
+                    if (!at.found) return remote_access_error;
+                    return write_remote(at, raddr, reinterpret_cast<const unsigned char*>(w) + 36, bytes);
                 }
                 std::uint64_t laddr;
                 std::uint32_t bytes;
                 if (ds != mlx5::rdma_ds) return local_length_error;
                 if (!data_seg(2, laddr, bytes)) return local_protection_error;
-                if (!remote_ok(b.target, rkey, raddr, bytes)) return remote_access_error;
-                copy_out(raddr, reinterpret_cast<const unsigned char*>(laddr), bytes);
-                return ok;
+                const reach at = remote_at(b.target, rkey, raddr, bytes);
+                if (!at.found) return remote_access_error;
+                return write_remote(at, raddr, reinterpret_cast<const unsigned char*>(laddr), bytes);
             }
             case mlx5::opcode::rdma_read: {
                 std::uint64_t laddr;
                 std::uint32_t bytes;
                 if (ds != mlx5::rdma_ds) return local_length_error;
                 if (!data_seg(2, laddr, bytes)) return local_protection_error;
-                if (!remote_ok(b.target, rkey, raddr, bytes)) return remote_access_error;
+                const reach at = remote_at(b.target, rkey, raddr, bytes);
+                if (!at.found) return remote_access_error;
+                if (at.gpu >= 0) return gpu_copy(at.gpu, reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
                 std::memcpy(reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
                 return ok;
             }
@@ -301,7 +339,14 @@ private:
                 std::uint32_t bytes;
                 if (!data_seg(data_at, laddr, bytes)) return local_protection_error;
                 if (bytes != size) return local_length_error;
-                if (!remote_ok(b.target, rkey, raddr, size) || raddr % size != 0) return remote_access_error;
+                const reach at = remote_at(b.target, rkey, raddr, size);
+                if (!at.found || raddr % size != 0) return remote_access_error;
+                // GPU memory: the word comes to a host copy, the atomic runs there, the result goes back (this thread
+                // is the only one that performs the NIC's atomics).
+                std::uint64_t staged = 0;
+                const std::uint64_t word = at.gpu >= 0 ? reinterpret_cast<std::uint64_t>(&staged) : raddr;
+                if (at.gpu >= 0 && gpu_copy(at.gpu, &staged, reinterpret_cast<const void*>(raddr), size) != ok)
+                    return remote_access_error;
                 auto be64_at = [&](unsigned word) {
                     return (std::uint64_t(mlx5::from_be32(w[word])) << 32) | mlx5::from_be32(w[word + 1]);
                 };
@@ -309,11 +354,13 @@ private:
                 if (size == 8) {
                     std::uint64_t a = be64_at(8), c = be64_at(10), am = 0, cm = 0;
                     if (wide_cs) am = be64_at(12), cm = be64_at(14);
-                    old = execute_atomic<std::uint64_t>(op, raddr, a, c, am, cm);
+                    old = execute_atomic<std::uint64_t>(op, word, a, c, am, cm);
                 } else {
-                    old = execute_atomic<std::uint32_t>(op, raddr, mlx5::from_be32(w[8]), mlx5::from_be32(w[9]),
+                    old = execute_atomic<std::uint32_t>(op, word, mlx5::from_be32(w[8]), mlx5::from_be32(w[9]),
                                                         mlx5::from_be32(w[10]), mlx5::from_be32(w[11]));
                 }
+                if (at.gpu >= 0 && gpu_copy(at.gpu, reinterpret_cast<void*>(raddr), &staged, size) != ok)
+                    return remote_access_error;
                 const bool big_endian = masked ? ibgda_traits::masked_atomic_reply_big_endian
                                                : ibgda_traits::standard_atomic_reply_big_endian;
                 if (size == 8) {
@@ -389,11 +436,35 @@ private:
             if (r.pe == pe && r.key == lkey && inside(r, address, bytes)) return true;
         return false;
     }
-    bool remote_ok(int pe, std::uint32_t rkey, std::uint64_t address, std::uint64_t bytes) {
+    // The remote region a WQE names, if the checks pass: whether found, and whose GPU memory it is (-1: host).
+    struct reach {
+        bool found = false;
+        int gpu = -1;
+    };
+    reach remote_at(int pe, std::uint32_t rkey, std::uint64_t address, std::uint64_t bytes) {
         std::lock_guard lock(regions_mutex_);
         for (const auto& r : remote_)
-            if (r.pe == pe && r.key == rkey && inside(r, address, bytes)) return true;
-        return false;
+            if (r.pe == pe && r.key == rkey && inside(r, address, bytes)) return {true, r.gpu};
+        return {};
+    }
+    int write_remote(const reach& at, std::uint64_t to, const unsigned char* from, std::uint32_t bytes) {
+        if (at.gpu >= 0) return gpu_copy(at.gpu, reinterpret_cast<void*>(to), from, bytes);
+        copy_out(to, from, bytes);
+        return ok;
+    }
+    // The NIC's DMA into or out of GPU memory: a copy on the NIC's own non-blocking stream (it waits for no kernel:
+    // the kernels that post these WQEs are running), waited for before the WQE completes.
+    int gpu_copy(int gpu, void* to, const void* from, std::size_t bytes) {
+        if (cudaSetDevice(gpu) != cudaSuccess ||
+            (!stream_ && cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) ||
+            cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream_) != cudaSuccess ||
+            cudaStreamSynchronize(stream_) != cudaSuccess) {
+            const cudaError_t e = cudaGetLastError();
+            std::lock_guard lock(violation_mutex_);
+            if (violation_.empty()) violation_ = std::string("DMA of GPU memory failed: ") + cudaGetErrorString(e);
+            return remote_access_error;
+        }
+        return ok;
     }
 
     void fail(binding& b, int result, std::uint16_t index, std::uint8_t op) {
@@ -427,11 +498,13 @@ private:
     std::vector<std::unique_ptr<binding>> bindings_;
     std::mutex regions_mutex_;
     std::vector<region> local_, remote_;
+    std::vector<int> refused_;  // PEs whose next registration is refused (refuse_next_registration)
     mutable std::mutex violation_mutex_;
     std::string violation_;
     std::atomic<std::uint64_t> wqes_{0}, cqes_{0}, doorbells_{0}, record_updates_{0};
     std::atomic<bool> running_{false};
     std::thread thread_;
+    cudaStream_t stream_ = nullptr;  // the NIC thread's, for GPU memory (one GPU per process in the suites)
 };
 
 PGAS_NAMESPACE_END

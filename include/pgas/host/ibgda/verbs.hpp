@@ -137,18 +137,30 @@ public:
     }
 
     // Registers local memory for local and remote access. A dma-buf fd (GPU
-    // memory exported by the CUDA driver) is tried first when given, then the
-    // plain path (host memory, or GPU memory through nvidia-peermem).
-    ibv_mr* register_memory(void* address, std::size_t bytes, int dmabuf_fd = -1) {
+    // memory exported by the CUDA driver; `address` lies `dmabuf_offset` bytes
+    // into it) is tried first when given, then the plain path (host memory, or
+    // GPU memory through nvidia-peermem). The caller keeps the fd.
+    ibv_mr* register_memory(void* address, std::size_t bytes, int dmabuf_fd = -1, std::uint64_t dmabuf_offset = 0) {
         const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                            IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING;
         ibv_mr* mr = nullptr;
         if (dmabuf_fd >= 0)
-            mr = ibv_reg_dmabuf_mr(pd_, 0, bytes, reinterpret_cast<std::uint64_t>(address), dmabuf_fd, access);
+            mr = ibv_reg_dmabuf_mr(pd_, dmabuf_offset, bytes, reinterpret_cast<std::uint64_t>(address), dmabuf_fd,
+                                   access);
         if (!mr) mr = ibv_reg_mr(pd_, address, bytes, access);
         if (!mr) fail("ibv_reg_mr of " + std::to_string(bytes) + " bytes");
         mrs_.push_back(mr);
         return mr;
+    }
+
+    // Deregisters what register_memory returned (a released window's buffer).
+    void deregister(ibv_mr* mr) {
+        for (auto at = mrs_.begin(); at != mrs_.end(); ++at)
+            if (*at == mr) {
+                ibv_dereg_mr(mr);
+                mrs_.erase(at);
+                return;
+            }
     }
 
     // An RC QP whose send queue has at least `blocks` building blocks and

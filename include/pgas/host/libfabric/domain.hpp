@@ -207,8 +207,9 @@ public:
 
 private:
     // window_observer: every local PE registers its buffer, every participant learns every verdict (so a PE that
-    // cannot register fails all of them together, as the world's own checks do), then the keys are exchanged.
-    void window_registered(const registered_window& w) override {
+    // cannot register fails all of them together, as the world's own checks do), then the keys are exchanged. The
+    // proxy's backend resolves them on the host, so the table's rows stay as the world wrote them.
+    void window_registered(const registered_window& w, std::span<detail::window_row>) override {
         const int n_local = world_->n_local_pes();
         std::vector<ofi::window_card> mine(static_cast<std::size_t>(n_local));
         std::exception_ptr failure;

@@ -5,6 +5,7 @@
 #include <pgas/core/ordering.hpp>
 #include <pgas/core/runtime_state.hpp>
 #include <pgas/core/scope.hpp>
+#include <pgas/core/window.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/ibgda/access.hpp>
 #include <pgas/transport/ibgda/completion.hpp>
@@ -54,6 +55,12 @@ struct ibgda_params {
 /// and waits for its CQE, which completes everything before it (RC completions
 /// are in order); quiet_pe() does that for one peer's QP, quiet_all() for
 /// every channel's.
+///
+/// Registered windows (pgas::window_transport): a window op reads PE pe's row
+/// of the window's table from this PE's own heap (the address and remote key
+/// of pe's buffer as pe's NIC registered it, written there by ibgda_domain)
+/// and posts exactly the WQEs of the heap op on the same QP, so ordering,
+/// fence and quiet treat both alike.
 template <class Access = ibgda_system_access>
 class basic_ibgda {
 public:
@@ -67,6 +74,8 @@ public:
     static constexpr bool provides_signals = true;
     /// Not a pgas::load_store_transport: ctx.peer() is nullptr.
     static constexpr bool provides_load_store = false;
+    /// Opts in to pgas::window_transport: window ops resolve the target's registration from the window's table.
+    static constexpr bool provides_windows = true;
     /// Constexpr facts about the transport (pgas::ibgda_traits).
     using traits = ibgda_traits;
 
@@ -108,21 +117,21 @@ public:
     template <class G>
     PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
         G::sync();
-        if (G::rank() == 0) put_bytes(dst, src, bytes, pe, true, "put");
+        if (G::rank() == 0) put_bytes(heap_target(dst, pe), src, bytes, pe, true, "put");
         G::sync();
     }
     /// Transport member behind pgas::put_nbi.
     template <class G>
     PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
         G::sync();
-        if (G::rank() == 0) put_bytes(dst, src, bytes, pe, false, "put_nbi");
+        if (G::rank() == 0) put_bytes(heap_target(dst, pe), src, bytes, pe, false, "put_nbi");
         G::sync();
     }
     /// Transport member behind pgas::get.
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
         G::sync();
-        if (G::rank() == 0) get_bytes(dst, src, bytes, pe, true, "get");
+        if (G::rank() == 0) get_bytes(dst, heap_target(src, pe), bytes, pe, true, "get");
         G::sync();
     }
     /// Transport member behind pgas::get_nbi.
@@ -130,7 +139,7 @@ public:
     template <class G>
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
         G::sync();
-        if (G::rank() == 0) get_bytes(dst, src, bytes, pe, false, "get_nbi");
+        if (G::rank() == 0) get_bytes(dst, heap_target(src, pe), bytes, pe, false, "get_nbi");
         G::sync();
     }
     /// Transport member behind pgas::fence.
@@ -180,20 +189,7 @@ public:
     /// thread) and returns its old value.
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
-        static_assert(sizeof(V) == 4 || sizeof(V) == 8, "pgas: ibgda atomics take 4- or 8-byte words");
-        using U = std::conditional_t<sizeof(V) == 4, std::uint32_t, std::uint64_t>;
-        if constexpr (std::is_floating_point_v<V>) {
-            if (op == amo::fetch_add) {  // the NIC adds integers only: compare-swap until it sticks
-                U seen = word_atomic<U>(amo::fetch, offset, 0, 0, pe);
-                for (;;) {
-                    const U next = cuda::std::bit_cast<U>(V(cuda::std::bit_cast<V>(seen) + operand));
-                    const U old = word_atomic<U>(amo::compare_swap, offset, next, seen, pe);
-                    if (old == seen) return cuda::std::bit_cast<V>(old);
-                    seen = old;
-                }
-            }
-        }
-        return cuda::std::bit_cast<V>(word_atomic<U>(op, offset, cuda::std::bit_cast<U>(operand), cuda::std::bit_cast<U>(expected), pe));
+        return atomic_at<V>(op, heap_target(offset, pe), operand, expected, pe);
     }
     /// Transport member: fetch-add, floating point included (pgas::atomic_transport requires it).
     template <class V>
@@ -201,6 +197,121 @@ public:
         return atomic<V>(amo::fetch_add, offset, operand, V{}, pe);
     }
 
+    // --- registered windows (pgas::window_transport): `table` names the window, `offset` is a byte offset into
+    //     PE pe's buffer; semantics, completion and ordering as the heap members of the same name ------------
+
+    /// Transport member behind pgas::put into a window.
+    template <class G>
+    PGAS_HD void window_put(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) put_bytes(window_target(table, dst, bytes, pe, "put"), src, bytes, pe, true, "put");
+        G::sync();
+    }
+    /// Transport member behind pgas::put_nbi into a window.
+    template <class G>
+    PGAS_HD void window_put_nbi(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes,
+                                int pe) const {
+        G::sync();
+        if (G::rank() == 0)
+            put_bytes(window_target(table, dst, bytes, pe, "put_nbi"), src, bytes, pe, false, "put_nbi");
+        G::sync();
+    }
+    /// Transport member behind pgas::get from a window.
+    template <class G>
+    PGAS_HD void window_get(void* dst, std::uint64_t table, std::uint64_t src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0) get_bytes(dst, window_target(table, src, bytes, pe, "get"), bytes, pe, true, "get");
+        G::sync();
+    }
+    /// Transport member behind pgas::get_nbi from a window.
+    template <class G>
+    PGAS_HD void window_get_nbi(void* dst, std::uint64_t table, std::uint64_t src, std::size_t bytes, int pe) const {
+        G::sync();
+        if (G::rank() == 0)
+            get_bytes(dst, window_target(table, src, bytes, pe, "get_nbi"), bytes, pe, false, "get_nbi");
+        G::sync();
+    }
+    /// Transport member behind the fetching atomics on a window (one thread): the old value.
+    template <class V>
+    PGAS_HD V window_atomic(amo op, std::uint64_t table, std::uint64_t offset, V operand, V expected, int pe) const {
+        return atomic_at<V>(op, window_target(table, offset, sizeof(V), pe, "atomic"), operand, expected, pe);
+    }
+    /// Transport member behind atomic_set and atomic_add on a window (one thread; no old value wanted).
+    template <class V>
+    PGAS_HD void window_atomic_update(amo op, std::uint64_t table, std::uint64_t offset, V operand, int pe) const {
+        (void)atomic_at<V>(op, window_target(table, offset, sizeof(V), pe, "atomic"), operand, V{}, pe);
+    }
+    /// Transport member behind pgas::put_signal into a window (the signal word in the heap).
+    template <class G>
+    PGAS_HD void window_put_signal(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes,
+                                   std::uint64_t sig, std::uint64_t value, signal_op op, int pe) const {
+        G::sync();
+        if (G::rank() == 0)
+            put_then_signal(window_target(table, dst, bytes, pe, "put_signal"), src, bytes, sig, value, op, pe);
+        G::sync();
+    }
+    /// Transport member behind pgas::put_signal_nbi into a window.
+    template <class G>
+    PGAS_HD void window_put_signal_nbi(std::uint64_t table, std::uint64_t dst, const void* src, std::size_t bytes,
+                                       std::uint64_t sig, std::uint64_t value, signal_op op, int pe) const {
+        G::sync();
+        if (G::rank() == 0) {
+            put_bytes(window_target(table, dst, bytes, pe, "put_signal_nbi"), src, bytes, pe, false,
+                      "put_signal_nbi");
+            post_signal(sig, value, op, pe, mlx5::fm_ce_se::none, "put_signal_nbi");
+        }
+        G::sync();
+    }
+
+private:
+    // Where an op lands: an address in the target NIC's space and the remote key that covers it.
+    struct remote_target {
+        std::uint64_t address;
+        std::uint32_t key;
+    };
+    PGAS_HD remote_target heap_target(std::uint64_t offset, int pe) const {
+        const auto& qp = queue_pair(pe);
+        return {qp.remote_heap + offset, qp.rkey};
+    }
+    // PE pe's buffer of the window whose table is at heap offset `table`, byte `offset`: one load of the row from
+    // this PE's own heap. Under PGAS_CHECKS a row no NIC registration filled (a released window) and a range past
+    // the target's buffer are reported before anything is posted.
+    PGAS_HD remote_target window_target(std::uint64_t table, std::uint64_t offset, std::size_t bytes, int pe,
+                                        const char* call) const {
+        const detail::window_row row = reinterpret_cast<const detail::window_row*>(p_.heap + table)[pe];
+        if constexpr (PGAS_CHECKS) {
+            if (row.remote == 0 && row.rkey == 0)
+                detail::report(errc::transport_unavailable, call, p_.my_pe,
+                               "window buffer not registered with the NIC (released, or registered where no "
+                               "ibgda_domain saw it), target PE",
+                               pe);
+            if (offset > row.bytes || bytes > row.bytes - offset)
+                detail::report(errc::invalid_argument, call, p_.my_pe,
+                               "range past the end of the target's window buffer, last byte",
+                               (long long)(offset + bytes) - 1);
+        }
+        return {row.remote + offset, row.rkey};
+    }
+
+    template <class V>
+    PGAS_HD V atomic_at(amo op, remote_target at, V operand, V expected, int pe) const {
+        static_assert(sizeof(V) == 4 || sizeof(V) == 8, "pgas: ibgda atomics take 4- or 8-byte words");
+        using U = std::conditional_t<sizeof(V) == 4, std::uint32_t, std::uint64_t>;
+        if constexpr (std::is_floating_point_v<V>) {
+            if (op == amo::fetch_add) {  // the NIC adds integers only: compare-swap until it sticks
+                U seen = word_atomic<U>(amo::fetch, at, 0, 0, pe);
+                for (;;) {
+                    const U next = cuda::std::bit_cast<U>(V(cuda::std::bit_cast<V>(seen) + operand));
+                    const U old = word_atomic<U>(amo::compare_swap, at, next, seen, pe);
+                    if (old == seen) return cuda::std::bit_cast<V>(old);
+                    seen = old;
+                }
+            }
+        }
+        return cuda::std::bit_cast<V>(word_atomic<U>(op, at, cuda::std::bit_cast<U>(operand), cuda::std::bit_cast<U>(expected), pe));
+    }
+
+public:
     // --- signals -------------------------------------------------------------
 
     /// Transport member behind pgas::signal.
@@ -214,12 +325,7 @@ public:
     PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                             std::uint64_t value, signal_op op, int pe) const {
         G::sync();
-        if (G::rank() == 0) {
-            put_bytes(dst, src, bytes, pe, false, "put_signal");
-            // The signal's CQE completes the data before it: then src is reusable.
-            const std::uint64_t end = post_signal(sig, value, op, pe, mlx5::fm_ce_se::cq_update, "put_signal");
-            detail::ibgda_wait_completed(access_, waiter(), queue_pair(pe), end, "put_signal");
-        }
+        if (G::rank() == 0) put_then_signal(heap_target(dst, pe), src, bytes, sig, value, op, pe);
         G::sync();
     }
     /// Transport member behind pgas::put_signal_nbi.
@@ -228,13 +334,22 @@ public:
                                 std::uint64_t value, signal_op op, int pe) const {
         G::sync();
         if (G::rank() == 0) {
-            put_bytes(dst, src, bytes, pe, false, "put_signal_nbi");
+            put_bytes(heap_target(dst, pe), src, bytes, pe, false, "put_signal_nbi");
             post_signal(sig, value, op, pe, mlx5::fm_ce_se::none, "put_signal_nbi");
         }
         G::sync();
     }
 
 private:
+    // put_signal's body (rank 0): the data, then the signal on the same QP, whose CQE completes the data before
+    // it: then src is reusable.
+    PGAS_HD void put_then_signal(remote_target to, const void* src, std::size_t bytes, std::uint64_t sig,
+                                 std::uint64_t value, signal_op op, int pe) const {
+        put_bytes(to, src, bytes, pe, false, "put_signal");
+        const std::uint64_t end = post_signal(sig, value, op, pe, mlx5::fm_ce_se::cq_update, "put_signal");
+        detail::ibgda_wait_completed(access_, waiter(), queue_pair(pe), end, "put_signal");
+    }
+
     PGAS_HD detail::ibgda_waiter waiter() const { return {p_.my_pe, p_.runtime}; }
 
     PGAS_HD static bool in_flight(const detail::ibgda_qp& qp) {
@@ -282,34 +397,34 @@ private:
                                   [](const mlx5::wqe_header& h, std::uint64_t) { return mlx5::nop(h); });
     }
 
-    PGAS_HD std::uint64_t post_inline(std::uint64_t raddr, const void* src, std::uint32_t bytes, int pe, std::uint8_t flags,
-                                      bool ring_now, const char* call) const {
+    PGAS_HD std::uint64_t post_inline(remote_target to, const void* src, std::uint32_t bytes, int pe,
+                                      std::uint8_t flags, bool ring_now, const char* call) const {
         auto& qp = queue_pair(pe);
         const auto* payload = static_cast<const std::uint8_t*>(src);
         const unsigned blocks = (mlx5::inline_write_ds(bytes) + 3u) / 4u;
         return detail::ibgda_post(access_, waiter(), qp, blocks, options(flags, ring_now), call,
                                   [&](const mlx5::wqe_header& h, std::uint64_t) {
-                                      return mlx5::rdma_write_inline(h, raddr, qp.rkey, payload, bytes);
+                                      return mlx5::rdma_write_inline(h, to.address, to.key, payload, bytes);
                                   });
     }
 
     // Blocking puts return when src is reusable: inline data at once, a
     // registered source after its WRITE's CQE.
-    PGAS_HD void put_bytes(std::uint64_t dst, const void* src, std::size_t bytes, int pe, bool blocking,
+    PGAS_HD void put_bytes(remote_target to, const void* src, std::size_t bytes, int pe, bool blocking,
                            const char* call) const {
         if (bytes == 0) return;
         auto& qp = queue_pair(pe);
-        const std::uint64_t raddr = qp.remote_heap + dst;
+        const std::uint64_t raddr = to.address;
         const auto* from = static_cast<const std::byte*>(src);
         if (bytes <= traits::inline_put_bytes) {
-            post_inline(raddr, src, std::uint32_t(bytes), pe, 0, blocking, call);
+            post_inline(to, src, std::uint32_t(bytes), pe, 0, blocking, call);
             return;
         }
         const lookup_result key = local_key(src, bytes);
         if (!key.found) {  // not registered: the bytes travel inside the WQEs
             for (std::size_t done = 0; done < bytes; done += traits::inline_piece_bytes) {
                 const std::size_t piece = bytes - done < traits::inline_piece_bytes ? bytes - done : traits::inline_piece_bytes;
-                post_inline(raddr + done, from + done, std::uint32_t(piece), pe, 0, blocking, call);
+                post_inline({raddr + done, to.key}, from + done, std::uint32_t(piece), pe, 0, blocking, call);
             }
             return;
         }
@@ -321,18 +436,18 @@ private:
             end = detail::ibgda_post(access_, waiter(), qp, 1,
                                      options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
                                      [&](const mlx5::wqe_header& h, std::uint64_t) {
-                                         return mlx5::rdma_write(h, raddr + done, qp.rkey, laddr, key.key,
+                                         return mlx5::rdma_write(h, raddr + done, to.key, laddr, key.key,
                                                                  std::uint32_t(piece));
                                      });
         }
         if (blocking) detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
     }
 
-    PGAS_HD void get_bytes(void* dst, std::uint64_t src, std::size_t bytes, int pe, bool blocking,
+    PGAS_HD void get_bytes(void* dst, remote_target from, std::size_t bytes, int pe, bool blocking,
                            const char* call) const {
         if (bytes == 0) return;
         auto& qp = queue_pair(pe);
-        const std::uint64_t raddr = qp.remote_heap + src;
+        const std::uint64_t raddr = from.address;
         auto* to = static_cast<std::byte*>(dst);
         const lookup_result key = local_key(dst, bytes);
         if (key.found) {
@@ -344,7 +459,7 @@ private:
                 end = detail::ibgda_post(access_, waiter(), qp, 1,
                                          options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
                                          [&](const mlx5::wqe_header& h, std::uint64_t) {
-                                             return mlx5::rdma_read(h, raddr + done, qp.rkey, laddr, key.key,
+                                             return mlx5::rdma_read(h, raddr + done, from.key, laddr, key.key,
                                                                     std::uint32_t(piece));
                                          });
             }
@@ -360,7 +475,7 @@ private:
                 access_, waiter(), qp, 1, options(mlx5::fm_ce_se::cq_update, true, true), call,
                 [&](const mlx5::wqe_header& h, std::uint64_t s) {
                     start = s;
-                    return mlx5::rdma_read(h, raddr + done, qp.rkey, scratch_address(qp, s), qp.scratch_lkey,
+                    return mlx5::rdma_read(h, raddr + done, from.key, scratch_address(qp, s), qp.scratch_lkey,
                                            std::uint32_t(piece));
                 });
             detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
@@ -379,11 +494,12 @@ private:
     PGAS_HD std::uint64_t post_signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe,
                                       std::uint8_t flags, const char* call) const {
         auto& qp = queue_pair(pe);
-        const std::uint64_t raddr = qp.remote_heap + offset;
-        if (op == signal_op::set) return post_inline(raddr, &value, 8, pe, flags, true, call);
+        const remote_target to = heap_target(offset, pe);
+        const std::uint64_t raddr = to.address;
+        if (op == signal_op::set) return post_inline(to, &value, 8, pe, flags, true, call);
         return detail::ibgda_post(access_, waiter(), qp, 1, options(flags, true), call,
                                   [&](const mlx5::wqe_header& h, std::uint64_t s) {
-                                      return mlx5::atomic_fetch_add(h, raddr, qp.rkey, scratch_address(qp, s),
+                                      return mlx5::atomic_fetch_add(h, raddr, to.key, scratch_address(qp, s),
                                                                     qp.scratch_lkey, value);
                                   });
     }
@@ -393,10 +509,11 @@ private:
     // a masked (extended) atomic: swap/set/and/or a masked compare-swap with
     // compare mask 0, xor a masked fetch-add whose every bit is a field.
     template <class U>
-    PGAS_HD U word_atomic(amo op, std::uint64_t offset, U operand, U expected, int pe) const {
+    PGAS_HD U word_atomic(amo op, remote_target at, U operand, U expected, int pe) const {
         constexpr bool wide = sizeof(U) == 8;
         auto& qp = queue_pair(pe);
-        const std::uint64_t raddr = qp.remote_heap + offset;
+        const std::uint64_t raddr = at.address;
+        const std::uint32_t rkey = at.key;
         const bool fetches = op != amo::set;
         const bool standard = wide && (op == amo::fetch || op == amo::fetch_add || op == amo::compare_swap);
         const U ones = U(~U{0});
@@ -413,17 +530,17 @@ private:
                 U swap = operand, compare = 0, swap_mask = ones, compare_mask = 0;
                 switch (op) {
                     case amo::fetch:
-                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, qp.rkey, laddr, lkey, 0);
-                        else return mlx5::masked_fetch_add32(h, raddr, qp.rkey, laddr, lkey, 0, 0);
+                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, rkey, laddr, lkey, 0);
+                        else return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, 0, 0);
                     case amo::fetch_add:
-                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, qp.rkey, laddr, lkey, operand);
-                        else return mlx5::masked_fetch_add32(h, raddr, qp.rkey, laddr, lkey, operand, 0);
+                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, rkey, laddr, lkey, operand);
+                        else return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, operand, 0);
                     case amo::fetch_xor:
-                        if constexpr (wide) return mlx5::masked_fetch_add64(h, raddr, qp.rkey, laddr, lkey, operand, ones);
-                        else return mlx5::masked_fetch_add32(h, raddr, qp.rkey, laddr, lkey, operand, ones);
+                        if constexpr (wide) return mlx5::masked_fetch_add64(h, raddr, rkey, laddr, lkey, operand, ones);
+                        else return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, operand, ones);
                     case amo::compare_swap:
                         if constexpr (wide)
-                            return mlx5::atomic_compare_swap(h, raddr, qp.rkey, laddr, lkey, operand, expected);
+                            return mlx5::atomic_compare_swap(h, raddr, rkey, laddr, lkey, operand, expected);
                         compare = expected;
                         compare_mask = ones;
                         break;
@@ -433,9 +550,9 @@ private:
                     case amo::swap: break;
                 }
                 if constexpr (wide)
-                    return mlx5::masked_compare_swap64(h, raddr, qp.rkey, laddr, lkey, swap, compare, swap_mask, compare_mask);
+                    return mlx5::masked_compare_swap64(h, raddr, rkey, laddr, lkey, swap, compare, swap_mask, compare_mask);
                 else
-                    return mlx5::masked_compare_swap32(h, raddr, qp.rkey, laddr, lkey, swap, compare, swap_mask,
+                    return mlx5::masked_compare_swap32(h, raddr, rkey, laddr, lkey, swap, compare, swap_mask,
                                                        compare_mask);
             });
         if (!fetches) return U{};
@@ -468,5 +585,6 @@ static_assert(signal_transport<ibgda>);
 static_assert(!load_store_transport<ibgda>);
 static_assert(channel_transport<ibgda>);
 static_assert(completion_scope_transport<ibgda>);
+static_assert(window_transport<ibgda>);
 
 PGAS_NAMESPACE_END
