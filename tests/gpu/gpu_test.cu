@@ -27,20 +27,6 @@ __host__ __device__ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, s
 }
 
 // Launches kernel(ctx_i, args...) on every local PE's GPU, then waits for all.
-template <class... Params, class... Args>
-void launch_all(pgas::world& w, dim3 grid, dim3 block, void (*kernel)(ctx_t, Params...), Args... args) {
-    for (int i = 0; i < w.n_local_pes(); ++i) {
-        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
-        kernel<<<grid, block, 0, pe_stream(w, i)>>>(w.context<pgas::nvlink>(i), args...);
-        CHECK_CUDA(cudaGetLastError());
-    }
-    for (int i = 0; i < w.n_local_pes(); ++i) {
-        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
-        CHECK_CUDA(cudaDeviceSynchronize());
-    }
-    w.barrier();  // one process per GPU: the peers' kernels are done too before anyone reads results
-}
-
 template <class T>
 std::vector<T> read_back(pgas::world& w, pgas::symmetric_ptr<T> p, std::size_t count, int local) {
     std::vector<T> out(count);

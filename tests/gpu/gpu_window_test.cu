@@ -19,20 +19,6 @@ using namespace gpu_support;
 
 constexpr int count = 4096;
 
-template <class... Params, class... Args>
-void launch_all(pgas::world& w, dim3 grid, dim3 block, void (*kernel)(ctx_t, Params...), Args... args) {
-    for (int i = 0; i < w.n_local_pes(); ++i) {
-        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
-        kernel<<<grid, block, 0, pe_stream(w, i)>>>(w.context<pgas::nvlink>(i), args...);
-        CHECK_CUDA(cudaGetLastError());
-    }
-    for (int i = 0; i < w.n_local_pes(); ++i) {
-        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
-        CHECK_CUDA(cudaDeviceSynchronize());
-    }
-    w.barrier();
-}
-
 // One cudaMalloc'd buffer per local PE, on its GPU; freed after the window is released.
 struct device_buffers {
     std::vector<int> devices;

@@ -74,4 +74,20 @@ inline cudaStream_t pe_stream(pgas::world& w, int i) {
     return stream;
 }
 
+// Launches `kernel` on every local PE (its GPU, its stream: all of them before any waits), waits for each, then
+// a world barrier: with one process per GPU the peers' kernels are done too before anyone reads results.
+template <class... Params, class... Args>
+void launch_all(pgas::world& w, dim3 grid, dim3 block, void (*kernel)(ctx_t, Params...), Args... args) {
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        kernel<<<grid, block, 0, pe_stream(w, i)>>>(w.context<pgas::nvlink>(i), args...);
+        CHECK_CUDA(cudaGetLastError());
+    }
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    w.barrier();
+}
+
 }  // namespace gpu_support
