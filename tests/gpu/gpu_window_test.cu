@@ -1,6 +1,7 @@
-// Registered windows on a GPU over the NVLink transport: buffers each PE cudaMalloc'd itself, reached by put, get,
-// p, g, put_signal and atomics from kernels; PEs sharing GPU 0 in one process (direct pointers) and as two
-// processes under MPS (CUDA IPC). The host-transport twin is tests/host/window_test.cpp.
+// Registered windows on a GPU over the NVLink transport: buffers each PE allocated itself (cudaMalloc, or cuMemCreate
+// and mapped), reached by put, get, p, g, put_signal and atomics from kernels; PEs sharing GPU 0 in one process
+// (direct pointers) and as two processes under MPS (CUDA IPC, VMM handles as descriptors). The host-transport twin is
+// tests/host/window_test.cpp.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
 
@@ -8,8 +9,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,16 +22,70 @@ using namespace gpu_support;
 
 constexpr int count = 4096;
 
-// One cudaMalloc'd buffer per local PE, on its GPU; freed after the window is released.
+// How a test allocates each PE's buffer.
+enum class memory {
+    cuda_malloc,
+    vmm,          // cuMemCreate'd, exportable as a POSIX descriptor, mapped at an offset into a larger reservation
+    vmm_private,  // cuMemCreate'd without a shareable handle type: one process only
+    mixed,        // even PEs cudaMalloc, odd PEs vmm: both ways of sharing in one window
+};
+
+// A cuMemCreate'd buffer as a framework would make one: one allocation of whole granules mapped at the start of a
+// reservation twice its size (so register_window must share the mapping, not the reservation), the buffer 4 KiB
+// into the mapping (so the offset travels too).
+struct vmm_buffer {
+    CUdeviceptr reserved = 0;
+    std::size_t mapped = 0;
+    CUmemGenericAllocationHandle handle{};
+    static constexpr std::size_t offset = 4096;
+
+    vmm_buffer(int device, std::size_t bytes, bool exportable) {
+        const auto& cu = pgas::detail::driver();
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = device;
+        prop.requestedHandleTypes = exportable ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+        std::size_t granule = 0;
+        REQUIRE(cu.cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS);
+        mapped = (bytes + offset + granule - 1) / granule * granule;
+        REQUIRE(cu.cuMemCreate(&handle, mapped, &prop, 0) == CUDA_SUCCESS);
+        REQUIRE(cu.cuMemAddressReserve(&reserved, 2 * mapped, 0, 0, 0) == CUDA_SUCCESS);
+        REQUIRE(cu.cuMemMap(reserved, mapped, 0, handle, 0) == CUDA_SUCCESS);
+        CUmemAccessDesc access{};
+        access.location = prop.location;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        REQUIRE(cu.cuMemSetAccess(reserved, mapped, &access, 1) == CUDA_SUCCESS);
+    }
+    ~vmm_buffer() {
+        const auto& cu = pgas::detail::driver();
+        cu.cuMemUnmap(reserved, mapped);
+        cu.cuMemAddressFree(reserved, 2 * mapped);
+        cu.cuMemRelease(handle);
+    }
+    vmm_buffer(const vmm_buffer&) = delete;
+    vmm_buffer& operator=(const vmm_buffer&) = delete;
+    long long* pointer() const { return reinterpret_cast<long long*>(reserved + offset); }
+};
+
+// One buffer per local PE, on its GPU, zeroed; freed after the window is released.
 struct device_buffers {
     std::vector<int> devices;
     std::vector<long long*> pointers;
-    explicit device_buffers(pgas::world& w, std::size_t elements) {
+    std::vector<std::unique_ptr<vmm_buffer>> vmm;  // the cuMemCreate'd ones (the others are cudaMalloc'd)
+    explicit device_buffers(pgas::world& w, std::size_t elements, memory kind = memory::cuda_malloc) {
         for (int i = 0; i < w.n_local_pes(); ++i) {
             devices.push_back(w.device_of(i));
             CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+            const bool odd = w.local_pe(i) % 2 == 1;
             long long* p = nullptr;
-            CHECK_CUDA(cudaMalloc(&p, elements * sizeof(long long)));
+            if (kind == memory::cuda_malloc || (kind == memory::mixed && !odd)) {
+                CHECK_CUDA(cudaMalloc(&p, elements * sizeof(long long)));
+            } else {
+                vmm.push_back(std::make_unique<vmm_buffer>(w.device_of(i), elements * sizeof(long long),
+                                                           kind != memory::vmm_private));
+                p = vmm.back()->pointer();
+            }
             CHECK_CUDA(cudaMemset(p, 0, elements * sizeof(long long)));
             pointers.push_back(p);
         }
@@ -36,7 +93,8 @@ struct device_buffers {
     ~device_buffers() {
         for (std::size_t i = 0; i < pointers.size(); ++i) {
             cudaSetDevice(devices[i]);
-            cudaFree(pointers[i]);
+            if (std::none_of(vmm.begin(), vmm.end(), [&](const auto& v) { return v->pointer() == pointers[i]; }))
+                cudaFree(pointers[i]);
         }
     }
     device_buffers(const device_buffers&) = delete;
@@ -86,9 +144,9 @@ __global__ void window_ops(const __grid_constant__ ctx_t ctx, pgas::window<long 
     pgas::barrier_all<pgas::block>(ctx);
 }
 
-void check_window_ops(int n) {
+void check_window_ops(int n, memory kind = memory::cuda_malloc) {
     auto w = make_world(n);
-    device_buffers buffers(w, count);
+    device_buffers buffers(w, count, kind);
     const auto win = register_all(w, buffers, count);
     CHECK(win.size() == std::uint64_t(count));
     auto got = w.alloc<long long>(count);
@@ -152,6 +210,23 @@ void check_bad_input(int n) {
     w.release_window(ok);
 }
 
+// Two processes, each with a cuMemCreate'd buffer that has no shareable handle type: each PE's error says how to
+// create it, and nothing is registered.
+void check_private_vmm() {
+    auto w = make_world(2);
+    device_buffers buffers(w, 256, memory::vmm_private);
+    const std::string what = error_of(w, buffers.pointers, 256);
+    const std::string address = pgas::detail::address_text(reinterpret_cast<void*>(buffers.vmm[0]->reserved));
+    CHECK(what.rfind("pgas: register_window on PE " + std::to_string(w.my_pe()) + ": the cuMemCreate allocation at " +
+                         address + " cannot be shared with other processes (cuMemExportToShareableHandle: ",
+                     0) == 0);
+    const std::string advice = "): create it with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in "
+                               "CUmemAllocationProp::requestedHandleTypes";
+    CHECK(what.size() > advice.size());
+    CHECK(what.compare(what.size() - advice.size(), advice.size(), advice) == 0);
+    CHECK(w.live_windows() == 0);
+}
+
 // Two processes: PE 1 registers twice as many elements; both PEs report it.
 void check_size_mismatch() {
     auto w = make_world(2);
@@ -183,10 +258,23 @@ TEST_SUITE("two_pes_one_gpu") {
         share_gpu0 shared;
         check_bad_input(2);
     }
+    TEST_CASE("register_window: cuMemCreate'd buffers (at an offset in their mapping), two PEs sharing one GPU") {
+        share_gpu0 shared;
+        check_window_ops(2, memory::vmm_private);
+    }
 }
 
 TEST_SUITE("two_processes") {
     TEST_CASE("register_window between processes (CUDA IPC): put/get/p/g/atomics/put_signal") { check_window_ops(2); }
+    TEST_CASE("register_window between processes (cuMemCreate'd, VMM handles as descriptors)") {
+        check_window_ops(2, memory::vmm);
+    }
+    TEST_CASE("register_window between processes: one cudaMalloc'd buffer, one cuMemCreate'd") {
+        check_window_ops(2, memory::mixed);
+    }
+    TEST_CASE("bad input: a cuMemCreate'd buffer without a shareable handle type, between processes") {
+        check_private_vmm();
+    }
     TEST_CASE("bad input: register_window between processes, host memory and a straddling range") { check_bad_input(2); }
     TEST_CASE("bad input: different sizes across processes are reported by both") { check_size_mismatch(); }
 }

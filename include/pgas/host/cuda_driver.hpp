@@ -30,6 +30,7 @@ struct driver_api {
     decltype(&::cuMemExportToShareableHandle) cuMemExportToShareableHandle = nullptr;
     decltype(&::cuMemImportFromShareableHandle) cuMemImportFromShareableHandle = nullptr;
     decltype(&::cuMemGetAddressRange) cuMemGetAddressRange = nullptr;  // register_window: the allocation of a pointer
+    decltype(&::cuMemRetainAllocationHandle) cuMemRetainAllocationHandle = nullptr;  // and its VMM handle, if any
 };
 
 template <class Fn>
@@ -64,6 +65,7 @@ inline const driver_api& driver() {
         resolve(a.cuMemExportToShareableHandle, "cuMemExportToShareableHandle");
         resolve(a.cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle");
         resolve(a.cuMemGetAddressRange, "cuMemGetAddressRange");
+        resolve(a.cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle");
         return a;
     }();
     return api;

@@ -1,4 +1,5 @@
-// register_window's GPU side: checking a user's device buffer, and sharing it with the node's processes (CUDA IPC).
+// register_window's GPU side: checking a user's device buffer, and sharing it with the node's processes (CUDA IPC for
+// cudaMalloc memory, a POSIX descriptor of the VMM handle for cuMemCreate memory).
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -23,12 +24,20 @@ inline std::string address_text(const void* p) {
     return text;
 }
 
-// What register_window needs of one local GPU buffer: the allocation that holds it (for CUDA IPC), or why it
-// cannot be a window (`problem` non-empty; the text goes into the pgas::error).
+// What register_window needs of one local GPU buffer: the allocation that holds it (to share it between processes),
+// or why it cannot be a window (`problem` non-empty; the text goes into the pgas::error).
 struct gpu_buffer {
     std::string problem;
-    std::uint64_t allocation = 0;  // base of the allocation that holds the buffer
-    std::uint64_t offset = 0;      // the buffer's offset in it
+    std::uint64_t allocation = 0;        // base of the allocation that holds the buffer (for cuMemCreate memory: of
+    std::uint64_t allocation_bytes = 0;  // the one cuMemMap mapping that holds it) and its size
+    std::uint64_t offset = 0;            // the buffer's offset in it
+};
+
+// How a window's buffer reaches the other processes of its node.
+enum class buffer_sharing : std::int32_t {
+    none = 0,      // same process (or an observer's fabric reaches it)
+    cuda_ipc = 1,  // cudaMalloc memory: a cudaIpcMemHandle_t travels in the card
+    vmm_fd = 2,    // cuMemCreate memory: its handle travels as a POSIX descriptor (SCM_RIGHTS, fd_exchange.hpp)
 };
 
 inline const char* memory_kind(cudaMemoryType type) {
@@ -79,31 +88,52 @@ inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int dev
         return out;
     }
     out.allocation = base;
+    out.allocation_bytes = size;
     out.offset = at;
     return out;
 }
 
-// The CUDA IPC handle of the allocation at `allocation`, or why there is none (memory from cuMemCreate or a
-// cudaMallocAsync pool has no legacy IPC handle).
-inline std::string export_ipc(std::uint64_t allocation, cudaIpcMemHandle_t& handle) {
-    const cudaError_t status = cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(allocation));
-    if (status == cudaSuccess) return {};
+// Makes the allocation at `allocation` shareable with the node's other processes: a CUDA IPC handle for cudaMalloc
+// memory, else (cuMemCreate memory, which has no legacy IPC handle) its VMM handle exported as a POSIX descriptor
+// into `fd` (the caller owns it). Returns why neither works, or an empty string.
+inline std::string export_allocation(std::uint64_t allocation, cudaIpcMemHandle_t& handle, buffer_sharing& how,
+                                     int& fd) {
+    void* const at = reinterpret_cast<void*>(allocation);
+    const cudaError_t ipc = cudaIpcGetMemHandle(&handle, at);
+    if (ipc == cudaSuccess) {
+        how = buffer_sharing::cuda_ipc;
+        return {};
+    }
     (void)cudaGetLastError();
-    return "cudaIpcGetMemHandle refused the allocation at " + address_text(reinterpret_cast<void*>(allocation)) + " (" +
-           cudaGetErrorName(status) +
-           "): between processes a window must be cudaMalloc memory (cuMemCreate and cudaMallocAsync-pool memory "
-           "cannot travel by CUDA IPC yet); within one process any GPU memory works";
+    CUmemGenericAllocationHandle vmm{};
+    if (driver().cuMemRetainAllocationHandle(&vmm, at) != CUDA_SUCCESS)
+        return "cudaIpcGetMemHandle refused the allocation at " + address_text(at) + " (" + cudaGetErrorName(ipc) +
+               ") and it is no cuMemCreate mapping: between processes a window must be cudaMalloc memory or "
+               "exportable cuMemCreate memory (cudaMallocAsync-pool memory cannot be shared yet); within one process "
+               "any GPU memory works";
+    const CUresult exported = driver().cuMemExportToShareableHandle(&fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    (void)driver().cuMemRelease(vmm);  // drops the retain's reference; the user's mapping keeps its own
+    if (exported != CUDA_SUCCESS) {
+        const char* name = "unknown error";
+        (void)driver().cuGetErrorName(exported, &name);
+        return "the cuMemCreate allocation at " + address_text(at) +
+               " cannot be shared with other processes (cuMemExportToShareableHandle: " + name +
+               "): create it with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in CUmemAllocationProp::requestedHandleTypes";
+    }
+    how = buffer_sharing::vmm_fd;
+    return {};
 }
 
-// The node peers' allocations this process opened with cudaIpcOpenMemHandle, each once however many windows lie in
-// it (opening one handle twice fails on some drivers), closed when its last window is released.
+// The node peers' allocations this process mapped for windows (cudaIpcOpenMemHandle, or a VMM handle imported from
+// its descriptor and mapped), each once however many windows lie in it (opening one IPC handle twice fails on some
+// drivers), unmapped when its last window is released.
 class ipc_mappings {
 public:
     ipc_mappings() = default;
     ipc_mappings(const ipc_mappings&) = delete;
     ipc_mappings& operator=(const ipc_mappings&) = delete;
     ~ipc_mappings() {
-        for (auto& [key, mapping] : open_) (void)cudaIpcCloseMemHandle(mapping.address);
+        for (auto& [key, mapping] : open_) unmap(mapping);
     }
 
     // PE `pe`'s allocation `allocation` (its address there) mapped here; `me` names the caller in errors.
@@ -124,11 +154,45 @@ public:
         return mapping.address;
     }
 
+    // PE `pe`'s cuMemCreate allocation `allocation` ([allocation, +bytes) there: one mapping, its handle mapped from
+    // offset 0) mapped here for `device`, its handle imported from descriptor `fd` (the caller closes it).
+    std::byte* open_vmm(int me, int pe, std::uint64_t allocation, std::uint64_t bytes, int fd, int device) {
+        auto& mapping = open_[{pe, allocation}];
+        if (mapping.references++ > 0) return mapping.address;
+        mapping.vmm = true;
+        mapping.bytes = bytes;
+        const auto step = [&](CUresult status, const char* what) {
+            if (status == CUDA_SUCCESS) return;
+            const char* name = "unknown error";
+            (void)driver().cuGetErrorName(status, &name);
+            unmap(mapping);
+            open_.erase({pe, allocation});
+            throw_error(errc::cuda, me, "register_window",
+                        std::string(what) + " of PE " + std::to_string(pe) + "'s cuMemCreate buffer (" +
+                            std::to_string(bytes) + " bytes) failed: " + name);
+        };
+        step(driver().cuMemImportFromShareableHandle(&mapping.handle, reinterpret_cast<void*>(std::intptr_t(fd)),
+                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+             "cuMemImportFromShareableHandle");
+        mapping.imported = true;
+        CUdeviceptr at = 0;
+        step(driver().cuMemAddressReserve(&at, bytes, 0, 0, 0), "cuMemAddressReserve");
+        mapping.address = reinterpret_cast<std::byte*>(at);
+        step(driver().cuMemMap(at, bytes, 0, mapping.handle, 0), "cuMemMap");
+        mapping.mapped = true;
+        CUmemAccessDesc access{};
+        access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access.location.id = device;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        step(driver().cuMemSetAccess(at, bytes, &access, 1), "cuMemSetAccess");
+        return mapping.address;
+    }
+
     // Drops one window's use of PE `pe`'s allocation; the last one closes the mapping.
     void close(int pe, std::uint64_t allocation) {
         const auto at = open_.find({pe, allocation});
         if (at == open_.end() || --at->second.references > 0) return;
-        (void)cudaIpcCloseMemHandle(at->second.address);
+        unmap(at->second);
         open_.erase(at);
     }
 
@@ -136,7 +200,24 @@ private:
     struct mapping {
         std::byte* address = nullptr;
         int references = 0;
+        bool vmm = false;  // the rest for cuMemCreate memory: what open_vmm has done so far, undone in reverse
+        bool imported = false;
+        bool mapped = false;
+        CUmemGenericAllocationHandle handle = 0;
+        std::uint64_t bytes = 0;
     };
+
+    static void unmap(mapping& m) {
+        if (!m.vmm) {
+            if (m.address != nullptr) (void)cudaIpcCloseMemHandle(m.address);
+            return;
+        }
+        const auto at = reinterpret_cast<CUdeviceptr>(m.address);
+        if (m.mapped) (void)driver().cuMemUnmap(at, m.bytes);
+        if (at != 0) (void)driver().cuMemAddressFree(at, m.bytes);
+        if (m.imported) (void)driver().cuMemRelease(m.handle);
+        m = mapping{};
+    }
     std::map<std::pair<int, std::uint64_t>, mapping> open_;
 };
 

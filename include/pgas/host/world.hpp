@@ -22,6 +22,7 @@
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/transport/host/host.hpp>  // launch_host hands out context<host> (nvcc needs it complete there)
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -40,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -328,8 +330,10 @@ public:
     /// init under a launcher, run_threads); the vector overload takes one buffer per local PE.
     ///
     /// What the buffer must be, per heap: on a GPU heap (nvlink) GPU memory of the PE's own GPU inside one
-    /// allocation: cudaMalloc'd, or cuMemCreate'd within one process; between processes it is shared by CUDA IPC
-    /// (cudaIpcGetMemHandle, so cudaMalloc memory only). On a host heap (the host transport) any host memory of PEs
+    /// allocation (for cuMemCreate memory, inside one cuMemMap mapping): cudaMalloc'd or cuMemCreate'd. Between
+    /// processes cudaMalloc memory is shared by CUDA IPC, and cuMemCreate memory as its handle exported to a POSIX
+    /// descriptor, so it must be created with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in requestedHandleTypes
+    /// (else errc::invalid_argument saying so); cudaMallocAsync-pool memory only within one process. On a host heap (the host transport) any host memory of PEs
     /// that are threads of one process (init_local(n), run_threads); processes over shared memory cannot reach each
     /// other's private memory and get errc::transport_unavailable (use alloc there), unless a libfabric_domain is
     /// attached (window_observer), which reaches their buffers through the fabric. Windows are reached by
@@ -789,9 +793,11 @@ private:
         std::int64_t pid = 0;
         std::uint64_t bytes = 0;
         std::uint64_t address = 0;
-        std::uint64_t allocation = 0;  // GPU: the allocation holding the buffer, and the buffer's offset in it
+        std::uint64_t allocation = 0;  // GPU: the allocation holding the buffer, its size, and the buffer's offset in it
+        std::uint64_t allocation_bytes = 0;
         std::uint64_t offset = 0;
         std::int32_t ok = 0;
+        detail::buffer_sharing sharing = detail::buffer_sharing::none;  // between processes: how it reaches the others
         std::int32_t pe = -1;
         std::uint32_t serial = 0;  // the window's id, when this card is world PE 0's
         cudaIpcMemHandle_t handle{};
@@ -819,6 +825,7 @@ private:
         // learns every PE's verdict (the cards) and then all throw together.
         std::vector<window_card> mine(static_cast<std::size_t>(n_local_pes()));
         std::vector<std::string> problems(mine.size());
+        detail::tcp::unique_fd exported;  // processes: this one's cuMemCreate allocation, as a descriptor
         for (int local = 0; local < n_local_pes(); ++local) {
             auto& card = mine[std::size_t(local)];
             auto& problem = problems[std::size_t(local)];
@@ -835,8 +842,13 @@ private:
                 const auto found = detail::inspect_gpu_buffer(buffers[std::size_t(local)], bytes, gpu->device_of(local));
                 problem = found.problem;
                 card.allocation = found.allocation;
+                card.allocation_bytes = found.allocation_bytes;
                 card.offset = found.offset;
-                if (problem.empty() && processes) problem = detail::export_ipc(found.allocation, card.handle);
+                if (problem.empty() && processes) {
+                    int fd = -1;
+                    problem = detail::export_allocation(found.allocation, card.handle, card.sharing, fd);
+                    exported = detail::tcp::unique_fd(fd);
+                }
             }
             card.ok = problem.empty() ? 1 : 0;
         }
@@ -878,6 +890,16 @@ private:
         record.id = cards[0].serial;
         std::vector<detail::window_row> rows(static_cast<std::size_t>(n_pes()));
         std::string failure;
+        // cuMemCreate buffers travel as descriptors: every process of the node passes one (those sharing theirs by
+        // CUDA IPC pass /dev/null, since the exchange is collective), indexed like node.ranks.
+        detail::node_group node;
+        std::vector<detail::tcp::unique_fd> descriptors;
+        if (std::any_of(cards.begin(), cards.end(),
+                        [](const window_card& c) { return c.sharing == detail::buffer_sharing::vmm_fd; })) {
+            if (!exported) exported = detail::tcp::unique_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+            node = detail::discover_node(*s.bootstrap);
+            for (int fd : detail::allgather_fds(*s.bootstrap, exported.get(), node)) descriptors.emplace_back(fd);
+        }
         for (const auto& card : cards) {
             auto& row = rows[std::size_t(card.pe)];
             row.bytes = card.bytes;
@@ -886,8 +908,15 @@ private:
                 continue;
             }
             if (gpu == nullptr) continue;  // another process's host memory: an observer's fabric reaches it
-            try {  // a node peer's cudaMalloc buffer (gpu_heap_memory spans one node only)
-                row.address = s.ipc.open(me, card.pe, card.allocation, card.handle) + card.offset;
+            try {  // a node peer's buffer (gpu_heap_memory spans one node only)
+                if (card.sharing == detail::buffer_sharing::vmm_fd) {
+                    const auto at = std::find(node.ranks.begin(), node.ranks.end(), card.pe);
+                    const int fd = descriptors.at(std::size_t(at - node.ranks.begin())).get();
+                    row.address = s.ipc.open_vmm(me, card.pe, card.allocation, card.allocation_bytes, fd,
+                                                 gpu->device_of(0)) + card.offset;
+                } else {
+                    row.address = s.ipc.open(me, card.pe, card.allocation, card.handle) + card.offset;
+                }
                 record.ipc_opened.emplace_back(card.pe, card.allocation);
             } catch (const error& e) {
                 failure = e.what();
