@@ -1,4 +1,5 @@
-// The route GPU worker's second kernel (route_checks::run_sync), compiled in route_gpu_sync_kernel.cu.
+// The route GPU worker's two kernels, each in a translation unit of its own: route_checks::run_data
+// (route_gpu_data_kernel.cu) and route_checks::run_sync (route_gpu_sync_kernel.cu).
 #pragma once
 
 #include <pgas/device.hpp>
@@ -14,6 +15,9 @@ namespace route_gpu_kernels {
 using near_ctx_t = pgas::device::context<pgas::nvlink>;
 using far_ctx_t = pgas::device::context<pgas::libfabric>;
 using route_ctx_t = pgas::device::context<pgas::route<pgas::nvlink, pgas::libfabric>>;
+
+// Launches run_data on one thread on `stream`; returns the launch's status.
+cudaError_t launch_data_checks(const route_ctx_t& ctx, const route_checks::buffers& b, cudaStream_t stream);
 
 // Launches run_sync on one thread on `stream`; returns the launch's status.
 cudaError_t launch_sync_checks(const route_ctx_t& ctx, const near_ctx_t& near_ctx, const far_ctx_t& far_ctx,

@@ -8,7 +8,8 @@
 // virtual nodes {0,1} and {2,3} (host/route/context.hpp), so that one machine stands for two: near peers are
 // reached by NVLink stores and loads into the peer's heap (same GPU here: CUDA IPC of the VMM chunks between
 // processes), far peers only through libfabric. Each PE runs route_checks::run_all in a <<<1, 1>>> kernel on
-// its own non-blocking stream. Exits 77 (skipped) with the reason when the provider has no FI_HMEM (a libfabric
+// its own non-blocking stream. This file is the host side (g++); the two kernels are route_gpu_data_kernel.cu and
+// route_gpu_sync_kernel.cu, so that nvcc's three steps run in parallel, none the GPU build's longest. Exits 77 (skipped) with the reason when the provider has no FI_HMEM (a libfabric
 // built without CUDA), non-zero with "route worker: ..." on a wrong value or an error.
 #include <pgas/pgas.hpp>
 #include <pgas/host/libfabric/domain.hpp>
@@ -35,12 +36,6 @@ using route_gpu_kernels::route_ctx_t;
 
 void cuda_check(cudaError_t rc, const char* what) {
     if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
-
-// The first half of the checks; the second (run_sync) is in route_gpu_sync_kernel.cu, a translation unit of its
-// own: as one kernel in one file they were the longest step of the GPU build.
-PGAS_KERNEL void data_checks_kernel(__grid_constant__ const route_ctx_t ctx, const route_checks::buffers b) {
-    route_checks::run_data(ctx, b);
 }
 
 // One local PE's run: its contexts, scratch, failure counter and stream.
@@ -146,8 +141,7 @@ int main(int argc, char** argv) {
         // MPS), where it can hold up the CUDA copies the proxy thread makes for the running one.
         for (auto& r : runs) {
             cuda_check(cudaSetDevice(r.device), "cudaSetDevice");
-            data_checks_kernel<<<1, 1, 0, r.stream>>>(r.ctx, r.b);
-            cuda_check(cudaGetLastError(), "launching data_checks_kernel");
+            cuda_check(route_gpu_kernels::launch_data_checks(r.ctx, r.b, r.stream), "launching data_checks_kernel");
         }
         for (auto& r : runs) {
             cuda_check(cudaSetDevice(r.device), "cudaSetDevice");

@@ -5,7 +5,7 @@
 // Near pairs {0,1} and {2,3} reach each other through the host transport
 // (the node's shared-memory heap); PE p reaches p ^ 1 near and (p + 2) % 4
 // far, through libfabric. The checks themselves are route_checks.hpp's (the
-// GPU twin, route_gpu_worker.cu, runs them in kernels); this file adds the
+// GPU twin, route_gpu_worker.cpp with its two kernel files, runs them in kernels); this file adds the
 // host-side ones (route_node_pes, PGAS_NODE_SIZE, route_context's errors).
 // Exits non-zero with "route worker: ..." on a wrong value or an error.
 #include <pgas/pgas.hpp>
