@@ -236,8 +236,10 @@ std::string combine(Access& access, const config& c, const io_buffers& io, const
 // inputs, and the first one, with values and raw bf16 bits:
 //   topk      topk_idx / topk_w as the PEs hold them (what combine reads)
 //   expert_y  every received row's toy expert output (on the expert's PE)
-//   comb_recv every [token][choice] row returned home
-//   out       against the reduction of the home's own comb_recv and topk_w
+//   returned  every [token][choice] expert output as combine reads it: low
+//             latency: comb_recv at home; throughput: expert_y on the
+//             expert's PE at the row dispatch sent it to (send_row)
+//   out       against the reduction of those rows and the home's topk_w
 //             (isolates the reduction) and against the reference
 // Only reads; the first stage that differs is where it goes wrong.
 namespace detail {
@@ -353,6 +355,26 @@ void check_expert_y(Access& access, const tp_buffers& b, const std::vector<refer
 }
 }  // namespace detail
 
+// The expert outputs PE pe's first `tokens` tokens get back, [token][choice][hidden], as combine reads them.
+template <class Access>
+std::vector<bf16> returned_rows(Access& access, const ll_buffers& b, int pe, int tokens) {
+    return access.read(b.io.comb_recv, pe, std::size_t(tokens) * std::size_t(b.cfg.top_k) * std::size_t(b.cfg.hidden));
+}
+template <class Access>
+std::vector<bf16> returned_rows(Access& access, const tp_buffers& b, int pe, int tokens) {
+    const std::size_t h = std::size_t(b.cfg.hidden), m = std::size_t(tokens) * std::size_t(b.cfg.top_k);
+    const int nl = b.cfg.experts / b.n_pes;
+    const auto idx = access.read(b.io.topk_idx, pe, m);
+    const auto row = access.read(b.send_row, pe, m);
+    std::vector<bf16> out(m * h);
+    for (std::size_t i = 0; i < m; ++i) {
+        if (row[i] < 0 || row[i] >= tp_recv_rows(b.cfg) || idx[i] < 0 || idx[i] >= b.cfg.experts) continue;
+        const auto y = access.read(b.expert_y + std::ptrdiff_t(std::size_t(row[i]) * h), idx[i] / nl, h);
+        std::copy(y.begin(), y.end(), out.begin() + std::ptrdiff_t(i * h));
+    }
+    return out;
+}
+
 // The report (one line per stage) of a round trip whose combine failed, for
 // these inputs and their reference. Buffers: ll_buffers or tp_buffers.
 template <class Access, class Buffers>
@@ -361,8 +383,8 @@ std::string diagnose(Access& access, const Buffers& b, const std::vector<referen
     const config& c = b.cfg;
     const io_buffers& io = b.io;
     const std::size_t h = std::size_t(c.hidden), k = std::size_t(c.top_k);
-    detail::stage topk{"topk_idx/topk_w"}, ey{"expert_y rows"}, comb{"comb_recv rows"},
-        red{"out vs the reduction of the PE's own comb_recv and topk_w"}, out_ref{"out vs the reference"};
+    detail::stage topk{"topk_idx/topk_w"}, ey{"expert_y rows"}, comb{"returned rows"},
+        red{"out vs the reduction of the returned rows and topk_w"}, out_ref{"out vs the reference"};
     std::vector<std::vector<int>> gidx(in.size());
     std::vector<std::vector<float>> gw(in.size());
     for (int pe = 0; pe < int(in.size()); ++pe) {
@@ -386,7 +408,7 @@ std::string diagnose(Access& access, const Buffers& b, const std::vector<referen
         const auto& p = in[std::size_t(pe)];
         if (p.tokens == 0) continue;
         const std::string on = "PE " + std::to_string(pe) + " token ";
-        auto rows = access.read(io.comb_recv, pe, std::size_t(p.tokens) * k * h);
+        auto rows = returned_rows(access, b, pe, p.tokens);
         auto out = access.read(io.out, pe, std::size_t(p.tokens) * h);
         const auto& want = ref.combined[std::size_t(pe)];
         for (int t = 0; t < p.tokens; ++t) {

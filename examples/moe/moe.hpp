@@ -21,8 +21,10 @@
 //   dispatch  notify (every PE sends its per-expert counts to every PE) and,
 //             in the same kernel, each (source, expert) run of rows is put
 //             contiguously at an offset every PE computes from those counts,
-//             one row per block-level put, over all blocks of the grid.
-//   combine   the reverse, then the same weighted reduction.
+//             one row per warp-level put, over all warps of the grid.
+//   combine   each home token reads its top-k expert outputs in place, on
+//             the PEs that computed them, and reduces them weighted by the
+//             gate (one pass over the bytes; a load/store transport).
 //
 // Channels: DeepEP spreads traffic over one queue pair per expert (low
 // latency) or per channel of SMs (normal). Low-latency dispatch does the same:
@@ -140,10 +142,11 @@ struct tp_buffers {
     pgas::symmetric_ptr<int> count_table;         // [n][experts]  per-expert counts of every source (notify)
     pgas::symmetric_ptr<int> my_count;            // [experts]     this PE's per-expert counts
     pgas::symmetric_ptr<int> block_hist;          // [blocks][experts] per-block counts
-    pgas::symmetric_ptr<int> block_next;          // [blocks][experts] the block's next row per expert
+    pgas::symmetric_ptr<int> block_next;          // [blocks][experts] the block's first row per expert
+    pgas::symmetric_ptr<int> send_row;            // [max_tokens][top_k] where each (token, choice) lands on its owner
     pgas::symmetric_ptr<std::uint64_t> notify_sig;  // [n] epoch: counts of source s arrived
     pgas::symmetric_ptr<std::uint64_t> data_sig;    // [n] epoch: every row of source s arrived
-    pgas::symmetric_ptr<std::uint64_t> comb_sig;    // [n] epoch: every output of expert PE s arrived
+    pgas::symmetric_ptr<std::uint64_t> comb_sig;    // [n] epoch: PE s's expert outputs are complete
     pgas::symmetric_ptr<std::uint64_t> grid_bar;    // [3] grid barrier arrivals
     pgas::symmetric_ptr<std::uint64_t> epoch;       // [blocks]
 };
@@ -284,6 +287,7 @@ inline tp_buffers make_tp_buffers(pgas::world& w, const config& c) {
     b.my_count = alloc<int>(w, e);
     b.block_hist = alloc<int>(w, std::size_t(c.blocks) * e);
     b.block_next = alloc<int>(w, std::size_t(c.blocks) * e);
+    b.send_row = alloc<int>(w, std::size_t(c.max_tokens) * std::size_t(c.top_k));
     b.notify_sig = alloc<std::uint64_t>(w, n);
     b.data_sig = alloc<std::uint64_t>(w, n);
     b.comb_sig = alloc<std::uint64_t>(w, n);
@@ -402,6 +406,37 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_buffers
         }
         bf16x8 r;
         for (int j = 0; j < 8; ++j) r.v[j] = to_bf16(acc[j]);
+        store8(out + 8 * v, r);
+    }
+}
+
+// The same reduction, each choice's row read in place on the expert's PE (throughput mode: expert_y at the row
+// dispatch sent it to). Eight choices' loads at a time are in flight before they are summed.
+template <class Tr>
+PGAS_HD void reduce_token_in_place(const pgas::device::context<Tr>& ctx, const tp_buffers& b, int t) {
+    const config& c = b.cfg;
+    const std::size_t h = std::size_t(c.hidden), k = std::size_t(c.top_k);
+    const int nl = c.experts / ctx.n_pes();
+    const int* idx = ctx.local(b.io.topk_idx) + std::size_t(t) * k;
+    const int* row = ctx.local(b.send_row) + std::size_t(t) * k;
+    const float* w = ctx.local(b.io.topk_w) + std::size_t(t) * k;
+    bf16* out = ctx.local(b.io.out) + std::size_t(t) * h;
+    constexpr std::size_t batch = 8;
+    for (std::size_t v = here::thread(); v < h / 8; v += here::threads()) {
+        float acc[8] = {};
+        for (std::size_t first = 0; first < k; first += batch) {
+            const std::size_t m = k - first < batch ? k - first : batch;
+            bf16x8 in[batch];
+            for (std::size_t j = 0; j < m; ++j) {
+                const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[first + j]) * std::int64_t(h),
+                                         idx[first + j] / nl);
+                in[j] = load_peer_written(y + 8 * v);
+            }
+            for (std::size_t j = 0; j < m; ++j)
+                for (int e = 0; e < 8; ++e) acc[e] += w[first + j] * to_float(in[j].v[e]);
+        }
+        bf16x8 r;
+        for (int e = 0; e < 8; ++e) r.v[e] = to_bf16(acc[e]);
         store8(out + 8 * v, r);
     }
 }
@@ -627,28 +662,37 @@ PGAS_HD void tp_dispatch(const pgas::device::context<Tr>& ctx, const tp_buffers&
     }
     pgas::block::sync();
 
-    // 4. Data: one block-level put per (token, choice) row, in token order.
-    for (int i = mine.begin * k; i < mine.end * k; ++i) {
+    // 4. Where each of this block's (token, choice) rows lands: one thread per expert walks the block's rows in
+    //    token order and numbers that expert's from the block's first row.
+    int* row_of = ctx.local(b.send_row);
+    for (int e = int(here::thread()); e < ne; e += int(here::threads())) {
+        int row = next[e];
+        for (int i = mine.begin * k; i < mine.end * k; ++i)
+            if (idx[i] == e) row_of[i] = row++;
+    }
+    pgas::block::sync();
+
+    // 5. Data: one warp-level put per row, the block's warps taking rows in turn, with no block-wide step
+    //    between rows (a block-wide put per row, two __syncthreads each, ran at a sixth of the copy rate with 4
+    //    PEs sharing an H100). The block's channel, as DeepEP's normal mode gives each channel its SMs.
+    const auto chan = ctx.on_channel(int(here::block()) % ctx.n_channels());
+    for (int i = mine.begin * k + int(here::warp()); i < mine.end * k; i += int(here::warps())) {
         const int t = i / k, e = idx[i], pe = e / nl;
-        const std::int64_t row = next[e];
-        pgas::block::sync();  // every thread has read the row before it moves on
-        if (here::thread() == 0) next[e] = int(row + 1);
+        const std::int64_t row = row_of[i];
         if constexpr (MOE_CHECKS) {
             if (row >= capacity) detail::bad_slot(call, me, t, i % k, e, row, capacity);
         }
-        // DeepEP's normal mode would pick the channel of this block here (issue 15).
         if (c.fp8) {
-            pgas::put_nbi<pgas::block>(ctx, b.recv_x8 + row * h, ctx.local(b.io.x8) + t * h, h, pe);
-            pgas::put_nbi<pgas::block>(ctx, b.recv_scale + row * groups, ctx.local(b.io.x_scale) + t * groups, groups,
-                                       pe);
+            pgas::put_nbi<pgas::warp>(chan, b.recv_x8 + row * h, ctx.local(b.io.x8) + t * h, h, pe);
+            pgas::put_nbi<pgas::warp>(chan, b.recv_scale + row * groups, ctx.local(b.io.x_scale) + t * groups,
+                                      groups, pe);
         } else {
-            pgas::put_nbi<pgas::block>(ctx, b.recv_x + row * h, ctx.local(b.io.x) + t * h, h, pe);
+            pgas::put_nbi<pgas::warp>(chan, b.recv_x + row * h, ctx.local(b.io.x) + t * h, h, pe);
         }
-        if (here::thread() == 0) pgas::p(ctx, b.recv_src + row, std::uint64_t(me) << 32 | std::uint64_t(i), pe);
-        pgas::block::sync();
+        if (here::lane() == 0) pgas::p(chan, b.recv_src + row, std::uint64_t(me) << 32 | std::uint64_t(i), pe);
     }
 
-    // 5. Every block done: tell every PE its rows from here are complete, and
+    // 6. Every block done: tell every PE its rows from here are complete, and
     //    wait for theirs.
     detail::grid_barrier(ctx, b.grid_bar + 1, epoch);
     if (here::block() == 0) {
@@ -659,36 +703,34 @@ PGAS_HD void tp_dispatch(const pgas::device::context<Tr>& ctx, const tp_buffers&
     }
 }
 
-// Combine: every received row's expert output goes home as one block-level
-// put into comb_recv[token][choice]; then each home token is reduced.
+// Combine: each home token's top-k expert outputs are read in place, on the PEs that computed them (at the rows
+// dispatch put them in: send_row), and reduced weighted by the gate. Reading them where they are moves each
+// returned byte once; putting them home first (as low-latency mode does, which a NIC needs) writes every byte
+// into comb_recv and reads it back, three passes over the bytes where this makes one. So this mode needs a
+// load/store transport (NVLink, the host transport), as DeepEP's intranode normal mode does.
 template <class Tr>
 PGAS_HD void tp_combine(const pgas::device::context<Tr>& ctx, const tp_buffers& b, const batch& a) {
+    static_assert(pgas::load_store_transport<Tr>,
+                  "moe::tp_combine reads the experts' outputs in place: it needs a load/store transport");
     constexpr const char* call = "moe::tp_combine";
     const config& c = b.cfg;
-    const int me = ctx.my_pe(), n = ctx.n_pes(), nl = c.experts / n;
-    const std::size_t h = std::size_t(c.hidden);
+    const int me = ctx.my_pe(), n = ctx.n_pes();
     if constexpr (MOE_CHECKS) detail::check_batch(call, me, c, a);
     const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
 
-    const int rows = ctx.local(b.expert_begin)[nl];
-    const int per = (rows + int(here::blocks()) - 1) / int(here::blocks());
-    const int first = per * int(here::block()), last = first + per < rows ? first + per : rows;
-    for (int r = first; r < last; ++r) {
-        const std::uint64_t src = ctx.local(b.recv_src)[r];
-        const int home = int(src >> 32);
-        const std::uint64_t tc = src & 0xffffffffu;
-        pgas::put_nbi<pgas::block>(ctx, b.io.comb_recv + tc * h, ctx.local(b.expert_y) + std::size_t(r) * h, h, home);
-    }
-    detail::grid_barrier(ctx, b.grid_bar + 2, epoch);
+    // 1. This PE's expert outputs are complete (the kernel that wrote them ran before this one on the PE's
+    //    stream): say so to every PE, and wait until every PE has.
     if (here::block() == 0)
         for (int pe = int(here::thread()); pe < n; pe += int(here::threads()))
             pgas::signal(ctx, b.comb_sig + me, epoch, pgas::signal_op::set, pe);
-
     for (int s = int(here::thread()); s < n; s += int(here::threads()))
         pgas::signal_wait_until(ctx, b.comb_sig + s, pgas::cmp::ge, epoch);
     pgas::block::sync();
+
+    // 2. This block's home tokens. No PE overwrites its expert outputs before every PE's next dispatch has
+    //    begun (its notify waits for all), so nothing more is needed after the reads.
     const auto mine = detail::my_tokens(a.tokens);
-    for (int t = mine.begin; t < mine.end; ++t) detail::reduce_token(ctx, b.io, c, t);
+    for (int t = mine.begin; t < mine.end; ++t) detail::reduce_token_in_place(ctx, b, t);
     detail::finish_call(ctx, b.epoch, epoch);
 }
 
