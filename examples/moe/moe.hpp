@@ -361,16 +361,45 @@ PGAS_HD inline void store8(bf16* p, const bf16x8& r) {
                  (std::memcpy(static_cast<void*>(p), &r, 16);))
 }
 
-// Casts one token to fp8 with one scale per 128 values: each warp takes
-// groups, its lanes 4 values each. Called by the whole block.
+// Four bf16 in, four fp8 out, as one 8-byte load and one 4-byte store (p 8- and 4-byte aligned: groups of 128
+// values in rows of a multiple of 128).
+struct alignas(8) bf16x4 {
+    bf16 v[4];
+};
+struct alignas(4) fp8x4 {
+    fp8 v[4];
+};
+PGAS_HD inline bf16x4 load4(const bf16* p) {
+    bf16x4 r;
+    NV_IF_TARGET(NV_IS_DEVICE, (const uint2 u = *reinterpret_cast<const uint2*>(p); std::memcpy(static_cast<void*>(&r), &u, 8);),
+                 (std::memcpy(static_cast<void*>(&r), p, 8);))
+    return r;
+}
+PGAS_HD inline void store4(fp8* p, const fp8x4& r) {
+    NV_IF_TARGET(NV_IS_DEVICE, (unsigned u; std::memcpy(&u, static_cast<const void*>(&r), 4); *reinterpret_cast<unsigned*>(p) = u;),
+                 (std::memcpy(static_cast<void*>(p), &r, 4);))
+}
+
+// Casts one token to fp8 with one scale per 128 values: each warp takes groups, each lane four consecutive values
+// (one load and one store: a warp covers a group at once; a lane per value made 2-byte loads and 1-byte stores,
+// four of each per lane and group). Called by the whole block.
 PGAS_HD inline void cast_token(const bf16* x, fp8* q, float* scale, int hidden) {
     const int lanes = int(here::lanes()), lane = int(here::lane());
     for (int g = int(here::warp()); g < hidden / fp8_group; g += int(here::warps())) {
         const bf16* in = x + std::size_t(g) * fp8_group;
+        fp8* out = q + std::size_t(g) * fp8_group;
         float amax = 0.0f;
-        for (int i = lane; i < fp8_group; i += lanes) amax = fmaxf(amax, fabsf(to_float(in[i])));
+        for (int i = 4 * lane; i < fp8_group; i += 4 * lanes) {
+            const bf16x4 four = load4(in + i);
+            for (int j = 0; j < 4; ++j) amax = fmaxf(amax, fabsf(to_float(four.v[j])));
+        }
         const float s = fp8_scale(warp_max(amax));
-        for (int i = lane; i < fp8_group; i += lanes) q[std::size_t(g) * fp8_group + i] = quantize(to_float(in[i]), s);
+        for (int i = 4 * lane; i < fp8_group; i += 4 * lanes) {
+            const bf16x4 four = load4(in + i);
+            fp8x4 packed;
+            for (int j = 0; j < 4; ++j) packed.v[j] = quantize(to_float(four.v[j]), s);
+            store4(out + i, packed);
+        }
         if (lane == 0) scale[g] = s;
     }
 }
@@ -410,34 +439,53 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_buffers
     }
 }
 
-// The same reduction, each choice's row read in place on the expert's PE (throughput mode: expert_y at the row
-// dispatch sent it to). Eight choices' loads at a time are in flight before they are summed.
+// The same reduction for home tokens [begin, end), each choice's row read in place on the expert's PE (throughput
+// mode: expert_y at the row dispatch sent it to). The block's threads take (token, 8-value vector) pairs of the
+// whole range in turn, two at a time, and issue both vectors' loads for up to eight choices before summing any:
+// one token per pass left an eighth of the threads idle (7168 / 8 = 3.5 vectors per thread) and too few loads
+// in flight to cover the latency of the reads.
 template <class Tr>
-PGAS_HD void reduce_token_in_place(const pgas::device::context<Tr>& ctx, const tp_buffers& b, int t) {
+PGAS_HD void reduce_tokens_in_place(const pgas::device::context<Tr>& ctx, const tp_buffers& b, int begin, int end) {
     const config& c = b.cfg;
-    const std::size_t h = std::size_t(c.hidden), k = std::size_t(c.top_k);
+    const std::size_t h = std::size_t(c.hidden), h8 = h / 8, k = std::size_t(c.top_k);
     const int nl = c.experts / ctx.n_pes();
-    const int* idx = ctx.local(b.io.topk_idx) + std::size_t(t) * k;
-    const int* row = ctx.local(b.send_row) + std::size_t(t) * k;
-    const float* w = ctx.local(b.io.topk_w) + std::size_t(t) * k;
-    bf16* out = ctx.local(b.io.out) + std::size_t(t) * h;
-    constexpr std::size_t batch = 8;
-    for (std::size_t v = here::thread(); v < h / 8; v += here::threads()) {
-        float acc[8] = {};
+    const int* idx = ctx.local(b.io.topk_idx);
+    const int* row = ctx.local(b.send_row);
+    const float* w = ctx.local(b.io.topk_w);
+    bf16* out = ctx.local(b.io.out);
+    constexpr std::size_t per = 2, batch = 8;
+    const std::size_t total = std::size_t(end - begin) * h8, stride = here::threads();
+    for (std::size_t i0 = here::thread(); i0 < total; i0 += per * stride) {
+        float acc[per][8] = {};
         for (std::size_t first = 0; first < k; first += batch) {
             const std::size_t m = k - first < batch ? k - first : batch;
-            bf16x8 in[batch];
-            for (std::size_t j = 0; j < m; ++j) {
-                const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[first + j]) * std::int64_t(h),
-                                         idx[first + j] / nl);
-                in[j] = load_peer_written(y + 8 * v);
+            bf16x8 in[per][batch];
+            for (std::size_t p = 0; p < per; ++p) {
+                const std::size_t i = i0 + p * stride;
+                if (i >= total) break;
+                const std::size_t t = std::size_t(begin) + i / h8, v = i % h8;
+                for (std::size_t j = 0; j < m; ++j) {
+                    const std::size_t tc = t * k + first + j;
+                    const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[tc]) * std::int64_t(h), idx[tc] / nl);
+                    in[p][j] = load_peer_written(y + 8 * v);
+                }
             }
-            for (std::size_t j = 0; j < m; ++j)
-                for (int e = 0; e < 8; ++e) acc[e] += w[first + j] * to_float(in[j].v[e]);
+            for (std::size_t p = 0; p < per; ++p) {
+                const std::size_t i = i0 + p * stride;
+                if (i >= total) break;
+                const std::size_t t = std::size_t(begin) + i / h8;
+                for (std::size_t j = 0; j < m; ++j)
+                    for (int e = 0; e < 8; ++e) acc[p][e] += w[t * k + first + j] * to_float(in[p][j].v[e]);
+            }
         }
-        bf16x8 r;
-        for (int e = 0; e < 8; ++e) r.v[e] = to_bf16(acc[e]);
-        store8(out + 8 * v, r);
+        for (std::size_t p = 0; p < per; ++p) {
+            const std::size_t i = i0 + p * stride;
+            if (i >= total) break;
+            const std::size_t t = std::size_t(begin) + i / h8, v = i % h8;
+            bf16x8 r;
+            for (int e = 0; e < 8; ++e) r.v[e] = to_bf16(acc[p][e]);
+            store8(out + t * h + 8 * v, r);
+        }
     }
 }
 
@@ -730,7 +778,7 @@ PGAS_HD void tp_combine(const pgas::device::context<Tr>& ctx, const tp_buffers& 
     // 2. This block's home tokens. No PE overwrites its expert outputs before every PE's next dispatch has
     //    begun (its notify waits for all), so nothing more is needed after the reads.
     const auto mine = detail::my_tokens(a.tokens);
-    for (int t = mine.begin; t < mine.end; ++t) detail::reduce_token_in_place(ctx, b, t);
+    detail::reduce_tokens_in_place(ctx, b, mine.begin, mine.end);
     detail::finish_call(ctx, b.epoch, epoch);
 }
 
