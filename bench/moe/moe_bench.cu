@@ -230,6 +230,7 @@ void run(benchmark::State& state, const char* mode, Buffers setup::*which, Dispa
     state.counters["copy_combine_GBps"] = total_c / (cc_us * 1e3);
     state.counters["dispatch_vs_copy"] = cd_us / d_us;  // target >= 0.8 in throughput mode
     state.counters["combine_vs_copy"] = cc_us / c_us;
+    state.counters["blocks_per_pe"] = s.tp.cfg.blocks;  // moe::resident_blocks: fewer when a kernel's registers leave no room
     state.SetLabel(std::string(mode) + (fp8 ? " fp8" : " bf16") + ", " + std::to_string(n) + " PEs on " +
                    std::to_string(std::min(n, bench_gpus())) + " GPU(s)");
 

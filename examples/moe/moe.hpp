@@ -441,9 +441,11 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_buffers
 
 // The same reduction for home tokens [begin, end), each choice's row read in place on the expert's PE (throughput
 // mode: expert_y at the row dispatch sent it to). The block's threads take (token, 8-value vector) pairs of the
-// whole range in turn, two at a time, and issue both vectors' loads for up to eight choices before summing any:
-// one token per pass left an eighth of the threads idle (7168 / 8 = 3.5 vectors per thread) and too few loads
-// in flight to cover the latency of the reads.
+// whole range in turn and issue the loads of up to eight choices before summing any: one token per pass left an
+// eighth of the threads idle (7168 / 8 = 3.5 vectors per thread). One pair per thread and pass: two (d69a99f)
+// kept sixteen vectors and their sixteen peer pointers live, 182 registers a thread, so one block of 256 threads
+// filled an SM's registers and resident_blocks gave every MoE kernel half the blocks it asks for (combine read
+// 0.40 of the copy rate on one H200, 2026-11-26). Its GPU test asserts that two blocks fit.
 template <class Tr>
 PGAS_HD void reduce_tokens_in_place(const pgas::device::context<Tr>& ctx, const tp_buffers& b, int begin, int end) {
     const config& c = b.cfg;
@@ -453,39 +455,28 @@ PGAS_HD void reduce_tokens_in_place(const pgas::device::context<Tr>& ctx, const 
     const int* row = ctx.local(b.send_row);
     const float* w = ctx.local(b.io.topk_w);
     bf16* out = ctx.local(b.io.out);
-    constexpr std::size_t per = 2, batch = 8;
-    const std::size_t total = std::size_t(end - begin) * h8, stride = here::threads();
-    for (std::size_t i0 = here::thread(); i0 < total; i0 += per * stride) {
-        float acc[per][8] = {};
+    constexpr std::size_t batch = 8;
+    const std::size_t total = std::size_t(end - begin) * h8;
+    for (std::size_t i = here::thread(); i < total; i += here::threads()) {
+        const std::size_t t = std::size_t(begin) + i / h8, v = i % h8;
+        float acc[8] = {};
         for (std::size_t first = 0; first < k; first += batch) {
             const std::size_t m = k - first < batch ? k - first : batch;
-            bf16x8 in[per][batch];
-            for (std::size_t p = 0; p < per; ++p) {
-                const std::size_t i = i0 + p * stride;
-                if (i >= total) break;
-                const std::size_t t = std::size_t(begin) + i / h8, v = i % h8;
-                for (std::size_t j = 0; j < m; ++j) {
-                    const std::size_t tc = t * k + first + j;
-                    const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[tc]) * std::int64_t(h), idx[tc] / nl);
-                    in[p][j] = load_peer_written(y + 8 * v);
-                }
+            bf16x8 in[batch];
+            for (std::size_t j = 0; j < batch; ++j) {
+                if (j >= m) break;
+                const std::size_t tc = t * k + first + j;
+                const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[tc]) * std::int64_t(h), idx[tc] / nl);
+                in[j] = load_peer_written(y + 8 * v);
             }
-            for (std::size_t p = 0; p < per; ++p) {
-                const std::size_t i = i0 + p * stride;
-                if (i >= total) break;
-                const std::size_t t = std::size_t(begin) + i / h8;
-                for (std::size_t j = 0; j < m; ++j)
-                    for (int e = 0; e < 8; ++e) acc[p][e] += w[t * k + first + j] * to_float(in[p][j].v[e]);
+            for (std::size_t j = 0; j < batch; ++j) {
+                if (j >= m) break;
+                for (int e = 0; e < 8; ++e) acc[e] += w[t * k + first + j] * to_float(in[j].v[e]);
             }
         }
-        for (std::size_t p = 0; p < per; ++p) {
-            const std::size_t i = i0 + p * stride;
-            if (i >= total) break;
-            const std::size_t t = std::size_t(begin) + i / h8, v = i % h8;
-            bf16x8 r;
-            for (int e = 0; e < 8; ++e) r.v[e] = to_bf16(acc[p][e]);
-            store8(out + t * h + 8 * v, r);
-        }
+        bf16x8 r;
+        for (int e = 0; e < 8; ++e) r.v[e] = to_bf16(acc[e]);
+        store8(out + t * h + 8 * v, r);
     }
 }
 

@@ -1,0 +1,48 @@
+# Fails when a MoE kernel, compiled as programs and bench_moe build it (sm_90, -O3, no PGAS_CHECKS), needs so
+# many registers that two blocks of 256 threads no longer fit one SM: moe::resident_blocks would then quietly give
+# every phase half the blocks it asks for (d69a99f's combine took 182 registers; it read 0.40 of the copy rate).
+#   cmake -DNVCC=... -DSOURCE=moe_example.cu -DINCLUDES="dir|dir" -DWORK=dir -P check_registers.cmake
+set(threads 256)
+set(blocks_per_sm 2)
+set(registers_per_sm 65536)
+string(REPLACE "|" ";" INCLUDES "${INCLUDES}")
+set(includes "")
+foreach(dir IN LISTS INCLUDES)
+  list(APPEND includes -I${dir})
+endforeach()
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${NVCC} -std=c++20 -O3 -DNDEBUG -arch=sm_90 -cubin -Xptxas=-v ${includes} ${SOURCE}
+                        -o ${WORK}/moe_kernels.cubin
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "moe register check: nvcc failed (${rc}):\n${err}")
+endif()
+# ptxas prints, per kernel, "Compiling entry function '<mangled>'" then "Used N registers".
+string(REPLACE "\n" ";" lines "${out}${err}")
+set(kernel "")
+set(checked 0)
+set(failures "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "Compiling entry function '_ZN3moe[0-9]+((ll|tp)_(dispatch|combine)_kernel)")
+    set(kernel ${CMAKE_MATCH_1})
+  elseif(kernel AND line MATCHES "Used ([0-9]+) registers")
+    set(used ${CMAKE_MATCH_1})
+    # Registers are allocated per warp in units of 256 (8 per thread).
+    math(EXPR allocated "(${used} + 7) / 8 * 8")
+    math(EXPR need "${allocated} * ${threads} * ${blocks_per_sm}")
+    message(STATUS "${kernel}: ${used} registers a thread; ${blocks_per_sm} blocks of ${threads} need ${need} of ${registers_per_sm}")
+    math(EXPR checked "${checked} + 1")
+    if(need GREATER registers_per_sm)
+      string(APPEND failures "\n  ${kernel} uses ${used} registers a thread: ${blocks_per_sm} blocks of ${threads} threads need ${need} of an SM's ${registers_per_sm}")
+    endif()
+    set(kernel "")
+  endif()
+endforeach()
+if(NOT checked EQUAL 4)
+  message(FATAL_ERROR "moe register check: found ${checked} of the 4 MoE kernels in ptxas's report:\n${out}${err}")
+endif()
+if(failures)
+  message(FATAL_ERROR "moe register check: every MoE kernel must fit ${blocks_per_sm} blocks per SM "
+                      "(moe::resident_blocks asks for that many):${failures}")
+endif()
+message(STATUS "moe register check: the 4 kernels fit ${blocks_per_sm} blocks of ${threads} threads per SM")
