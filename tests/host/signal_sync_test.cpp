@@ -1,7 +1,10 @@
 // Host transport: put_signal ordering, signal ops, waits and tests, fence/quiet, team sync and barrier.
 #include "support.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <string>
+#include <thread>
 #include <vector>
 
 TEST_CASE_TEMPLATE("put_signal never exposes stale data (set and add)", G, pgas::thread, pgas::block) {
@@ -166,4 +169,31 @@ TEST_CASE("a team barrier really waits for every member") {
         if (ctx.my_pe() == 0) REQUIRE(*ctx.local(mark) == 7u);
         w.barrier();
     }, test::options());
+}
+
+// A wait on a loaded machine: each miss yields the CPU, and a yield can cost milliseconds when other threads are
+// runnable (2 cores shared with a build: the fault table's stopped PE was named after 2.8-3.0 s instead of ~0.8 s,
+// every check 256 yields apart). Here each miss sleeps 5 ms: the wait must still look at the heartbeats within a
+// few dozen polls, not 256.
+TEST_CASE("a wait whose polls yield slowly still names a stopped process soon after the heartbeat bound") {
+    using namespace std::chrono;
+    std::uint64_t own = pgas::detail::now_ns();
+    std::uint64_t stopped = own - 600'000'000;  // silent for 600 ms: past the 500 ms bound already
+    std::uint64_t* words[2] = {&own, &stopped};
+    const pgas::detail::heartbeat_table table{words, 2, 0, 500'000'000};
+    pgas::runtime_state runtime;
+    runtime.timeout_ns = 60'000'000'000;
+    runtime.heartbeats = &table;
+    const auto start = steady_clock::now();
+    std::string what;
+    try {
+        pgas::detail::poll_until(
+            runtime, 0, "slow wait", [] { return false; }, [](std::uint64_t) { FAIL("timed out instead"); },
+            pgas::detail::no_hook{}, [](unsigned) { std::this_thread::sleep_for(milliseconds(5)); });
+    } catch (const pgas::error& e) {
+        what = e.what();
+    }
+    const auto waited = duration_cast<milliseconds>(steady_clock::now() - start).count();
+    CHECK_MESSAGE(what.find("PE 1 stopped responding") != std::string::npos, what);
+    CHECK_MESSAGE(waited < 500, "named after " << waited << " ms");
 }

@@ -25,7 +25,7 @@ namespace detail {
 // clock (steady_clock: CLOCK_MONOTONIC, one clock for the whole node) from its
 // bootstrap watcher, every heartbeat_period_ns. Two readers apply one rule
 // (stale_peer): a host-side wait that has lasted longer than the period
-// compares its peers' stamps with its own clock every 256 polls and names the
+// compares its peers' stamps with its own clock every 16 polls and names the
 // first one older than the bound (errc::peer_failed with the silence in ms);
 // and the watcher itself, every tick, raises the peer-failure flag for such a
 // peer, which ends device-side waits too (kernels cannot read host clocks).
@@ -106,10 +106,10 @@ inline int stale_peer(const heartbeat_table& table, std::uint64_t now, std::uint
     return -1;
 }
 
-// Host side of poll_until, every 256 polls once the wait has lasted a
+// Host side of poll_until, every 16 polls (poll_check_mask) once the wait has lasted a
 // heartbeat period: throws errc::peer_failed naming the first peer whose
 // stamp is older than the bound. n relaxed loads of lines their owners
-// write every 50 ms: nothing beside the yields of 256 host polls.
+// write every 50 ms: nothing beside the yields of 16 host polls.
 inline void check_heartbeats(const heartbeat_table& table, const char* call, int pe, std::uint64_t now,
                              std::uint64_t waited_ns) {
     if (waited_ns < heartbeat_period_ns) return;

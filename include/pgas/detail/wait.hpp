@@ -59,7 +59,7 @@ PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset,
 // What a wait may add to the plain spin of poll_until, each a callable:
 // progress() runs before every retry and drives what the condition waits for
 // (the IBGDA CQ poll); back_off(polls) runs after every miss; check() runs
-// every 256 polls beside the peer-failure check and may end the wait with its
+// every poll_check_mask() + 1 polls beside the peer-failure check and may end the wait with its
 // own diagnostic (a stopped proxy).
 struct no_hook {
     PGAS_HD void operator()() const {}
@@ -69,8 +69,15 @@ struct relax_back_off {
     PGAS_HD void operator()(unsigned) const { relax(); }
 };
 
+// How many polls apart a wait runs its checks (peer failure, check(), the clock, heartbeats), as a mask. The GPU:
+// every 256, where a poll is a few cycles and a %globaltimer read is not free. The host: every 16, since each miss
+// yields the CPU, and on a loaded machine a yield can cost milliseconds: 256 of them between checks named a stopped
+// process after 2.6-3.0 s instead of the heartbeat bound's ~0.8 s (the fault table on 2 cores shared with a build).
+// A clock read and the abort flag every 16 yields cost nothing beside the yields themselves.
+PGAS_HD inline unsigned poll_check_mask() { NV_IF_TARGET(NV_IS_DEVICE, (return 255u;), (return 15u;)) }
+
 // The one polling loop of every pgas wait (heap words, the proxy ring, IBGDA
-// completions): calls attempt() until it returns true; every 256 polls checks
+// completions): calls attempt() until it returns true; every 256 polls (16 on the host: poll_check_mask) checks
 // the peer-failure flag, check() and the clock, on the host the peers'
 // heartbeats (detail/heartbeat.hpp: a stopped process, errc::peer_failed
 // naming it), and calls on_timeout(waited_ms) once runtime's timeout has passed. The clock is first
@@ -78,7 +85,7 @@ struct relax_back_off {
 // between a barrier's first poll and its second and cost every 2-PE barrier
 // ~0.55 us on 2xH200 (bench_coll_tune barrier2: red.release + inline polls
 // 1.31 us, through this loop 1.86 us). Timeouts therefore count from the
-// 256th poll.
+// first check (the 256th poll on the GPU).
 template <class Attempt, class OnTimeout, class Progress = no_hook, class BackOff = relax_back_off,
           class Check = no_hook>
 PGAS_HD void poll_until(const runtime_state& runtime, int pe, const char* call, Attempt&& attempt,
@@ -91,7 +98,7 @@ PGAS_HD void poll_until(const runtime_state& runtime, int pe, const char* call, 
         progress();
         if (attempt()) return;
         back_off(polls);
-        if ((polls & 255u) != 0) continue;
+        if ((polls & poll_check_mask()) != 0) continue;
         if (runtime.abort_flag && *runtime.abort_flag != 0)
             report(errc::peer_failed, call, pe, "stopped waiting: failed PE", *runtime.abort_flag - 1);
         check();
