@@ -69,15 +69,19 @@ pgas_separable_twins() { if pgas_have_gpu; then echo ON; else echo OFF; fi; }
 # CI without a GPU compiles the GPU code only to check it (PTX, no device optimisation: PGAS_CUDA_CHECK_ONLY in
 # CMakeLists.txt); wherever the binaries can run, they are built in full.
 pgas_cuda_check_only() { if [[ ${PGAS_CI:-0} == 1 ]] && ! pgas_have_gpu; then echo ON; else echo OFF; fi; }
+# The sanitizer lanes (tests/sanitizers: host suites under ASan+UBSan, thread-mode suites under TSan, host code
+# only, about 3.5 minutes of compile on 2 cores) are built and run in CI, or where PGAS_SANITIZERS=1 asks for them.
+pgas_sanitizer_lanes() { if [[ ${PGAS_CI:-0} == 1 || ${PGAS_SANITIZERS:-0} == 1 ]]; then echo ON; else echo OFF; fi; }
 # Configures $1 (default build) with the log in $1/configure.log; prints the log when configure fails.
 pgas_configure() {
   local build=${1:-build} start=$SECONDS gpu_code
   gpu_code=$(pgas_gpu_code)
   mkdir -p "$build"
   echo "pgas: configuring $build (log: $build/configure.log); GPU-only tests and benchmarks: $gpu_code" \
-       "(PGAS_BUILD_GPU_CODE: on with a GPU or PGAS_CI=1)"
+       "(PGAS_BUILD_GPU_CODE: on with a GPU or PGAS_CI=1); sanitizer lanes: $(pgas_sanitizer_lanes)" \
+       "(PGAS_SANITIZER_LANES: on with PGAS_CI=1 or PGAS_SANITIZERS=1)"
   if ! cmake -S "$_pgas_root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPGAS_BUILD_GPU_CODE="$gpu_code" -DPGAS_BUILD_COMPILE_CHECKS="$(pgas_compile_checks)" -DPGAS_BUILD_SEPARABLE_TWINS="$(pgas_separable_twins)" \
-       -DPGAS_CUDA_CHECK_ONLY="$(pgas_cuda_check_only)" \
+       -DPGAS_CUDA_CHECK_ONLY="$(pgas_cuda_check_only)" -DPGAS_SANITIZER_LANES="$(pgas_sanitizer_lanes)" \
        > "$build/configure.log" 2>&1; then
     echo "pgas: configure failed; $build/configure.log:" >&2
     cat "$build/configure.log" >&2

@@ -37,6 +37,12 @@ struct heap_layout {
     // is part of its speed, so reserved words never shift it.
     static constexpr std::uint64_t user_offset = (heartbeat_offset + heartbeat_bytes + 4095) / 4096 * 4096;
     static_assert(user_offset % 4096 == 0);
+    // A word nobody writes (zero since the heap was made), after the heartbeat line and before user_offset: the
+    // target of the libfabric proxy's flush, an 8-byte read whose completion orders the puts before it. The flush
+    // read offset 0 before, the world team's barrier epoch, which its owner increments meanwhile: a data race
+    // (ThreadSanitizer in the sanitizer lane), harmless to the value thrown away but undefined behaviour.
+    static constexpr std::uint64_t flush_word_offset = heartbeat_offset + heartbeat_bytes;
+    static_assert(flush_word_offset + 8 <= user_offset);
 
     PGAS_HD static constexpr std::uint64_t slot_offset(int slot) {
         return team_sync_offset + std::uint64_t(slot) * sizeof(team_sync_slot);

@@ -23,6 +23,14 @@ PGAS_HD T load_acquire(const T* address) {
     return word.load(cuda::memory_order_acquire);
 }
 
+// The peer-failure flag (runtime_state::abort_flag: failed PE + 1, 0 while none). Other host threads write it
+// while waits poll it (a PE thread that throws, the bootstrap watcher, the proxy's mirror copy), so the host
+// reads it atomically: a plain volatile read of it is a data race (ThreadSanitizer's report in the sanitizer
+// lane, tests/sanitizers). The GPU keeps its volatile load of the mapped page.
+PGAS_HD inline int load_abort_flag(const volatile int* flag) {
+    NV_IF_TARGET(NV_IS_DEVICE, (return *flag;), (return load_acquire(const_cast<const int*>(flag));))
+}
+
 
 // The one diagnostic of a wait that timed out, on the host and on the GPU:
 //   pgas: <call> on PE <pe>: timed out after <ms> ms waiting for <what>; raise PGAS_TIMEOUT_MS if the wait is legitimate
@@ -99,8 +107,9 @@ PGAS_HD void poll_until(const runtime_state& runtime, int pe, const char* call, 
         if (attempt()) return;
         back_off(polls);
         if ((polls & poll_check_mask()) != 0) continue;
-        if (runtime.abort_flag && *runtime.abort_flag != 0)
-            report(errc::peer_failed, call, pe, "stopped waiting: failed PE", *runtime.abort_flag - 1);
+        if (runtime.abort_flag)
+            if (const int failed = load_abort_flag(runtime.abort_flag); failed != 0)
+                report(errc::peer_failed, call, pe, "stopped waiting: failed PE", failed - 1);
         check();
         const std::uint64_t now = now_ns();
         if (!started) {

@@ -1085,8 +1085,10 @@ private:
     static void raise_abort(state_t& state, int failed_pe) {
         int expected = 0;
         state.abort->compare_exchange_strong(expected, failed_pe + 1);
-        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state.memory.get()))
-            if (*gpu->abort_flag() == 0) *gpu->abort_flag() = failed_pe + 1;
+        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state.memory.get())) {
+            expected = 0;  // atomically, as waits on other threads read it (detail::load_abort_flag)
+            std::atomic_ref<int>(*const_cast<int*>(gpu->abort_flag())).compare_exchange_strong(expected, failed_pe + 1);
+        }
     }
 
     std::unique_ptr<state_t> state_;

@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/core/ordering.hpp>
+#include <pgas/detail/heap_layout.hpp>
 #include <pgas/host/libfabric/provider.hpp>
 #include <pgas/transport/proxy/command.hpp>
 
@@ -843,8 +844,8 @@ private:
         for (std::size_t i = 0; i < n; ++i) queue_.pop_front();
     }
 
-    // An 8-byte FI_ATOMIC_READ (or fi_read) of `pe`'s heap: completes after
-    // every write posted to `pe` before it was processed there. False: try again later.
+    // An 8-byte FI_ATOMIC_READ (or fi_read) of `pe`'s heap (its flush word, which nobody writes: heap_layout):
+    // completes after every write posted to `pe` before it was processed there. False: try again later.
     bool post_flush(int pe) {
         if (free_records_.empty()) return false;
         peer& p = peers_[std::size_t(pe)];
@@ -860,9 +861,10 @@ private:
         r.device_copy = false;
         // shm: the atomic is a command answered from the target's queue; its
         // fi_read would add a process_vm_writev at the target.
+        const std::uint64_t flush_word = p.base + pgas::detail::heap_layout::flush_word_offset;
         const ssize_t rc = ordered_ ? fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, scratch + 16, scratch_desc_, p.addr,
-                                                      p.base, p.key, FI_UINT64, FI_ATOMIC_READ, &r.context)
-                                    : fi_read(ep_, scratch + 16, 8, scratch_desc_, p.addr, p.base, p.key, &r.context);
+                                                      flush_word, p.key, FI_UINT64, FI_ATOMIC_READ, &r.context)
+                                    : fi_read(ep_, scratch + 16, 8, scratch_desc_, p.addr, flush_word, p.key, &r.context);
         if (rc == -FI_EAGAIN) return false;
         if (rc != 0) {
             work w{};

@@ -342,7 +342,7 @@ private:
         if (cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable) !=
             cudaSuccess)
             detail::throw_error(errc::cuda, pe, "libfabric_domain", "cudaHostAlloc of the peer-failure flag failed");
-        *host = *world_->runtime().abort_flag;
+        *host = detail::load_abort_flag(world_->runtime().abort_flag);
         abort_mirror_.reset(host);
         void* device = nullptr;
         if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess)

@@ -132,9 +132,11 @@ inline std::string atomic_problems(const std::function<int(fi_op, fi_datatype, s
         if (rc == 0) continue;
         if (count++ < 3) {
             if (!problems.empty()) problems += ", ";
-            // fi_tostr returns a static buffer: one call per statement.
-            const std::string op = fi_tostr(&need.op, FI_TYPE_ATOMIC_OP);
-            const std::string type = fi_tostr(&need.type, FI_TYPE_ATOMIC_TYPE);
+            // fi_tostr_r, not fi_tostr: fi_tostr writes one static buffer of libfabric's, and every PE thread of
+            // a process checks its providers at once (ThreadSanitizer saw two PE threads writing it).
+            char op[64], type[64];
+            fi_tostr_r(op, sizeof op, &need.op, FI_TYPE_ATOMIC_OP);
+            fi_tostr_r(type, sizeof type, &need.type, FI_TYPE_ATOMIC_TYPE);
             problems += std::string(kind_name(need.kind)) + " " + op + " on " + type + ": " + fi_strerror(-rc);
         }
     }

@@ -366,8 +366,9 @@ private:
                        detail::load_acquire(&ring_.slot(l.cursor, c).seq) != l.cursor + 1;
             }
             if (opts_.abort_mirror != nullptr) {
-                const int failed = *opts_.abort_source;
-                if (*opts_.abort_mirror != failed) *opts_.abort_mirror = failed;
+                const int failed = pgas::detail::load_abort_flag(opts_.abort_source);
+                int* mirror = const_cast<int*>(opts_.abort_mirror);
+                if (detail::load_acquire(mirror) != failed) detail::store_release(mirror, failed);
             }
             idle_.store(idle, std::memory_order_release);
             if (busy) {
