@@ -2,11 +2,11 @@
 # the same sources, definitions and libraries with ASan+UBSan (lane asan) or TSan (lane tsan), at -O1 -g, their
 # tests labelled host and the lane's name. Host code only: no GPU code, benchmarks, examples or compile checks.
 # Left out (the areas' CMakeLists.txt say why): process-mode cases under TSan, coll's data-movement and reduction
-# cases, libfabric's RMA/atomic/window cases, and the ibgda emulated-NIC suite. Under ASan+UBSan that suite is clean
-# (35 cases) but its twin costs 112 s of compile on 2 cores for no fault path of issue 13. Under TSan it reads CQEs
-# (transport/ibgda/access.hpp) with volatile loads and standalone fences, the GPU's idiom, which TSan does not model:
-# it reported the NIC thread's reads of a put's source against the PE's next writes of it (3 of 35 cases), which
-# needs an audit of that completion path on the host before the lane can tell a real race from its blind spot.
+# cases, libfabric's RMA/atomic/window cases, and the ibgda emulated-NIC suite under ASan+UBSan (clean, 35 cases,
+# but its twin costs 112 s of compile on 2 cores for no fault path of issue 13). That suite runs under TSan: its
+# reports (the NIC thread's read of a put's source against the PE's write before the put) came from the doorbell
+# record published by a release fence and a relaxed store, a synchronisation TSan does not model; the host's
+# producers now publish it with a release store (transport/ibgda/access.hpp), and the suite is clean.
 option(PGAS_SANITIZER_LANES "Build twins of the host suites under ASan+UBSan and TSan, and test them" OFF)
 if(NOT PGAS_SANITIZER_LANES)
   return()

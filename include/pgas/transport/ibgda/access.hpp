@@ -34,9 +34,15 @@ struct ibgda_system_access {
     PGAS_HD void fence_before_doorbell_record() const {
         cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
     }
+    // Relaxed after the release fence on the GPU. On the host (the emulated NIC's producers) a release store as
+    // well: the same ordering, and one ThreadSanitizer can see (it does not model standalone fences, and took the
+    // NIC thread's read of a put's source for a race with the PE's write before the put).
     PGAS_HD void write_doorbell_record(std::uint32_t* send_counter, std::uint32_t big_endian) const {
-        cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(*send_counter)
-            .store(big_endian, cuda::memory_order_relaxed);
+        NV_IF_TARGET(NV_IS_DEVICE,
+                     (cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(*send_counter)
+                          .store(big_endian, cuda::memory_order_relaxed);),
+                     (cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(*send_counter)
+                          .store(big_endian, cuda::memory_order_release);))
     }
     PGAS_HD void fence_before_doorbell() const {
         cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
