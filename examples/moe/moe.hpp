@@ -445,7 +445,8 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_buffers
 // eighth of the threads idle (7168 / 8 = 3.5 vectors per thread). One pair per thread and pass: two (d69a99f)
 // kept sixteen vectors and their sixteen peer pointers live, 182 registers a thread, so one block of 256 threads
 // filled an SM's registers and resident_blocks gave every MoE kernel half the blocks it asks for (combine read
-// 0.40 of the copy rate on one H200, 2026-11-26). Its GPU test asserts that two blocks fit.
+// 0.40 of the copy rate on one H200, 2026-11-26). The CI test `example: moe kernels fit two blocks per SM`
+// (check_registers.cmake, ptxas's register count) keeps every MoE kernel within two blocks per SM.
 template <class Tr>
 PGAS_HD void reduce_tokens_in_place(const pgas::device::context<Tr>& ctx, const tp_buffers& b, int begin, int end) {
     const config& c = b.cfg;
