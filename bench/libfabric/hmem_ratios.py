@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """The pgas/provider table of bench_libfabric_gpu_hmem (issue 18).
 
-  bench_libfabric_gpu_hmem --benchmark_out=hmem.json --benchmark_out_format=json
+  bench_libfabric_gpu_hmem --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true \
+      --benchmark_out=hmem.json --benchmark_out_format=json
   python3 bench/libfabric/hmem_ratios.py hmem.json
 
 Latency: us per 8 B put+quiet and pgas/provider (target <= 1.3). Bandwidth: GB/s per size and
 pgas/provider (target >= 0.9 from 1 MiB). Each pgas path is set against the provider alone on the
 same memory: hmem shm against raw fi_write between the GPU heaps (FI_HMEM), the staged paths against
 raw fi_write between host heaps of the same provider (what their provider side is).
+
+Each figure is the median over repetitions. shm's own GPU-memory bandwidth moves by +-12% from one measurement to
+the next (1.44-1.92 GB/s on one H100), so one run per path decides nothing: repetitions, interleaved at random with
+the other paths' (Google Benchmark's --benchmark_enable_random_interleaving), put both sides through the same drift.
 """
+import statistics
 import json
 import sys
 
@@ -18,7 +24,7 @@ BASELINE = {0: 3, 1: 4, 2: 5}  # pgas path -> the provider alone it is compared 
 
 def main(path):
     runs = [b for b in json.load(open(path))["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
-    lat, bw, errors = {}, {}, {}
+    lat, bw, errors = {}, {}, {}  # lat/bw: every repetition's figure, by path (and size)
     for b in runs:
         parts = b["name"].split("/")
         index = int(parts[1])
@@ -26,11 +32,15 @@ def main(path):
             errors[PATHS[index]] = b.get("error_message", "")
             continue
         if parts[0] == "hmem_put_quiet":
-            lat[index] = b["us_per_op"]
+            lat.setdefault(index, []).append(b["us_per_op"])
         elif parts[0] == "hmem_put_bandwidth":
-            bw[(index, int(parts[2]))] = b["GBps"]
+            bw.setdefault((index, int(parts[2])), []).append(b["GBps"])
+    repetitions = max((len(v) for v in list(lat.values()) + list(bw.values())), default=0)
+    lat = {k: statistics.median(v) for k, v in lat.items()}
+    bw = {k: statistics.median(v) for k, v in bw.items()}
     for name, why in errors.items():
         print(f"skipped: {name}: {why}")
+    print(f"\nmedians over up to {repetitions} repetitions")
     print("\n8 B put + quiet latency (us)")
     print(f"{'path':18} {'pgas':>8} {'provider':>9} {'ratio':>6}  target <= 1.3")
     for p, base in BASELINE.items():
