@@ -402,6 +402,9 @@ TEST_CASE("hostile client vs pgasrun -n 4: an impostor with the token that comes
     // Whoever shows the token is one of the job's ranks: the root cannot tell the real rank 3 from a process of
     // the same user that read the token. The impostor completes the world, so the root stops listening and the
     // real rank 3 finds nobody; the impostor's silence is the root's error in world init, naming PE 3.
+    // Or, when the real rank 3's connect lands in the listener's backlog just before the root closes it (seen once
+    // in CI's ASan lane), the kernel resets that connection and PE 3 reports the closed handshake at once; pgasrun
+    // then stops the job before PE 0's world-init bound. Either way the job fails within the bound, naming rank 3.
     auto attacked = run_job([](attack_context& c) {
         auto s = connect_to(c.port);
         auto frame = hello_frame(world - 1, world, c.token);
@@ -410,12 +413,17 @@ TEST_CASE("hostile client vs pgasrun -n 4: an impostor with the token that comes
     });
     const bool exited_non_zero = WIFEXITED(attacked.status) && WEXITSTATUS(attacked.status) != 0;
     CHECK_MESSAGE(exited_non_zero, attacked.output);
-    CHECK_MESSAGE(test::contains(attacked.output, "[0] unexpected error after"), attacked.output);
-    CHECK_MESSAGE(test::contains(attacked.output, "pgas: world init #0 (allgather of "), attacked.output);
-    CHECK_MESSAGE(test::contains(attacked.output, "on PE 0: PE(s) 3 did not reach it within 5000 ms"), attacked.output);
     CHECK_MESSAGE(test::contains(attacked.output, "[3] unexpected error after"), attacked.output);
-    CHECK_MESSAGE(test::contains(attacked.output, "pgas: bootstrap init on PE 3: cannot reach the root (PE 0) at "
-                                                  "127.0.0.1:"),
-                  attacked.output);
+    const bool refused = test::contains(attacked.output, "pgas: bootstrap init on PE 3: cannot reach the root (PE 0) at "
+                                                         "127.0.0.1:");
+    const bool reset = test::contains(attacked.output, "pgas: bootstrap init on PE 3: the root at 127.0.0.1:") &&
+                       test::contains(attacked.output, "closed the connection during the handshake");
+    CHECK_MESSAGE((refused || reset), attacked.output);
+    if (refused) {  // PE 3 waited out its bound: PE 0's world init names it first
+        CHECK_MESSAGE(test::contains(attacked.output, "[0] unexpected error after"), attacked.output);
+        CHECK_MESSAGE(test::contains(attacked.output, "pgas: world init #0 (allgather of "), attacked.output);
+        CHECK_MESSAGE(test::contains(attacked.output, "on PE 0: PE(s) 3 did not reach it within 5000 ms"),
+                      attacked.output);
+    }
     CHECK_MESSAGE(attacked.after_gate_s < 10, attacked.output);  // the 5 s bootstrap bound, pgasrun's 1 s grace
 }
