@@ -19,7 +19,13 @@ def main(build):
     tests = json.loads(listing)["tests"]
     query = subprocess.run(["ninja", "-C", build, "-t", "query", "gpu-suite"], check=True, capture_output=True,
                            text=True).stdout
-    suite = {line.strip() for line in query.splitlines()[2:] if line.startswith("    ") and "outputs:" not in line}
+    suite = set()  # the paths listed under "  input: phony", up to "  outputs:" (what depends on gpu-suite)
+    section = None
+    for line in query.splitlines():
+        if line.startswith("  ") and not line.startswith("    "):
+            section = line.strip()
+        elif line.startswith("    ") and section is not None and section.startswith("input:"):
+            suite.add(line.strip())
     problems = []
     for test in tests:
         command = test.get("command")

@@ -12,11 +12,10 @@ if(NOT PGAS_SANITIZER_LANES)
   return()
 endif()
 set(pgas_sanitize_asan -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-set(pgas_sanitize_tsan -fsanitize=thread)
-# GCC warns (-Wtsan) at every standalone atomic_thread_fence that TSan does not model it: dozens of lines per
-# translation unit, the library's GPU-side fences compiled for the host. What that can cost is a false report, which
+# -Wno-tsan: GCC warns at every standalone atomic_thread_fence that TSan does not model it, dozens of lines per
+# translation unit (the library's GPU-side fences compiled for the host). What that can cost is a false report, which
 # the lane would show (as a266c60's doorbell fence did); the warning itself says nothing about this code.
-set(pgas_tsan_compile_only -Wno-tsan)
+set(pgas_sanitize_tsan -fsanitize=thread -Wno-tsan)
 # The runtimes come with the compiler (GCC: libasan, libubsan and libtsan, which libgcc-N-dev depends on).
 include(CheckCXXSourceCompiles)
 foreach(lane asan tsan)
@@ -56,7 +55,7 @@ function(pgas_sanitizer_twin target lane)
       set_property(TARGET ${twin} PROPERTY ${property} "${value}")
     endif()
   endforeach()
-  target_compile_options(${twin} PRIVATE ${pgas_sanitize_${lane}} ${pgas_${lane}_compile_only} -O1 -g)
+  target_compile_options(${twin} PRIVATE ${pgas_sanitize_${lane}} -O1 -g)
   target_link_options(${twin} PRIVATE ${pgas_sanitize_${lane}})
   foreach(program IN LISTS arg_RETARGET)
     add_dependencies(${twin} ${program}_${lane})
