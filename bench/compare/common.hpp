@@ -157,12 +157,27 @@ inline plan fit(plan p, double op_us, double budget = budget_us()) {
     return p;
 }
 
-// --- forked ranks (NVSHMEM and NCCL baselines: one process per GPU) -------------
+// --- forked ranks (every program: one process per rank) --------------------------
+//
+// A program runs PGAS_COMPARE_RANKS ranks (default 2), rank r on GPU r % GPUs
+// (scripts/bench-compare sets it: one rank per GPU). It is read from the
+// environment because main forks the ranks before any CUDA call, so it cannot
+// count the GPUs itself. Point-to-point benchmarks run between ranks 0 and 1
+// while the others wait (rank_timer::rank0_only, or a kernel that returns at
+// once on ranks >= 2); barriers and collectives run on all of them.
 
 // Memory shared by the forked ranks: a barrier, a failure flag, a blob in
 // which rank 0 publishes its unique id (NCCL's or NVSHMEM's) and one value per
-// rank for max_over_ranks.
+// rank for max_over_ranks. Sized for max_ranks, whatever the run's count.
 constexpr int max_ranks = 64;
+
+// The rank count of this run: PGAS_COMPARE_RANKS, default 2; at least 2 (the
+// point-to-point benchmarks need ranks 0 and 1), at most max_ranks.
+inline int rank_count() {
+    const long n = env_long("PGAS_COMPARE_RANKS", 2);
+    COMPARE_REQUIRE(n >= 2 && n <= max_ranks, "PGAS_COMPARE_RANKS=%ld: between 2 and %d ranks", n, max_ranks);
+    return int(n);
+}
 struct shared_area {
     std::atomic<unsigned> arrived{0};
     std::atomic<unsigned> generation{0};
@@ -453,36 +468,44 @@ inline const char* name(coll c) {
 // `bytes` is nccl-tests' size: the whole buffer (allreduce, broadcast), the
 // gathered output (allgather), the input to scatter (reduce_scatter), one
 // rank's send buffer (alltoall). Elements are float (sum for reductions).
+// Where the elements do not split evenly over the ranks (a rank count that
+// is not a power of two), each rank's share is rounded down, as nccl-tests
+// does, and `bytes` of the shape is the size measured (the record's size);
+// with a power-of-two rank count it is always the size asked.
 struct coll_shape {
     std::size_t send_elems = 0;  // per rank
     std::size_t recv_elems = 0;  // per rank
     std::size_t count = 0;       // the count argument NCCL/NVSHMEM take
-    bool valid = false;          // false: bytes do not split over the ranks
+    std::size_t bytes = 0;       // nccl-tests' size of what is measured (see above)
+    bool valid = false;          // false: not one element per rank
 };
 
 inline coll_shape shape(coll c, std::size_t bytes, int n_ranks) {
     coll_shape s;
     const std::size_t total = bytes / sizeof(float);
     const std::size_t n = std::size_t(n_ranks);
-    if (total == 0) return s;
+    if (total == 0 || n == 0) return s;
+    const std::size_t share = total / n;  // elements per rank (allgather, reduce_scatter, alltoall)
     switch (c) {
         case coll::allreduce:
         case coll::broadcast:
-            s = {total, total, total, true};
+            s.send_elems = s.recv_elems = s.count = total;
             break;
         case coll::allgather:
-            if (total % n) return s;
-            s = {total / n, total, total / n, true};
+            if (share == 0) return s;
+            s.send_elems = share, s.recv_elems = share * n, s.count = share;
             break;
         case coll::reduce_scatter:
-            if (total % n) return s;
-            s = {total, total / n, total / n, true};
+            if (share == 0) return s;
+            s.send_elems = share * n, s.recv_elems = share, s.count = share;
             break;
         case coll::alltoall:
-            if (total % n) return s;
-            s = {total, total, total / n, true};  // count: elements to each peer
+            if (share == 0) return s;
+            s.send_elems = s.recv_elems = share * n, s.count = share;  // count: elements to each peer
             break;
     }
+    s.bytes = std::max(s.send_elems, s.recv_elems) * sizeof(float);
+    s.valid = true;
     return s;
 }
 
@@ -584,18 +607,24 @@ inline std::string utc_now() {
     return text;
 }
 
-// "2x NVIDIA H200" (plus PGAS_COMPARE_MACHINE when set, e.g. the lent kind).
-inline std::string machine_name(int n_gpus, int device) {
+// The GPUs a run of n_ranks uses, "4x NVIDIA H100 80GB HBM3" (one GPU per
+// rank, fewer when ranks share them: "1x" for two ranks on one GPU), or
+// PGAS_COMPARE_MACHINE when set (e.g. the lent kind). The rank count is the
+// record's own field.
+inline std::string machine_name(int n_ranks, int device) {
     if (const char* m = std::getenv("PGAS_COMPARE_MACHINE"); m && *m) return m;
+    int gpus = 0;
+    COMPARE_CUDA(cudaGetDeviceCount(&gpus));
     cudaDeviceProp prop{};
     COMPARE_CUDA(cudaGetDeviceProperties(&prop, device));
-    return std::to_string(n_gpus) + "x " + prop.name;
+    return std::to_string(std::min(n_ranks, gpus)) + "x " + prop.name;
 }
 
 // One result: one JSON object on one line of stdout (the schema of
 // docs/perf/README.md). `bytes` is the message size; algbw = bytes / us.
 struct record {
     std::string impl, benchmark;
+    int ranks = 0;              // the run's rank count (every rank, also those a point-to-point figure leaves idle)
     std::size_t bytes = 0;
     timing t;
     double busbw_factor = 1.0;  // 0: a latency figure with no bandwidth
@@ -604,6 +633,7 @@ struct record {
 };
 
 inline void emit(const record& r, const std::string& machine, const std::string& date) {
+    COMPARE_REQUIRE(r.ranks >= 1, "emit: %s/%s has no rank count", r.impl.c_str(), r.benchmark.c_str());
     const double algbw = r.busbw_factor > 0 && r.t.us > 0 ? double(r.bytes) / (r.t.us * 1e3) : 0.0;
     std::printf("{\"impl\": \"%s\", \"benchmark\": \"%s\", \"bytes\": %zu, \"us\": %.4f, \"algbw_GBps\": %.3f, "
                 "\"busbw_GBps\": %.3f, \"min_us\": %.4f, \"max_us\": %.4f, \"iters\": %d, \"reps\": %d, "
@@ -611,6 +641,7 @@ inline void emit(const record& r, const std::string& machine, const std::string&
                 r.impl.c_str(), r.benchmark.c_str(), r.bytes, r.t.us, algbw, algbw * r.busbw_factor, r.t.min_us,
                 r.t.max_us, r.t.iters, r.t.reps, r.ok ? "true" : "false");
     if (r.rate_mops > 0) std::printf(", \"rate_Mops\": %.3f", r.rate_mops);
+    std::printf(", \"ranks\": %d", r.ranks);
     std::printf(", \"machine\": \"%s\", \"date\": \"%s\"}\n", machine.c_str(), date.c_str());
     std::fflush(stdout);
 }

@@ -1,8 +1,9 @@
 // NCCL's side of the side-by-side comparison: the five collectives on plain buffers ("nccl") and symmetric windows ("nccl-symm").
 //
 // One process per GPU (the setting of the reference figures in issue 4):
-// main forks two ranks before any CUDA call; rank 0 makes the unique id and
-// hands it to rank 1 through shared memory; ncclCommInitRank in each.
+// main forks PGAS_COMPARE_RANKS ranks (default 2) before any CUDA call, rank r
+// on GPU r % GPUs (NCCL refuses two ranks on one GPU); rank 0 makes the unique
+// id and hands it to the others through shared memory; ncclCommInitRank(N) in each.
 // Plain buffers come from cudaMalloc; symmetric ones from ncclMemAlloc,
 // registered with ncclCommWindowRegister(..., NCCL_WIN_COLL_SYMMETRIC).
 // NVLink multicast (NVLS) is forced off.
@@ -36,6 +37,7 @@ struct buffers {
 struct bench {
     compare::ranks& rk;
     int me = 0;
+    int device = 0;  // this rank's GPU (rank % GPUs)
     ncclComm_t comm = nullptr;
     cudaStream_t stream = nullptr;
     std::string machine, date;
@@ -79,7 +81,7 @@ struct bench {
             const auto pl = compare::plan_for(bytes);
             // the ranks agree on the plan (capture's group): graphs of different lengths would hang
             std::vector<compare::lane> lanes{
-                compare::capture(me, stream, pl, [&](cudaStream_t s) { enqueue(c, b, sh, s); }, &rk)};
+                compare::capture(device, stream, pl, [&](cudaStream_t s) { enqueue(c, b, sh, s); }, &rk)};
             auto t = compare::replay(lanes, [&] { rk.barrier(); }, &rk);
             compare::release(lanes[0]);
             const bool mine = (c == compare::coll::broadcast && me == 0) ||
@@ -89,7 +91,8 @@ struct bench {
             compare::record r;
             r.impl = b.impl;
             r.benchmark = compare::name(c);
-            r.bytes = bytes;
+            r.ranks = n;
+            r.bytes = sh.bytes;
             r.t = t;
             r.busbw_factor = compare::busbw_factor(c, n);
             r.ok = ok;
@@ -100,16 +103,20 @@ struct bench {
 
 int run_rank(compare::ranks& rk) {
     const int me = rk.rank();
-    COMPARE_CUDA(cudaSetDevice(me));
+    int gpus = 0;
+    COMPARE_CUDA(cudaGetDeviceCount(&gpus));
+    const int device = me % gpus;
+    COMPARE_CUDA(cudaSetDevice(device));
     ncclUniqueId id{};
     if (me == 0) COMPARE_NCCL(ncclGetUniqueId(&id));
     id = rk.broadcast_blob(id);
 
     bench b{rk};
     b.me = me;
+    b.device = device;
     COMPARE_NCCL(ncclCommInitRank(&b.comm, rk.size(), id, me));
     COMPARE_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
-    b.machine = compare::machine_name(rk.size(), me);
+    b.machine = compare::machine_name(rk.size(), device);
     b.date = compare::utc_now();
     b.max_bytes = compare::sweep_sizes().back();
     if (me == 0) {
@@ -155,5 +162,5 @@ int run_rank(compare::ranks& rk) {
 int main() {
     // Never NVLink multicast (shared machines: docs/perf/README.md).
     setenv("NCCL_NVLS_ENABLE", "0", 1);
-    return compare::run_forked(2, [](compare::ranks& rk) { return run_rank(rk); });
+    return compare::run_forked(compare::rank_count(), [](compare::ranks& rk) { return run_rank(rk); });
 }

@@ -1,9 +1,11 @@
 // NVSHMEM's side of the side-by-side comparison: pgas_compare's measurements with NVSHMEM 3.x, one JSON line each.
 //
-// One process per GPU: main forks two ranks before any CUDA call; rank 0
-// makes an NVSHMEM unique id and hands it to rank 1 through shared memory;
-// both init with NVSHMEMX_INIT_WITH_UNIQUEID. Built with -rdc against
-// libnvshmem_device.a. NVLink multicast (NVLS) is forced off.
+// One process per GPU: main forks PGAS_COMPARE_RANKS ranks (default 2) before
+// any CUDA call, rank r on GPU r % GPUs; rank 0 makes an NVSHMEM unique id and
+// hands it to the others through shared memory (ranks::broadcast_blob); all
+// init with NVSHMEMX_INIT_WITH_UNIQUEID. Point-to-point figures run between
+// PEs 0 and 1 (the others wait); barriers and collectives on every PE. Built
+// with -rdc against libnvshmem_device.a. NVLink multicast (NVLS) is forced off.
 #include "common.hpp"
 #include "p2p_kernels.cuh"
 
@@ -31,8 +33,10 @@ using compare::block_threads;
 
 // --- kernels (the same shapes as pgas_compare's) ----------------------------------
 
+// PEs 0 and 1 bounce the flag (as pgas_compare's); PEs 2 and up return at once.
 __global__ void pingpong(std::uint64_t* flag, std::uint64_t* base, int rounds) {
     const int me = nvshmem_my_pe(), peer = 1 - me;
+    if (me > 1) return;
     const std::uint64_t start = *base;
     for (int i = 1; i <= rounds; ++i) {
         const std::uint64_t v = start + std::uint64_t(i);
@@ -135,6 +139,7 @@ struct bench {
         compare::record r;
         r.impl = "nvshmem";
         r.benchmark = benchmark;
+        r.ranks = rk.size();
         r.bytes = bytes;
         r.t = t;
         r.busbw_factor = factor;
@@ -185,7 +190,7 @@ struct bench {
     void bandwidth(const char* benchmark, bool is_put, bool grid) {
         for (std::size_t bytes : compare::sweep_sizes()) {
             if (bytes > max_bytes) break;
-            // poison the destination: put lands on PE 1, get on PE 0
+            // poison the destination: put lands on PE 1, get on PE 0 (PEs 2 and up wait)
             if (me == (is_put ? 1 : 0)) COMPARE_CUDA(cudaMemset(dst, 0xff, bytes));
             COMPARE_CUDA(cudaDeviceSynchronize());
             rank0_only([&] {
@@ -300,7 +305,7 @@ struct bench {
             const bool mine = (c == compare::coll::broadcast && me == 0) ||
                               compare::check_output(c, me, n, recv, sh);
             const bool ok = rk.all_ok(mine);
-            emit(compare::name(c), bytes, t, compare::busbw_factor(c, n), ok);
+            emit(compare::name(c), sh.bytes, t, compare::busbw_factor(c, n), ok);
         }
     }
 };
@@ -309,7 +314,7 @@ void set_default_env(const char* name, const char* value) { setenv(name, value, 
 
 int run_rank(compare::ranks& rk) {
     const int me = rk.rank();
-    // Rank r on GPU r % GPUs: on a one-GPU machine both ranks share it, NVSHMEM's "multiple PEs per GPU"
+    // Rank r on GPU r % GPUs: on a one-GPU machine two ranks share it, NVSHMEM's "multiple PEs per GPU"
     // (under CUDA MPS; point-to-point and barriers, no on-stream collectives there).
     int gpus = 0;
     COMPARE_CUDA(cudaGetDeviceCount(&gpus));
@@ -327,7 +332,7 @@ int run_rank(compare::ranks& rk) {
     bench b{rk};
     b.me = me;
     b.device = device;
-    b.machine = compare::machine_name(gpus, device);
+    b.machine = compare::machine_name(rk.size(), device);
     b.date = compare::utc_now();
     b.max_bytes = compare::sweep_sizes().back();
     COMPARE_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
@@ -377,5 +382,5 @@ int main() {
     set_default_env("NVSHMEM_REMOTE_TRANSPORT", "none");
     // src + dst of 256 MiB each plus NVSHMEM's own scratch.
     set_default_env("NVSHMEM_SYMMETRIC_SIZE", "1610612736");
-    return compare::run_forked(2, [](compare::ranks& rk) { return run_rank(rk); });
+    return compare::run_forked(compare::rank_count(), [](compare::ranks& rk) { return run_rank(rk); });
 }

@@ -1,9 +1,10 @@
 // pgas's side of the side-by-side comparison: the same measurements as nvshmem_compare and nccl_compare, one JSON line each.
 //
-// One PE per process, as users launch it and as nvshmem_compare runs: two forked ranks, rank r on GPU
-// r % GPUs (so on a one-GPU machine both share GPU 0; run them under CUDA MPS), each joining the world with
-// world::init_gpu over the TCP bootstrap on 127.0.0.1. Point-to-point figures time PE 0 alone; the
-// ping-pong, barrier and collectives run on both, timed on PE 0.
+// One PE per process, as users launch it and as nvshmem_compare runs: PGAS_COMPARE_RANKS forked ranks
+// (default 2), rank r on GPU r % GPUs (so on a one-GPU machine two ranks share GPU 0; run them under CUDA
+// MPS), each joining the world with world::init_gpu over the TCP bootstrap on 127.0.0.1. Point-to-point
+// figures time PE 0 alone (towards PE 1); the ping-pong runs on PEs 0 and 1; barriers and collectives run
+// on every PE; all are timed on PE 0.
 #include "common.hpp"
 #include "p2p_kernels.cuh"
 
@@ -61,9 +62,11 @@ using compare::block_threads;
 
 // PE 0 and PE 1 bounce one flag `rounds` times; values grow across launches
 // (base lives in each GPU's own memory) so graph replays need no reset.
+// PEs 2 and up return at once (their graphs still replay with the others').
 __global__ void pingpong(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> flag,
                          std::uint64_t* base, int rounds) {
     const int me = ctx.my_pe(), peer = 1 - me;
+    if (me > 1) return;
     const std::uint64_t start = *base;
     for (int i = 1; i <= rounds; ++i) {
         const std::uint64_t v = start + std::uint64_t(i);
@@ -226,6 +229,7 @@ struct bench {
         compare::record r;
         r.impl = "pgas";
         r.benchmark = benchmark;
+        r.ranks = rk.size();
         r.bytes = bytes;
         r.t = t;
         r.busbw_factor = factor;
@@ -273,7 +277,7 @@ struct bench {
     void bandwidth(const char* benchmark, bool is_put, bool grid) {
         for (std::size_t bytes : compare::sweep_sizes()) {
             if (bytes > max_bytes) break;
-            // poison the destination: put lands on PE 1, get on PE 0
+            // poison the destination: put lands on PE 1, get on PE 0 (PEs 2 and up wait)
             if (me == (is_put ? 1 : 0)) COMPARE_CUDA(cudaMemset(mine(dst), 0xff, bytes));
             COMPARE_CUDA(cudaDeviceSynchronize());
             rank0_only([&] {
@@ -358,7 +362,7 @@ struct bench {
             const bool mine_ok = (c == compare::coll::broadcast && me == 0) ||
                                  compare::check_output(c, me, n, mine(fdst), sh);
             const bool ok = rk.all_ok(mine_ok);
-            emit(compare::name(c), bytes, t, compare::busbw_factor(c, n), ok);
+            emit(compare::name(c), sh.bytes, t, compare::busbw_factor(c, n), ok);
         }
         // the sources hold the collectives' pattern now: restore the put/get one
         compare::fill(reinterpret_cast<float*>(mine(src)), max_bytes / 4, float(me) + 1.5f);
@@ -407,7 +411,7 @@ int run_rank(compare::ranks& rk) {
 
     bench b{rk, w, w.context<pgas::nvlink>()};
     b.me = me;
-    b.machine = compare::machine_name(gpus, me % gpus);
+    b.machine = compare::machine_name(rk.size(), me % gpus);
     b.date = compare::utc_now();
     b.max_bytes = max_bytes;
     COMPARE_CUDA(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
@@ -448,17 +452,19 @@ int run_rank(compare::ranks& rk) {
 }  // namespace
 
 int main() {
-    // Two ranks as two processes, like nvshmem_compare (no CUDA call before the fork). On a one-GPU machine
-    // both share GPU 0: start the CUDA MPS daemon first, or the two processes are time-sliced.
+    // PGAS_COMPARE_RANKS ranks (default 2) as that many processes, like nvshmem_compare (no CUDA call before
+    // the fork). Ranks beyond the GPU count share GPUs: start the CUDA MPS daemon first, or they are
+    // time-sliced.
+    const int n = compare::rank_count();
     const std::string root = "127.0.0.1:" + std::to_string(free_local_port());
     setenv("PGAS_ROOT", root.c_str(), 1);
-    setenv("PGAS_WORLD_SIZE", "2", 1);
-    setenv("PGAS_LOCAL_SIZE", "2", 1);
+    setenv("PGAS_WORLD_SIZE", std::to_string(n).c_str(), 1);
+    setenv("PGAS_LOCAL_SIZE", std::to_string(n).c_str(), 1);
     if (!std::getenv("PGAS_TOKEN")) {  // 128 random bits, as pgasrun's
         std::random_device random;
         char token[33];
         std::snprintf(token, sizeof token, "%08x%08x%08x%08x", random(), random(), random(), random());
         setenv("PGAS_TOKEN", token, 1);
     }
-    return compare::run_forked(2, [](compare::ranks& rk) { return run_rank(rk); });
+    return compare::run_forked(n, [](compare::ranks& rk) { return run_rank(rk); });
 }

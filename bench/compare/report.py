@@ -9,10 +9,16 @@ this script. Every ratio is a ratio of times, pgas / peer: below 1 pgas is
 faster (for bandwidth rows too: the time ratio is the inverse of the
 bandwidth ratio).
 
+Each record says its run's rank count ("ranks"; records from before the
+field existed were all 2 ranks). Figures are compared only with figures of
+the same rank count: table.md has one part per rank count, in increasing
+order, each with its own summary, tables and gap list; with several rank
+counts the plots are <benchmark>-<N>ranks.png and latency_summary-<N>ranks.png.
+
 Objects with a "status" are failure notes, not figures (scripts/bench-compare
 writes them to failures.jsonl): {"impl", "benchmark" (null: every one),
 "bytes" (null: every size), "status" ("timed out", "failed", "not run",
-"not built"), "program", "detail"}. They go to failures.json, and the table
+"not built"), "program", "detail", "ranks"}. They go to failures.json, and the table
 says the status where a figure is missing. After the table, the rows where
 pgas has a figure and a peer has none are listed, with the reason if known.
 """
@@ -53,6 +59,14 @@ WHAT = {
 # them; nccl_compare: the collectives): a row where pgas has a figure and such
 # a peer has none is a gap, listed after the table.
 EXPECTED = {"nvshmem": set(ORDER), "nccl": set(COLLECTIVES), "nccl-symm": set(COLLECTIVES)}
+# Point-to-point benchmarks: ranks 0 and 1 only, whatever the rank count (barriers and collectives: all ranks).
+PAIR = {"p_pingpong", "put_quiet_on_stream", "atomic_fetch_add", "put_rate_8B", "put_block", "put_nbi_grid",
+        "get_block", "get_nbi_grid"}
+
+
+def ranks_of(r):
+    """The rank count of a record or note; the programs ran 2 ranks before they said so."""
+    return r.get("ranks", 2)
 
 
 def load(paths):
@@ -77,7 +91,7 @@ def load(paths):
     latest = {}
     for r in records:
         if "status" not in r:
-            latest[(r.get("impl"), r.get("benchmark"), r.get("bytes"))] = r  # dicts keep first-insertion order
+            latest[(ranks_of(r), r.get("impl"), r.get("benchmark"), r.get("bytes"))] = r  # dicts keep insertion order
     return list(latest.values()), notes
 
 
@@ -93,7 +107,15 @@ def validate(records):
             problems.append(f"record {i} ({r.get('impl')}/{r.get('benchmark')}/{r.get('bytes')}): us = {r['us']}")
         if r.get("ok") is False:
             problems.append(f"record {i} ({r.get('impl')}/{r.get('benchmark')}/{r.get('bytes')}): output check failed")
+        if not good_ranks(r):
+            problems.append(f"record {i} ({r.get('impl')}/{r.get('benchmark')}): 'ranks' = {r['ranks']!r}")
     return problems
+
+
+def good_ranks(r):
+    """'ranks', when present, is a whole number of at least 2 (the point-to-point rows need ranks 0 and 1)."""
+    n = r.get("ranks", 2)
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 2
 
 
 def validate_notes(notes):
@@ -105,6 +127,8 @@ def validate_notes(notes):
             problems.append(f"failure note {i}: 'benchmark' is neither a string nor null")
         if n.get("bytes") is not None and (not isinstance(n["bytes"], int) or isinstance(n["bytes"], bool)):
             problems.append(f"failure note {i}: 'bytes' is neither an integer nor null")
+        if not good_ranks(n):
+            problems.append(f"failure note {i}: 'ranks' = {n['ranks']!r}")
     return problems
 
 
@@ -207,11 +231,15 @@ def gap_lines(found):
     return lines
 
 
-def markdown(table, records, command, notes=()):
+def markdown(table, records, command, notes=(), ranks=2):
+    """One rank count's part of table.md (its records and notes only)."""
     machines = sorted({r["machine"] for r in records})
     dates = sorted({r["date"] for r in records})
-    out = ["# pgas vs NVSHMEM and NCCL", ""]
+    out = [f"# pgas vs NVSHMEM and NCCL: {ranks} ranks", ""]
     out.append(f"Machine: {', '.join(machines)}. Run: {dates[0]}" + (f" to {dates[-1]}" if len(dates) > 1 else "") + ".")
+    out.append(f"Ranks: {ranks}, one process each." + (
+        f" Point-to-point rows (ping-pong, put, get, atomics, message rate, on-stream put) run between PE 0 and "
+        f"PE 1 while the others wait; barriers and collectives run on all {ranks}." if ranks > 2 else ""))
     if command:
         out.append(f"Command: `{command}`.")
     out += ["",
@@ -221,7 +249,7 @@ def markdown(table, records, command, notes=()):
             "for point-to-point). nccl-best is the faster of nccl (plain buffers) and nccl-symm (symmetric "
             "windows) at each size. — : not measured; *failed*, *timed out*, *not run*, *not built*: no figure, "
             "and the run recorded why (listed at the end).", ""]
-    out += summary(table)
+    out += summary(table, ranks)
     failed = [r for r in records if r.get("ok") is False]
     if failed:
         out.append(f"**{len(failed)} figures failed their output check** (marked ✗); do not trust them.")
@@ -229,7 +257,7 @@ def markdown(table, records, command, notes=()):
     for bench in ordered(table):
         impls = table[bench]
         peers = columns(bench, impls, notes)
-        out.append(f"## {bench}")
+        out.append(f"## {bench} ({ranks} ranks{': PE 0 and PE 1' if bench in PAIR and ranks > 2 else ''})")
         if bench in WHAT:
             out.append(f"_{WHAT[bench]}_")
         out.append("")
@@ -255,13 +283,13 @@ def markdown(table, records, command, notes=()):
         out.append("")
     found = gap_lines(gaps(table, notes))
     if found:
-        out += ["## Peer figures missing", "",
+        out += [f"## Peer figures missing ({ranks} ranks)", "",
                 "Rows where pgas has a figure and a peer that measures the benchmark has none:", ""]
         out += [f"- {line}" for line in found] + [""]
     return "\n".join(out) + "\n"
 
 
-def summary(table):
+def summary(table, ranks=2):
     """Per benchmark and peer: geometric mean of pgas/peer over the common sizes, and the worst size."""
     rows = []
     for bench in ordered(table):
@@ -283,7 +311,7 @@ def summary(table):
             rows.append(f"| {bench} | " + " | ".join(cells) + " |")
     if not rows:
         return []
-    head = ["## Summary: pgas / peer time (geometric mean over sizes; below 1 pgas is faster)", "",
+    head = [f"## Summary ({ranks} ranks): pgas / peer time (geometric mean over sizes; below 1 pgas is faster)", "",
             "| benchmark | " + " | ".join(PEERS) + " |", "|---|" + "---|" * len(PEERS)]
     return head + rows + [""]
 
@@ -292,7 +320,8 @@ def mark(r):
     return " ✗" if r is not None and r.get("ok") is False else ""
 
 
-def plots(table, outdir):
+def plots(table, outdir, ranks=2, suffix=""):
+    """The PNGs of one rank count: <benchmark><suffix>.png and latency_summary<suffix>.png."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -316,15 +345,15 @@ def plots(table, outdir):
             lat.plot(xs, [per[x]["us"] for x in xs], label=impl, **style)
             bw.plot(xs, [per[x]["busbw_GBps"] for x in xs], label=impl, **style)
         lat.set(xscale="log", yscale="log", xlabel="message size (bytes)", ylabel="µs per operation (lower is better)",
-                title=f"{bench}: latency")
+                title=f"{bench}, {ranks} ranks: latency")
         bw.set(xscale="log", xlabel="message size (bytes)", ylabel="busbw GB/s (higher is better)",
-               title=f"{bench}: bandwidth")
+               title=f"{bench}, {ranks} ranks: bandwidth")
         for ax in (lat, bw):
             ax.set_xscale("log", base=2)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend()
         fig.tight_layout()
-        path = os.path.join(outdir, f"{bench}.png")
+        path = os.path.join(outdir, f"{bench}{suffix}.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
@@ -338,11 +367,11 @@ def plots(table, outdir):
             else:
                 values, label = [r["us"] for r in firsts], "µs (lower is better)"
             ax.bar(names, values, color=[styles.get(n, {}).get("color", "gray") for n in names])
-            ax.set(title=bench, ylabel=label)
+            ax.set(title=f"{bench}, {ranks} ranks", ylabel=label)
             for i, v in enumerate(values):
                 ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom")
         fig.tight_layout()
-        path = os.path.join(outdir, "latency_summary.png")
+        path = os.path.join(outdir, f"latency_summary{suffix}.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
@@ -364,7 +393,7 @@ def main(argv):
     if not records:
         raise SystemExit("no records in " + ", ".join(inputs))
     problems = validate(records) + validate_notes(notes)
-    notes = [n for n in notes if isinstance(n.get("impl"), str) and isinstance(n.get("status"), str)]
+    notes = [n for n in notes if isinstance(n.get("impl"), str) and isinstance(n.get("status"), str) and good_ranks(n)]
     for p in problems:
         print("report.py: " + p, file=sys.stderr)
     os.makedirs(outdir, exist_ok=True)
@@ -375,21 +404,33 @@ def main(argv):
         with open(os.path.join(outdir, "failures.json"), "w") as f:
             json.dump(notes, f, indent=1)
         written.append(os.path.join(outdir, "failures.json"))
-    table = index(records)
+    tabled = [r for r in records if good_ranks(r)]  # (the others are in results.json and the problems above)
+    counts = sorted({ranks_of(r) for r in tabled})
+    stray = sorted({ranks_of(n) for n in notes} - set(counts))
+    if stray:
+        print(f"report.py: failure notes for {', '.join(map(str, stray))} ranks, with no figure at that rank count: "
+              "in failures.json only", file=sys.stderr)
+    parts, pngs, found = [], [], {}
+    for n in counts:
+        mine = [r for r in tabled if ranks_of(r) == n]
+        their_notes = [x for x in notes if ranks_of(x) == n]
+        table = index(mine)
+        parts.append(markdown(table, mine, args.command, their_notes, n))
+        if not args.no_plots:
+            pngs += plots(table, outdir, n, f"-{n}ranks" if len(counts) > 1 else "")
+        found[n] = gap_lines(gaps(table, their_notes))
     with open(os.path.join(outdir, "table.md"), "w") as f:
-        f.write(markdown(table, records, args.command, notes))
-    written.append(os.path.join(outdir, "table.md"))
-    if not args.no_plots:
-        written += plots(table, outdir)
+        f.write("\n".join(parts))
+    written += [os.path.join(outdir, "table.md")] + pngs
     for path in written:
         print("wrote " + path)
-    found = gap_lines(gaps(table, notes))
-    if found:
-        print(f"report.py: where pgas has a figure and a peer has none ({len(found)} lines):")
-        for line in found:
-            print("  " + line)
-    else:
-        print("report.py: every pgas figure has its peers' figures beside it")
+    for n in counts:
+        if found[n]:
+            print(f"report.py: {n} ranks: where pgas has a figure and a peer has none ({len(found[n])} lines):")
+            for line in found[n]:
+                print("  " + line)
+        else:
+            print(f"report.py: {n} ranks: every pgas figure has its peers' figures beside it")
     if args.check:
         missing = [p for p in written if not os.path.getsize(p)]
         if problems or missing:
