@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/cuda_check.hpp>
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/libfabric/backend.hpp>
@@ -274,7 +275,7 @@ private:
             // GPU producers over a host heap: to the GPU current now.
             const int cuda_device =
                 gpu_heap ? device_of(w.heap_memory().local_base(local), w.local_pe(local)) : current;
-            const device_guard on_device(cuda_device);
+            const detail::device_guard on_device(cuda_device, w.local_pe(local), "libfabric_domain");
             auto pe = std::make_unique<local_pe>();
             if (gpu_producers && !gpu_heap) pe->register_heap(w.heap_memory().local_base(local), w.heap_bytes(), w.local_pe(local));
             ofi::fabric_backend::setup s;
@@ -360,19 +361,6 @@ private:
             detail::throw_error(errc::cuda, pe, "libfabric_domain", "cannot find the GPU of this PE's heap");
         return attributes.device;
     }
-
-    // Makes `device` current for a scope (nothing when -1).
-    struct device_guard {
-        explicit device_guard(int device) {
-            if (device < 0) return;
-            cudaGetDevice(&previous);
-            cudaSetDevice(device);
-        }
-        ~device_guard() {
-            if (previous >= 0) cudaSetDevice(previous);
-        }
-        int previous = -1;
-    };
 
     // World PE 0's process says once per distinct path (the PEs agreed on the
     // provider, and the heap is one kind for all) whether GPU memory goes over
