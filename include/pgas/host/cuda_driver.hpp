@@ -31,6 +31,7 @@ struct driver_api {
     decltype(&::cuMemImportFromShareableHandle) cuMemImportFromShareableHandle = nullptr;
     decltype(&::cuMemGetAddressRange) cuMemGetAddressRange = nullptr;  // register_window: the allocation of a pointer
     decltype(&::cuMemRetainAllocationHandle) cuMemRetainAllocationHandle = nullptr;  // and its VMM handle, if any
+    decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;  // whether it is cudaMalloc memory
 };
 
 template <class Fn>
@@ -66,6 +67,7 @@ inline const driver_api& driver() {
         resolve(a.cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle");
         resolve(a.cuMemGetAddressRange, "cuMemGetAddressRange");
         resolve(a.cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle");
+        resolve(a.cuPointerGetAttribute, "cuPointerGetAttribute");
         return a;
     }();
     return api;

@@ -96,7 +96,7 @@ public:
     std::byte* local_base(int local) const override { return pe_base(local_pes_[std::size_t(local)]); }
     std::byte* const* peer_bases(int) const override { return bases_.data(); }
     void zero(int local, std::uint64_t offset, std::uint64_t bytes) override {
-        check_cuda(cudaSetDevice(devices_[std::size_t(local)]), local, "alloc", "cudaSetDevice");
+        const device_guard on_device(devices_[std::size_t(local)], local, "alloc");
         check_cuda(cudaMemset(local_base(local) + offset, 0, bytes), local, "alloc", "cudaMemset of the new block");
         check_cuda(cudaDeviceSynchronize(), local, "alloc", "cudaDeviceSynchronize after clearing");
     }

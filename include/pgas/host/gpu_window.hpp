@@ -6,11 +6,13 @@
 #include <pgas/host/cuda_check.hpp>
 #include <pgas/host/cuda_driver.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -51,8 +53,9 @@ inline const char* memory_kind(cudaMemoryType type) {
 }
 
 // Checks that [p, p + bytes) is GPU memory of `device` inside one allocation (cudaPointerGetAttributes,
-// cuMemGetAddressRange). Needs the world's CUDA context (a GPU heap exists).
-inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int device) {
+// cuMemGetAddressRange), for PE `pe`. cuMemGetAddressRange looks in the current context only, so `device` is made
+// current for it (a process that drives several GPUs finds nothing of GPU 1's in GPU 0's context).
+inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int device, int pe) {
     gpu_buffer out;
     cudaPointerAttributes attributes{};
     const cudaError_t status = cudaPointerGetAttributes(&attributes, p);
@@ -72,6 +75,7 @@ inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int dev
                       " but this PE runs on GPU " + std::to_string(device);
         return out;
     }
+    const device_guard on_device(device, pe, "register_window");
     CUdeviceptr base = 0;
     std::size_t size = 0;
     const CUresult found = driver().cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(p));
@@ -95,9 +99,11 @@ inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int dev
 
 // Makes the allocation at `allocation` shareable with the node's other processes: a CUDA IPC handle for cudaMalloc
 // memory, else (cuMemCreate memory, which has no legacy IPC handle) its VMM handle exported as a POSIX descriptor
-// into `fd` (the caller owns it). Returns why neither works, or an empty string.
-inline std::string export_allocation(std::uint64_t allocation, cudaIpcMemHandle_t& handle, buffer_sharing& how,
-                                     int& fd) {
+// into `fd` (the caller owns it), with `device` (the allocation's GPU, PE `pe`'s) current. Returns why neither works,
+// or an empty string.
+inline std::string export_allocation(std::uint64_t allocation, int device, int pe, cudaIpcMemHandle_t& handle,
+                                     buffer_sharing& how, int& fd) {
+    const device_guard on_device(device, pe, "register_window");
     void* const at = reinterpret_cast<void*>(allocation);
     const cudaError_t ipc = cudaIpcGetMemHandle(&handle, at);
     if (ipc == cudaSuccess) {
@@ -126,7 +132,8 @@ inline std::string export_allocation(std::uint64_t allocation, cudaIpcMemHandle_
 
 // The node peers' allocations this process mapped for windows (cudaIpcOpenMemHandle, or a VMM handle imported from
 // its descriptor and mapped), each once however many windows lie in it (opening one IPC handle twice fails on some
-// drivers), unmapped when its last window is released.
+// drivers), unmapped when its last window is released. Each is opened and closed with the GPU it was mapped for
+// current (the runtime maps IPC handles into the current device's context), whatever the caller's current device.
 class ipc_mappings {
 public:
     ipc_mappings() = default;
@@ -136,10 +143,13 @@ public:
         for (auto& [key, mapping] : open_) unmap(mapping);
     }
 
-    // PE `pe`'s allocation `allocation` (its address there) mapped here; `me` names the caller in errors.
-    std::byte* open(int me, int pe, std::uint64_t allocation, const cudaIpcMemHandle_t& handle) {
+    // PE `pe`'s allocation `allocation` (its address there) mapped here for `device`; `me` names the caller in
+    // errors.
+    std::byte* open(int me, int pe, std::uint64_t allocation, const cudaIpcMemHandle_t& handle, int device) {
         auto& mapping = open_[{pe, allocation}];
         if (mapping.references++ == 0) {
+            mapping.device = device;
+            const device_guard on_device(device, me, "register_window");
             void* address = nullptr;
             const cudaError_t status = cudaIpcOpenMemHandle(&address, handle, cudaIpcMemLazyEnablePeerAccess);
             if (status != cudaSuccess) {
@@ -161,6 +171,8 @@ public:
         if (mapping.references++ > 0) return mapping.address;
         mapping.vmm = true;
         mapping.bytes = bytes;
+        mapping.device = device;
+        const device_guard on_device(device, me, "register_window");
         const auto step = [&](CUresult status, const char* what) {
             if (status == CUDA_SUCCESS) return;
             const char* name = "unknown error";
@@ -200,6 +212,7 @@ private:
     struct mapping {
         std::byte* address = nullptr;
         int references = 0;
+        int device = -1;  // the GPU it was mapped for
         bool vmm = false;  // the rest for cuMemCreate memory: what open_vmm has done so far, undone in reverse
         bool imported = false;
         bool mapped = false;
@@ -208,6 +221,7 @@ private:
     };
 
     static void unmap(mapping& m) {
+        const device_guard on_device(m.device);
         if (!m.vmm) {
             if (m.address != nullptr) (void)cudaIpcCloseMemHandle(m.address);
             return;
@@ -222,16 +236,49 @@ private:
 };
 
 // Kernels of one process's PEs on different GPUs read each other's cudaMalloc buffers directly: peer access must be
-// on (the heap needs none, cuMemSetAccess maps it). Already-enabled pairs are fine.
+// on (the heap needs none, cuMemSetAccess maps it). Already-enabled pairs are fine. The caller's current device stays.
 inline void enable_peer_access(int from, int to, int pe) {
     if (from == to) return;
-    check_cuda(cudaSetDevice(from), pe, "register_window", "cudaSetDevice");
+    const device_guard on_device(from, pe, "register_window");
     const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
     if (status == cudaErrorPeerAccessAlreadyEnabled) {
         (void)cudaGetLastError();
         return;
     }
     check_cuda(status, pe, "register_window", "cudaDeviceEnablePeerAccess");
+}
+
+// The same for cuMemCreate buffers, which peer access does not cover: a mapping is reachable only from the GPUs
+// cuMemSetAccess granted, so PE `pe`'s buffer (the mapping [allocation, +bytes), on `device`) is granted read-write
+// to each of `devices`, the process's other GPUs. Nothing for cudaMalloc memory (enable_peer_access) or where the
+// GPUs are one. Like peer access, the grant stays after the window is released.
+inline void grant_vmm_access(std::uint64_t allocation, std::uint64_t bytes, int device, const std::vector<int>& devices,
+                             int pe) {
+    std::vector<CUmemAccessDesc> access;
+    for (int other : devices) {
+        if (other == device ||
+            std::any_of(access.begin(), access.end(), [&](const CUmemAccessDesc& a) { return a.location.id == other; }))
+            continue;
+        CUmemAccessDesc a{};
+        a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        a.location.id = other;
+        a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        access.push_back(a);
+    }
+    if (access.empty()) return;
+    const device_guard on_device(device, pe, "register_window");
+    const auto at = static_cast<CUdeviceptr>(allocation);
+    int legacy = 0;  // cudaMalloc memory: the one kind the legacy IPC handles take
+    if (driver().cuPointerGetAttribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, at) == CUDA_SUCCESS &&
+        legacy != 0)
+        return;
+    CUmemGenericAllocationHandle vmm{};
+    if (driver().cuMemRetainAllocationHandle(&vmm, reinterpret_cast<void*>(at)) != CUDA_SUCCESS) return;  // no mapping
+    (void)driver().cuMemRelease(vmm);  // drops the retain's reference
+    check_cu(driver().cuMemSetAccess(at, bytes, access.data(), access.size()), pe, "register_window",
+             ("cuMemSetAccess granting this process's other GPUs access to the cuMemCreate buffer at " +
+              address_text(reinterpret_cast<void*>(at)))
+                 .c_str());
 }
 
 }  // namespace detail

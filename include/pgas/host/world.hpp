@@ -333,7 +333,9 @@ public:
     /// allocation (for cuMemCreate memory, inside one cuMemMap mapping): cudaMalloc'd or cuMemCreate'd. Between
     /// processes cudaMalloc memory is shared by CUDA IPC, and cuMemCreate memory as its handle exported to a POSIX
     /// descriptor, so it must be created with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in requestedHandleTypes
-    /// (else errc::invalid_argument saying so); cudaMallocAsync-pool memory only within one process. On a host heap (the host transport) any host memory of PEs
+    /// (else errc::invalid_argument saying so); cudaMallocAsync-pool memory only within one process (and, where
+    /// that process drives several GPUs, only once the pool grants them access: cudaMemPoolSetAccess, which pgas
+    /// leaves to the pool's owner). On a host heap (the host transport) any host memory of PEs
     /// that are threads of one process (init_local(n), run_threads); processes over shared memory cannot reach each
     /// other's private memory and get errc::transport_unavailable (use alloc there), unless a libfabric_domain is
     /// attached (window_observer), which reaches their buffers through the fabric. Windows are reached by
@@ -344,17 +346,20 @@ public:
     /// every PE's address and remote key into the table; a failure is errc::transport_unavailable on every PE).
     ///
     /// Returns once every PE's buffer is reachable from every local PE's kernels, with the same handle on every
-    /// PE. The buffer must outlive the window: release it with release_window before freeing it. No cap on live
-    /// windows beyond the heap: each takes n_pes() * 32 bytes (one 256-byte granule per 8 PEs) of every PE's
-    /// heap for its per-PE table, and no fixed slot table, so nothing bounds them but memory and, between
-    /// processes, the driver's IPC mappings (one per peer allocation, however many windows share it).
+    /// PE (a process that drives several GPUs turns on peer access between them for cudaMalloc memory and grants
+    /// them access to cuMemCreate mappings with cuMemSetAccess; both outlive the window). The calling thread's
+    /// current CUDA device is the same after the call as before. The buffer must outlive the window: release it
+    /// with release_window before freeing it. No cap on live windows beyond the heap: each takes n_pes() * 32
+    /// bytes (one 256-byte granule per 8 PEs) of every PE's heap for its per-PE table, and no fixed slot table, so
+    /// nothing bounds them but memory and, between processes, the driver's IPC mappings (one per peer allocation,
+    /// however many windows share it).
     ///
     /// Throws, on every PE, naming the call, the PE and the value: errc::invalid_argument for a null pointer, a
     /// count <= 0, a pointer that is not GPU memory of the PE's GPU (cudaPointerGetAttributes), a range that
     /// straddles allocations (cuMemGetAddressRange) — the PE with the bad buffer names it, the others name that
     /// PE; errc::collective_mismatch when PEs pass different sizes ("bytes = 80 here but 40 on PE 0");
     /// errc::transport_unavailable on the host transport between processes; errc::heap_exhausted when the heap
-    /// cannot hold the table; errc::cuda when CUDA IPC fails.
+    /// cannot hold the table; errc::cuda when CUDA IPC, peer access or cuMemSetAccess fails.
     template <class T, std::integral Count>
     window<T> register_window(T* buffer, Count count) {
         if (n_local_pes() != 1)
@@ -839,14 +844,16 @@ private:
             } else if (buffers[std::size_t(local)] == nullptr) {
                 problem = "null pointer (" + std::to_string(bytes) + " bytes)";
             } else if (gpu != nullptr) {
-                const auto found = detail::inspect_gpu_buffer(buffers[std::size_t(local)], bytes, gpu->device_of(local));
+                const auto found = detail::inspect_gpu_buffer(buffers[std::size_t(local)], bytes, gpu->device_of(local),
+                                                              card.pe);
                 problem = found.problem;
                 card.allocation = found.allocation;
                 card.allocation_bytes = found.allocation_bytes;
                 card.offset = found.offset;
                 if (problem.empty() && processes) {
                     int fd = -1;
-                    problem = detail::export_allocation(found.allocation, card.handle, card.sharing, fd);
+                    problem = detail::export_allocation(found.allocation, gpu->device_of(local), card.pe, card.handle,
+                                                        card.sharing, fd);
                     exported = detail::tcp::unique_fd(fd);
                 }
             }
@@ -915,7 +922,7 @@ private:
                     row.address = s.ipc.open_vmm(me, card.pe, card.allocation, card.allocation_bytes, fd,
                                                  gpu->device_of(0)) + card.offset;
                 } else {
-                    row.address = s.ipc.open(me, card.pe, card.allocation, card.handle) + card.offset;
+                    row.address = s.ipc.open(me, card.pe, card.allocation, card.handle, gpu->device_of(0)) + card.offset;
                 }
                 record.ipc_opened.emplace_back(card.pe, card.allocation);
             } catch (const error& e) {
@@ -924,10 +931,17 @@ private:
             }
         }
         if (gpu != nullptr && failure.empty() && !processes) {
-            try {  // one process's PEs on several GPUs read each other's cudaMalloc memory directly
+            try {  // one process's PEs on several GPUs read each other's buffers directly
+                std::vector<int> devices;
+                for (int local = 0; local < n_local_pes(); ++local) devices.push_back(gpu->device_of(local));
                 for (int a = 0; a < n_local_pes(); ++a)
                     for (int b = 0; b < n_local_pes(); ++b)
                         detail::enable_peer_access(gpu->device_of(a), gpu->device_of(b), local_pe(a));
+                for (int local = 0; local < n_local_pes(); ++local) {
+                    const auto& card = mine[std::size_t(local)];
+                    detail::grant_vmm_access(card.allocation, card.allocation_bytes, gpu->device_of(local), devices,
+                                             card.pe);
+                }
             } catch (const error& e) {
                 failure = e.what();
             }
@@ -966,14 +980,14 @@ private:
         return window<T>(detail::offset_tag{}, *table, std::uint64_t(count), 0, s.windows.back().id);
     }
 
-    // Copies bytes into local PE `local`'s heap at `offset` (host memory, or the PE's GPU).
+    // Copies bytes into local PE `local`'s heap at `offset` (host memory, or the PE's GPU, current for the copy).
     void write_heap(int local, std::uint64_t offset, const void* from, std::uint64_t bytes) {
         void* to = host_address(offset, local);
         if (state_->memory->host_accessible()) {
             std::memcpy(to, from, bytes);
             return;
         }
-        check_cuda_here(cudaSetDevice(device_of(local)), local, "cudaSetDevice");
+        const detail::device_guard on_device(device_of(local), local_pe(local), "register_window");
         check_cuda_here(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), local, "cudaMemcpy of the window table");
     }
     void check_cuda_here(cudaError_t status, int local, const char* what) const {
