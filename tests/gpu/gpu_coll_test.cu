@@ -1,8 +1,8 @@
-// Every on-stream collective x dtype x op x team x size on two GPUs over the NVLink transport, checked
+// Every on-stream collective x dtype x op x team x size on several GPUs over the NVLink transport, checked
 // bit-exactly against a host reference (issue #5). The cases are in gpu_coll_cases.cuh, instantiated part by
 // part in gpu_coll_<part>.cu; this file holds the test cases, which run the parts in turn on one world.
-// Suites: two_pes_one_gpu, two_gpus (one process drives both GPUs) and two_processes (one process per GPU
-// under pgasrun).
+// Suites: two_pes_one_gpu, gpus (one process drives PGAS_TEST_GPUS GPUs, default 2) and processes (one process
+// per PE under pgasrun -n N; N PEs). See gpus_suite_pes and processes_suite_pes in support.cuh.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "gpu_coll_cases.cuh"
 
@@ -45,24 +45,20 @@ TEST_SUITE("two_pes_one_gpu") {
     }
 }
 
-TEST_SUITE("two_gpus") {
-    TEST_CASE("allreduce on stream every dtype and op - reduce and reduce_scatter every dtype and every op - two GPUs driven by one process") {
-        REQUIRE_MESSAGE(gpu_count() >= 2, "this suite needs two GPUs");
-        check_reductions(2);
+TEST_SUITE("gpus") {
+    TEST_CASE("allreduce on stream every dtype and op - reduce and reduce_scatter every dtype and every op - GPUs driven by one process") {
+        check_reductions(gpus_suite_pes());
     }
-    TEST_CASE("broadcast and allgather and alltoall on stream: every dtype - two GPUs driven by one process") {
-        REQUIRE_MESSAGE(gpu_count() >= 2, "this suite needs two GPUs");
-        check_movement(2);
+    TEST_CASE("broadcast and allgather and alltoall on stream: every dtype - GPUs driven by one process") {
+        check_movement(gpus_suite_pes());
     }
 }
 
-TEST_SUITE("two_processes") {
-    TEST_CASE("allreduce on stream every dtype and op - reduce and reduce_scatter every dtype and every op - one process per GPU") {
-        REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n 2 (or mpirun or torchrun)");
-        check_reductions(2);
+TEST_SUITE("processes") {
+    TEST_CASE("allreduce on stream every dtype and op - reduce and reduce_scatter every dtype and every op - one process per PE") {
+        check_reductions(processes_suite_pes());
     }
-    TEST_CASE("broadcast and allgather and alltoall on stream: every dtype - one process per GPU") {
-        REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n 2 (or mpirun or torchrun)");
-        check_movement(2);
+    TEST_CASE("broadcast and allgather and alltoall on stream: every dtype - one process per PE") {
+        check_movement(processes_suite_pes());
     }
 }

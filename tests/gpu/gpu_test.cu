@@ -1,4 +1,5 @@
-// The device API on real GPUs over the NVLink transport: every op, every group, one and two GPUs (or two PEs on one).
+// The device API on real GPUs over the NVLink transport: every op, every group, on one GPU, on N GPUs (one process
+// driving them, or one process each) and with two PEs sharing one GPU.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
 #include <pgas/host/coll_on_stream.cuh>
@@ -501,10 +502,10 @@ TEST_SUITE("one_gpu") {
     }
 }
 
-TEST_SUITE("two_processes") {
-    TEST_CASE("every op between two GPUs with one process each (pgasrun or mpirun or torchrun with 2 processes)") {
-        REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n 2 (or mpirun or torchrun)");
-        run_suite(2);
+// One process per PE under a launcher; the PE count is the world size (processes_suite_pes in support.cuh).
+TEST_SUITE("processes") {
+    TEST_CASE("every op between PEs of one process each (pgasrun -n N, or mpirun or torchrun with N processes)") {
+        run_suite(processes_suite_pes());
     }
 }
 
@@ -519,14 +520,12 @@ TEST_SUITE("two_pes_one_gpu") {
     }
 }
 
-TEST_SUITE("two_gpus") {
-    TEST_CASE("every op between two GPUs driven by one process") {
-        REQUIRE_MESSAGE(gpu_count() >= 2, "this suite needs two GPUs");
-        run_suite(2);
-    }
+// One process drives PGAS_TEST_GPUS GPUs (default 2), one PE each.
+TEST_SUITE("gpus") {
+    TEST_CASE("every op between GPUs driven by one process") { run_suite(gpus_suite_pes()); }
     TEST_CASE("bad input: unknown device and empty device list") {
-        CHECK_THROWS_WITH_AS(pgas::world::init_local(std::vector<int>{0, 9}, options()),
-                             doctest::Contains("CUDA device 9 does not exist"), pgas::error);
+        CHECK_THROWS_WITH_AS(pgas::world::init_local(std::vector<int>{0, 99}, options()),
+                             doctest::Contains("CUDA device 99 does not exist"), pgas::error);
         CHECK_THROWS_AS(pgas::world::init_local(std::vector<int>{}, options()), pgas::error);
     }
 }

@@ -1,7 +1,9 @@
-// Registered windows on a GPU over the NVLink transport: buffers each PE allocated itself (cudaMalloc, or cuMemCreate
+// Registered windows on GPUs over the NVLink transport: buffers each PE allocated itself (cudaMalloc, or cuMemCreate
 // and mapped), reached by put, get, p, g, put_signal and atomics from kernels; PEs sharing GPU 0 in one process
-// (direct pointers) and as two processes under MPS (CUDA IPC, VMM handles as descriptors). The host-transport twin is
-// tests/host/window_test.cpp.
+// (direct pointers), one process driving N GPUs (direct pointers: peer access, cuMemSetAccess) and N processes, one
+// per GPU or sharing one under MPS (CUDA IPC, VMM handles as descriptors). The host-transport twin is
+// tests/host/window_test.cpp; the bug of a process driving several GPUs (each PE's driver calls must run with its
+// GPU current: issue 26) has none there, since the host transport has no current device.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
 
@@ -108,7 +110,8 @@ pgas::window<long long> register_all(pgas::world& w, const device_buffers& b, in
 
 // Every op on a window, one block per PE: a block-wide put to the next PE's buffer (the first half) and put_nbi
 // (the second), quiet + barrier; a get of the previous PE's buffer into the heap; p/g; fetch-adds from every PE
-// into PE 0's word 0; put_signal of 16 elements with the flag in the heap. Errors are counted, not trapped.
+// into PE 0's word 0; put_signal of 16 elements with the flag in the heap. Errors are counted (system-scope atomics:
+// the PEs may be on several GPUs), not trapped. Up to 15 PEs (p writes words 1..n, put_signal 16..31).
 __global__ void window_ops(const __grid_constant__ ctx_t ctx, pgas::window<long long> win,
                            pgas::symmetric_ptr<long long> got, pgas::symmetric_ptr<std::uint64_t> flag,
                            unsigned long long* errors) {
@@ -122,32 +125,42 @@ __global__ void window_ops(const __grid_constant__ ctx_t ctx, pgas::window<long 
     pgas::barrier_all<pgas::block>(ctx);
     const long long* mine = pgas::window_local(ctx, win);
     for (int i = 32 + int(threadIdx.x); i < count; i += int(blockDim.x))
-        if (mine[i] != 1000000LL * prev + i) atomicAdd(errors, 1ull);
+        if (mine[i] != 1000000LL * prev + i) atomicAdd_system(errors, 1ull);
     pgas::get<pgas::block>(ctx, ctx.local(got), win + 32, count - 32, prev);
     const int prev2 = (prev + n - 1) % n;
     for (int i = int(threadIdx.x); i < count - 32; i += int(blockDim.x))
-        if (ctx.local(got)[i] != 1000000LL * prev2 + i + 32) atomicAdd(errors, 1ull);
+        if (ctx.local(got)[i] != 1000000LL * prev2 + i + 32) atomicAdd_system(errors, 1ull);
     if (threadIdx.x == 0) {
         pgas::p(ctx, win + 1 + me, 7LL + me, next);
         for (int i = 0; i < 10; ++i) pgas::atomic_add(ctx, win, 1LL, 0);
     }
     pgas::barrier_all<pgas::block>(ctx);
     if (threadIdx.x == 0) {
-        if (pgas::g(ctx, win + 1 + prev, me) != 7LL + prev) atomicAdd(errors, 1ull);
-        if (pgas::atomic_fetch(ctx, win, 0) != 10LL * n) atomicAdd(errors, 1ull);
-        if (pgas::window_peer(ctx, win + 3, next) == nullptr) atomicAdd(errors, 1ull);
+        if (pgas::g(ctx, win + 1 + prev, me) != 7LL + prev) atomicAdd_system(errors, 1ull);
+        if (pgas::atomic_fetch(ctx, win, 0) != 10LL * n) atomicAdd_system(errors, 1ull);
+        if (pgas::window_peer(ctx, win + 3, next) == nullptr) atomicAdd_system(errors, 1ull);
     }
     pgas::put_signal<pgas::block>(ctx, win + 16, src, 16, flag, 1, pgas::signal_op::add, next);
     pgas::signal_wait_until(ctx, flag, pgas::cmp::eq, 1);
     for (int i = int(threadIdx.x); i < 16; i += int(blockDim.x))
-        if (mine[16 + i] != 1000000LL * prev + i) atomicAdd(errors, 1ull);
+        if (mine[16 + i] != 1000000LL * prev + i) atomicAdd_system(errors, 1ull);
     pgas::barrier_all<pgas::block>(ctx);
+}
+
+int current_device() {
+    int device = -1;
+    CHECK_CUDA(cudaGetDevice(&device));
+    return device;
 }
 
 void check_window_ops(int n, memory kind = memory::cuda_malloc) {
     auto w = make_world(n);
     device_buffers buffers(w, count, kind);
+    // The caller's current device stays (with several GPUs, local PE 0's is not the last buffer's, where
+    // device_buffers left it, nor the one register_window last worked on).
+    CHECK_CUDA(cudaSetDevice(w.device_of(0)));
     const auto win = register_all(w, buffers, count);
+    CHECK(current_device() == w.device_of(0));
     CHECK(win.size() == std::uint64_t(count));
     auto got = w.alloc<long long>(count);
     auto flag = w.alloc<std::uint64_t>(1);
@@ -165,7 +178,9 @@ void check_window_ops(int n, memory kind = memory::cuda_malloc) {
         const int prev = (w.local_pe(i) + n - 1) % n;
         CHECK(host[count - 1] == 1000000LL * prev + count - 1);
     }
+    CHECK_CUDA(cudaSetDevice(w.device_of(0)));
     w.release_window(win);
+    CHECK(current_device() == w.device_of(0));
     CHECK(w.live_windows() == 0);
     const auto again = register_all(w, buffers, count);  // the same buffers again, after release
     w.release_window(again);
@@ -210,10 +225,10 @@ void check_bad_input(int n) {
     w.release_window(ok);
 }
 
-// Two processes, each with a cuMemCreate'd buffer that has no shareable handle type: each PE's error says how to
-// create it, and nothing is registered.
-void check_private_vmm() {
-    auto w = make_world(2);
+// Processes, each with a cuMemCreate'd buffer that has no shareable handle type: each PE's error says how to create
+// it, and nothing is registered.
+void check_private_vmm(int n) {
+    auto w = make_world(n);
     device_buffers buffers(w, 256, memory::vmm_private);
     const std::string what = error_of(w, buffers.pointers, 256);
     const std::string address = pgas::detail::address_text(reinterpret_cast<void*>(buffers.vmm[0]->reserved));
@@ -227,9 +242,9 @@ void check_private_vmm() {
     CHECK(w.live_windows() == 0);
 }
 
-// Two processes: PE 1 registers twice as many elements; both PEs report it.
-void check_size_mismatch() {
-    auto w = make_world(2);
+// Processes: PE 1 registers twice as many elements; every PE reports it (PE 1 naming PE 0, the others PE 1).
+void check_size_mismatch(int n) {
+    auto w = make_world(n);
     device_buffers buffers(w, 512);
     const int elements = w.my_pe() == 1 ? 512 : 256;
     try {
@@ -237,9 +252,9 @@ void check_size_mismatch() {
         FAIL("no error");
     } catch (const pgas::error& e) {
         CHECK(e.code() == pgas::errc::collective_mismatch);
-        CHECK(std::string(e.what()) ==
-              (w.my_pe() == 0 ? "pgas: register_window on PE 0: bytes = 2048 here but 4096 on PE 1"
-                              : "pgas: register_window on PE 1: bytes = 4096 here but 2048 on PE 0"));
+        const std::string on = "pgas: register_window on PE " + std::to_string(w.my_pe()) + ": ";
+        CHECK(std::string(e.what()) == (w.my_pe() == 1 ? on + "bytes = 4096 here but 2048 on PE 0"
+                                                       : on + "bytes = 2048 here but 4096 on PE 1"));
     }
 }
 
@@ -264,17 +279,42 @@ TEST_SUITE("two_pes_one_gpu") {
     }
 }
 
-TEST_SUITE("two_processes") {
-    TEST_CASE("register_window between processes (CUDA IPC): put/get/p/g/atomics/put_signal") { check_window_ops(2); }
-    TEST_CASE("register_window between processes (cuMemCreate'd, VMM handles as descriptors)") {
-        check_window_ops(2, memory::vmm);
+// One process drives PGAS_TEST_GPUS GPUs (default 2), one PE each: direct pointers, reachable through peer access
+// (cudaMalloc) or cuMemSetAccess (cuMemCreate). Without the PE's GPU current for its driver calls, register_window
+// failed here on PE 0 ("cuMemGetAddressRange finds no allocation holding it", issue 26).
+TEST_SUITE("gpus") {
+    TEST_CASE("register_window: cudaMalloc'd buffers reached by put/get/p/g/atomics/put_signal, GPUs driven by one process") {
+        check_window_ops(gpus_suite_pes());
     }
-    TEST_CASE("register_window between processes: one cudaMalloc'd buffer, one cuMemCreate'd") {
-        check_window_ops(2, memory::mixed);
+    TEST_CASE("register_window: cuMemCreate'd buffers without a shareable handle, GPUs driven by one process") {
+        check_window_ops(gpus_suite_pes(), memory::vmm_private);
+    }
+    TEST_CASE("register_window: cudaMalloc'd and cuMemCreate'd buffers in one window, GPUs driven by one process") {
+        check_window_ops(gpus_suite_pes(), memory::mixed);
+    }
+    TEST_CASE("bad input: register_window with host memory, a range straddling allocations, a null pointer, GPUs driven by one process") {
+        check_bad_input(gpus_suite_pes());
+    }
+}
+
+// One process per PE under a launcher (pgasrun -n N): one GPU each, or sharing one under MPS.
+TEST_SUITE("processes") {
+    TEST_CASE("register_window between processes (CUDA IPC): put/get/p/g/atomics/put_signal") {
+        check_window_ops(processes_suite_pes());
+    }
+    TEST_CASE("register_window between processes (cuMemCreate'd, VMM handles as descriptors)") {
+        check_window_ops(processes_suite_pes(), memory::vmm);
+    }
+    TEST_CASE("register_window between processes: cudaMalloc'd and cuMemCreate'd buffers in one window") {
+        check_window_ops(processes_suite_pes(), memory::mixed);
     }
     TEST_CASE("bad input: a cuMemCreate'd buffer without a shareable handle type, between processes") {
-        check_private_vmm();
+        check_private_vmm(processes_suite_pes());
     }
-    TEST_CASE("bad input: register_window between processes, host memory and a straddling range") { check_bad_input(2); }
-    TEST_CASE("bad input: different sizes across processes are reported by both") { check_size_mismatch(); }
+    TEST_CASE("bad input: register_window between processes, host memory and a straddling range") {
+        check_bad_input(processes_suite_pes());
+    }
+    TEST_CASE("bad input: different sizes across processes are reported by every PE") {
+        check_size_mismatch(processes_suite_pes());
+    }
 }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -34,6 +35,42 @@ inline bool one_process_per_gpu() {
     for (const char* var : {"PGAS_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
         if (std::getenv(var) != nullptr) return true;
     return false;
+}
+
+// The GPUs a multi-GPU suite asks for: PGAS_TEST_GPUS (set by its ctest entries, which loop over 2, 4 and 8), else
+// `otherwise`.
+inline int test_gpus(int otherwise) {
+    const char* value = std::getenv("PGAS_TEST_GPUS");
+    const int n = value != nullptr ? std::atoi(value) : 0;
+    return n > 0 ? n : otherwise;
+}
+
+// Fewer than n GPUs visible: the program ends with ctest's skip status (77, SKIP_RETURN_CODE) and says why, before
+// any world exists (under a launcher every process sees the same count and skips alike), so one test list serves
+// machines of 2, 4 and 8 GPUs.
+inline void skip_unless_gpus(int n) {
+    const int found = gpu_count();
+    if (found >= n) return;
+    std::printf("needs %d GPUs, found %d: skipped\n", n, found);
+    std::fflush(stdout);
+    std::exit(77);
+}
+
+// The suites of several GPUs, one PE each, in the two launch modes; each returns the PE count and skips (above)
+// where the machine has too few GPUs.
+//   gpus:      one process drives PGAS_TEST_GPUS GPUs (default 2) with world::init_local(devices);
+//   processes: one process per PE under a launcher (pgasrun -n N, mpirun, torchrun): N is the world size, and the
+//              GPUs needed are PGAS_TEST_GPUS (its multi_gpu entries set it to N; the entries of processes sharing
+//              one GPU under MPS leave it unset).
+inline int gpus_suite_pes() {
+    const int n = test_gpus(2);
+    skip_unless_gpus(n);
+    return n;
+}
+inline int processes_suite_pes() {
+    REQUIRE_MESSAGE(one_process_per_gpu(), "run this suite through pgasrun -n N (or mpirun or torchrun)");
+    skip_unless_gpus(test_gpus(1));
+    return pgas::read_launch_env().size;
 }
 
 // Set while a shared-GPU suite runs (share_gpu0): every PE of a one-process world on GPU 0.
