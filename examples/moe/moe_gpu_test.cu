@@ -1,4 +1,6 @@
-// The MoE example on one GPU with 2, 4 and 8 PEs sharing it (NVLink transport): both modes, bf16 and fp8, against the reference.
+// The MoE example over the NVLink transport, both modes, bf16 and fp8, against the reference: on one GPU with 2, 4 and
+// 8 PEs sharing it (suite one_gpu), and on N GPUs, one PE each, driven by one process (suite gpus: N from
+// PGAS_TEST_GPUS, default 2; with fewer GPUs the program exits 77, ctest's skip status, saying so).
 //
 // Every PE has its own non-blocking stream, and every phase is launched on
 // all PEs before the next one: the PEs' kernels wait for each other, so they
@@ -10,6 +12,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,20 +24,32 @@ using moe::check::routing;
 
 #define CHECK_CUDA(expr) REQUIRE_MESSAGE((expr) == cudaSuccess, cudaGetErrorString(cudaGetLastError()))
 
-struct shared_gpu {
+// PE i on devices[i] (several PEs may share a GPU), one process; a non-blocking stream per PE on its GPU.
+struct gpu_pes {
     pgas::world w;
     std::vector<cudaStream_t> streams;
     int blocks;
 
-    explicit shared_gpu(int n)
-        : w(pgas::world::init_local(std::vector<int>(std::size_t(n), 0), options())),
-          blocks(moe::resident_blocks(0, n)) {
-        CHECK_CUDA(cudaSetDevice(0));
-        streams.resize(std::size_t(n));
-        for (auto& s : streams) CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    explicit gpu_pes(const std::vector<int>& devices)
+        : w(pgas::world::init_local(devices, options())), blocks(blocks_for(devices)) {
+        streams.resize(devices.size());
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            CHECK_CUDA(cudaSetDevice(devices[i]));
+            CHECK_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+        }
     }
-    ~shared_gpu() {
-        for (auto s : streams) cudaStreamDestroy(s);
+    ~gpu_pes() {
+        for (std::size_t i = 0; i < streams.size(); ++i) {
+            cudaSetDevice(w.device_of(int(i)));
+            cudaStreamDestroy(streams[i]);
+        }
+    }
+    // Every PE's kernels resident beside those of the PEs sharing its GPU: the fewest blocks any GPU allows.
+    static int blocks_for(const std::vector<int>& devices) {
+        int blocks = 1 << 30;
+        for (int device : devices)
+            blocks = std::min(blocks, moe::resident_blocks(device, int(std::count(devices.begin(), devices.end(), device))));
+        return blocks;
     }
     static pgas::world_options options() {
         pgas::world_options o;
@@ -57,9 +74,30 @@ moe::config small(bool fp8, int n_pes, int blocks) {
     return c;
 }
 
+// n PEs sharing GPU 0, or n GPUs one PE each; with fewer GPUs than that the program ends with ctest's skip status.
+std::vector<int> shared_gpu(int n) { return std::vector<int>(std::size_t(n), 0); }
+std::vector<int> one_gpu_each(int n) {
+    int found = 0;
+    if (cudaGetDeviceCount(&found) != cudaSuccess) found = 0;
+    if (found < n) {
+        std::printf("needs %d GPUs, found %d: skipped\n", n, found);
+        std::fflush(stdout);
+        std::exit(77);
+    }
+    std::vector<int> devices;
+    for (int i = 0; i < n; ++i) devices.push_back(i);
+    return devices;
+}
+int gpus_wanted() {
+    const char* value = std::getenv("PGAS_TEST_GPUS");
+    return value != nullptr && std::atoi(value) > 0 ? std::atoi(value) : 2;
+}
+
 template <class Buffers, class Make, class Dispatch, class Combine, class CheckDispatch>
-void round_trips(int n, bool fp8, Make make, Dispatch dispatch, Combine combine, CheckDispatch check_dispatch) {
-    shared_gpu g(n);
+void round_trips(const std::vector<int>& devices, bool fp8, Make make, Dispatch dispatch, Combine combine,
+                 CheckDispatch check_dispatch) {
+    const int n = int(devices.size());
+    gpu_pes g(devices);
     const moe::config c = small(fp8, n, g.blocks);
     const Buffers b = make(g.w, c);
     moe::gpu_access access{g.w};
@@ -90,28 +128,21 @@ void round_trips(int n, bool fp8, Make make, Dispatch dispatch, Combine combine,
     }
 }
 
-void low_latency(int n, bool fp8) {
+void low_latency(const std::vector<int>& devices, bool fp8) {
     round_trips<moe::ll_buffers>(
-        n, fp8, moe::make_ll_buffers, moe::launch_ll_dispatch, moe::launch_ll_combine,
+        devices, fp8, moe::make_ll_buffers, moe::launch_ll_dispatch, moe::launch_ll_combine,
         [](auto& access, const moe::ll_buffers& b, const auto& want) { return moe::check::ll_dispatch(access, b, want); });
 }
-void throughput(int n, bool fp8) {
+void throughput(const std::vector<int>& devices, bool fp8) {
     round_trips<moe::tp_buffers>(
-        n, fp8, moe::make_tp_buffers, moe::launch_tp_dispatch, moe::launch_tp_combine,
+        devices, fp8, moe::make_tp_buffers, moe::launch_tp_dispatch, moe::launch_tp_combine,
         [](auto& access, const moe::tp_buffers& b, const auto& want) { return moe::check::tp_dispatch(access, b, want); });
 }
 
-}  // namespace
-
-TEST_CASE("low latency, bf16, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) low_latency(n, false); }
-TEST_CASE("low latency, fp8, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) low_latency(n, true); }
-TEST_CASE("throughput, bf16, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) throughput(n, false); }
-TEST_CASE("throughput, fp8, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) throughput(n, true); }
-
 // A whole round trip of each mode captured in one CUDA graph per PE and replayed: no host step between phases.
-TEST_CASE("both modes replay from a CUDA graph, 4 PEs on one GPU") {
-    const int n = 4;
-    shared_gpu g(n);
+void graph_replay(const std::vector<int>& devices) {
+    const int n = int(devices.size());
+    gpu_pes g(devices);
     const moe::config c = small(false, n, g.blocks);
     const auto ll = moe::make_ll_buffers(g.w, c);
     const auto tp = moe::make_tp_buffers(g.w, c);
@@ -125,6 +156,7 @@ TEST_CASE("both modes replay from a CUDA graph, 4 PEs on one GPU") {
     for (int i = 0; i < n; ++i) {
         cudaStream_t s = g.streams[std::size_t(i)];
         cudaGraph_t graph;
+        CHECK_CUDA(cudaSetDevice(g.w.device_of(i)));
         CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
         moe::launch_ll_dispatch(g.w, i, ll, batches[std::size_t(i)], s);
         moe::launch_toy_experts(g.w, i, ll, s);
@@ -137,11 +169,36 @@ TEST_CASE("both modes replay from a CUDA graph, 4 PEs on one GPU") {
         CHECK_CUDA(cudaGraphDestroy(graph));
     }
     for (int replay = 0; replay < 3; ++replay) {
-        for (int i = 0; i < n; ++i) CHECK_CUDA(cudaGraphLaunch(graphs[std::size_t(i)], g.streams[std::size_t(i)]));
+        for (int i = 0; i < n; ++i) {
+            CHECK_CUDA(cudaSetDevice(g.w.device_of(i)));
+            CHECK_CUDA(cudaGraphLaunch(graphs[std::size_t(i)], g.streams[std::size_t(i)]));
+        }
         g.sync();
         CHECK(moe::check::combine(access, c, ll.io, want, in) == "");
         CHECK(moe::check::tp_dispatch(access, tp, want) == "");
         CHECK(moe::check::combine(access, c, tp.io, want, in) == "");
     }
     for (auto e : graphs) CHECK_CUDA(cudaGraphExecDestroy(e));
+}
+
+}  // namespace
+
+TEST_SUITE("one_gpu") {
+    TEST_CASE("low latency, bf16, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) low_latency(shared_gpu(n), false); }
+    TEST_CASE("low latency, fp8, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) low_latency(shared_gpu(n), true); }
+    TEST_CASE("throughput, bf16, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) throughput(shared_gpu(n), false); }
+    TEST_CASE("throughput, fp8, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) throughput(shared_gpu(n), true); }
+    TEST_CASE("both modes replay from a CUDA graph, 4 PEs on one GPU") { graph_replay(shared_gpu(4)); }
+}
+
+TEST_SUITE("gpus") {
+    TEST_CASE("low latency, bf16 and fp8, one PE per GPU") {
+        low_latency(one_gpu_each(gpus_wanted()), false);
+        low_latency(one_gpu_each(gpus_wanted()), true);
+    }
+    TEST_CASE("throughput, bf16 and fp8, one PE per GPU") {
+        throughput(one_gpu_each(gpus_wanted()), false);
+        throughput(one_gpu_each(gpus_wanted()), true);
+    }
+    TEST_CASE("both modes replay from a CUDA graph, one PE per GPU") { graph_replay(one_gpu_each(gpus_wanted())); }
 }
