@@ -33,23 +33,22 @@ inline void check_cu(CUresult status, int pe, const char* call, const char* what
 // nothing when `device` < 0 or already current. Driver calls (cuMemGetAddressRange, cuMemMap, cuIpc*, ...) act in
 // the current context, so a process that drives several GPUs (init_local(devices)) makes each PE's GPU current for
 // the calls on that PE's behalf; restoring keeps a pgas call from changing the user's current device. The form with
-// a PE and a call throws errc::cuda naming them when the device cannot be made current; the other (for clean-up
-// and destructors) tries, and leaves the failure to the calls that follow.
+// a PE and a call throws errc::cuda naming them when the device cannot be made current; the other never throws
+// (clean-up, destructors, and callers that report a problem instead: status()).
 class device_guard {
 public:
     explicit device_guard(int device) noexcept {
         int current = -1;
-        if (device < 0 || cudaGetDevice(&current) != cudaSuccess || current == device) return;
-        if (cudaSetDevice(device) == cudaSuccess) previous_ = current;
-        else (void)cudaGetLastError();
-    }
-    device_guard(int device, int pe, const char* call) {
-        int current = -1;
         if (device < 0) return;
-        check_cuda(cudaGetDevice(&current), pe, call, "cudaGetDevice");
-        if (current == device) return;
-        check_cuda(cudaSetDevice(device), pe, call, ("cudaSetDevice(" + std::to_string(device) + ")").c_str());
-        previous_ = current;
+        status_ = cudaGetDevice(&current);
+        if (status_ == cudaSuccess && current != device) {
+            status_ = cudaSetDevice(device);
+            if (status_ == cudaSuccess) previous_ = current;
+        }
+        if (status_ != cudaSuccess) (void)cudaGetLastError();
+    }
+    device_guard(int device, int pe, const char* call) : device_guard(device) {
+        check_cuda(status_, pe, call, ("making GPU " + std::to_string(device) + " current").c_str());
     }
     ~device_guard() {
         if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
@@ -57,8 +56,12 @@ public:
     device_guard(const device_guard&) = delete;
     device_guard& operator=(const device_guard&) = delete;
 
+    /// cudaSuccess, or why the device could not be made current.
+    cudaError_t status() const { return status_; }
+
 private:
     int previous_ = -1;  // the device to restore; -1: nothing was changed
+    cudaError_t status_ = cudaSuccess;
 };
 
 }  // namespace detail

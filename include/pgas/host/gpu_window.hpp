@@ -53,9 +53,9 @@ inline const char* memory_kind(cudaMemoryType type) {
 }
 
 // Checks that [p, p + bytes) is GPU memory of `device` inside one allocation (cudaPointerGetAttributes,
-// cuMemGetAddressRange), for PE `pe`. cuMemGetAddressRange looks in the current context only, so `device` is made
-// current for it (a process that drives several GPUs finds nothing of GPU 1's in GPU 0's context).
-inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int device, int pe) {
+// cuMemGetAddressRange). cuMemGetAddressRange looks in the current context only, so `device` is made current for it
+// (a process that drives several GPUs finds nothing of GPU 1's in GPU 0's context).
+inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int device) {
     gpu_buffer out;
     cudaPointerAttributes attributes{};
     const cudaError_t status = cudaPointerGetAttributes(&attributes, p);
@@ -75,7 +75,12 @@ inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int dev
                       " but this PE runs on GPU " + std::to_string(device);
         return out;
     }
-    const device_guard on_device(device, pe, "register_window");
+    const device_guard on_device(device);
+    if (on_device.status() != cudaSuccess) {
+        out.problem = "cannot make GPU " + std::to_string(device) + " current to inspect pointer " + address_text(p) +
+                      " (" + cudaGetErrorName(on_device.status()) + ")";
+        return out;
+    }
     CUdeviceptr base = 0;
     std::size_t size = 0;
     const CUresult found = driver().cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(p));
@@ -99,12 +104,15 @@ inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int dev
 
 // Makes the allocation at `allocation` shareable with the node's other processes: a CUDA IPC handle for cudaMalloc
 // memory, else (cuMemCreate memory, which has no legacy IPC handle) its VMM handle exported as a POSIX descriptor
-// into `fd` (the caller owns it), with `device` (the allocation's GPU, PE `pe`'s) current. Returns why neither works,
-// or an empty string.
-inline std::string export_allocation(std::uint64_t allocation, int device, int pe, cudaIpcMemHandle_t& handle,
+// into `fd` (the caller owns it), with `device` (the allocation's GPU) current. Returns why neither works, or an
+// empty string.
+inline std::string export_allocation(std::uint64_t allocation, int device, cudaIpcMemHandle_t& handle,
                                      buffer_sharing& how, int& fd) {
-    const device_guard on_device(device, pe, "register_window");
+    const device_guard on_device(device);
     void* const at = reinterpret_cast<void*>(allocation);
+    if (on_device.status() != cudaSuccess)
+        return "cannot make GPU " + std::to_string(device) + " current to share the allocation at " +
+               address_text(at) + " (" + cudaGetErrorName(on_device.status()) + ")";
     const cudaError_t ipc = cudaIpcGetMemHandle(&handle, at);
     if (ipc == cudaSuccess) {
         how = buffer_sharing::cuda_ipc;

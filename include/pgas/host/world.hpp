@@ -844,15 +844,14 @@ private:
             } else if (buffers[std::size_t(local)] == nullptr) {
                 problem = "null pointer (" + std::to_string(bytes) + " bytes)";
             } else if (gpu != nullptr) {
-                const auto found = detail::inspect_gpu_buffer(buffers[std::size_t(local)], bytes, gpu->device_of(local),
-                                                              card.pe);
+                const auto found = detail::inspect_gpu_buffer(buffers[std::size_t(local)], bytes, gpu->device_of(local));
                 problem = found.problem;
                 card.allocation = found.allocation;
                 card.allocation_bytes = found.allocation_bytes;
                 card.offset = found.offset;
                 if (problem.empty() && processes) {
                     int fd = -1;
-                    problem = detail::export_allocation(found.allocation, gpu->device_of(local), card.pe, card.handle,
+                    problem = detail::export_allocation(found.allocation, gpu->device_of(local), card.handle,
                                                         card.sharing, fd);
                     exported = detail::tcp::unique_fd(fd);
                 }
