@@ -48,7 +48,7 @@ TEST_CASE("shm heap: each PE's heap is visible to the others through the host tr
     auto shared = rendezvous(n);
     auto endings = test::run_peers(n, [&](int pe) {
         pgas::world_options options;
-        options.heap_bytes = std::uint64_t{8} << 20;
+        options.heap_bytes = std::uint64_t{32} << 20;
         options.timeout_ms = 10000;
         pgas::world w(std::make_shared<pgas::detail::thread_bootstrap>(shared, pe), {pe}, n, options,
                       &pgas::detail::make_shm_heap);
@@ -70,13 +70,13 @@ TEST_CASE("shm heap: heap sizes that differ between processes are reported namin
     auto shared = rendezvous(n);
     auto endings = test::run_peers(n, [&](int pe) {
         pgas::world_options options;
-        options.heap_bytes = pe == 1 ? std::uint64_t{16} << 20 : std::uint64_t{8} << 20;
+        options.heap_bytes = pe == 1 ? std::uint64_t{48} << 20 : std::uint64_t{32} << 20;
         pgas::world w(std::make_shared<pgas::detail::thread_bootstrap>(shared, pe), {pe}, n, options,
                       &pgas::detail::make_shm_heap);
     });
     CHECK(endings[0].code == pgas::errc::collective_mismatch);
-    CHECK_MESSAGE(test::contains(endings[0].what, "PE 1's heap is 16777216 bytes but 8388608 here"), endings[0].what);
-    CHECK_MESSAGE(test::contains(endings[1].what, "PE 0's heap is 8388608 bytes but 16777216 here"), endings[1].what);
+    CHECK_MESSAGE(test::contains(endings[0].what, "PE 1's heap is 50331648 bytes but 33554432 here"), endings[0].what);
+    CHECK_MESSAGE(test::contains(endings[1].what, "PE 0's heap is 33554432 bytes but 50331648 here"), endings[1].what);
 }
 
 TEST_CASE("fd exchange: a PE that never reaches the exchange is named by the others") {

@@ -43,7 +43,7 @@ int my_rank() { return std::atoi(std::getenv("PGAS_RANK") ? std::getenv("PGAS_RA
 
 pgas::world_options options() {
     pgas::world_options o;
-    o.heap_bytes = std::uint64_t{8} << 20;
+    o.heap_bytes = std::uint64_t{32} << 20;
     return o;
 }
 

@@ -189,13 +189,13 @@ TEST_CASE("a PE that fails makes the others stop waiting instead of hanging") {
 TEST_CASE("PGAS_TIMEOUT_MS and PGAS_HEAP_SIZE are read and checked") {
     ::setenv("PGAS_HEAP_SIZE", "lots", 1);
     CHECK_THROWS_WITH_AS(pgas::world::init_local(1), Contains("PGAS_HEAP_SIZE"), pgas::error);
-    ::setenv("PGAS_HEAP_SIZE", "8M", 1);
+    ::setenv("PGAS_HEAP_SIZE", "32M", 1);
     ::setenv("PGAS_TIMEOUT_MS", "-1", 1);
     CHECK_THROWS_WITH_AS(pgas::world::init_local(1), Contains("PGAS_TIMEOUT_MS"), pgas::error);
     ::setenv("PGAS_TIMEOUT_MS", "1500", 1);
     {
         auto w = pgas::world::init_local(1);
-        CHECK(w.heap_bytes() == (8u << 20));
+        CHECK(w.heap_bytes() == (32u << 20));
         CHECK(w.context<pgas::host>().runtime.timeout_ns == 1500ull * 1000000ull);
     }
     ::setenv("PGAS_HEAP_SIZE", "1M", 1);  // smaller than the reserved head

@@ -1,62 +1,29 @@
 // reduce_scatter over a team, called by a thread, warp, tile or block inside a kernel.
 #pragma once
 
-#include <pgas/coll/detail/common.hpp>
-#include <pgas/coll/detail/direct.hpp>
-#include <pgas/coll/detail/ll.hpp>
-#include <pgas/coll/detail/part.hpp>
+#include <pgas/coll/detail/driver.hpp>
+#include <pgas/coll/detail/plan.hpp>
 #include <pgas/coll/ops.hpp>
-#include <pgas/coll/reduce.hpp>
 #include <pgas/coll/tuning.hpp>
-#include <pgas/device/sync.hpp>
 
 #include <cstddef>
-#include <cstdint>
-#include <type_traits>
 
 PGAS_NAMESPACE_BEGIN
 
 namespace detail {
+// reduce_scatter: block r of every member's src, combined in team order, lands in member r's dst (in place:
+// dst = src + my_pe * count).
+PGAS_HD constexpr coll_plan reduce_scatter_plan(std::size_t count) {
+    return {coll_kind::reduce_scatter, count, coll_plan::no_root,
+            coll_plan::layout::block_per_member, coll_plan::layout::one_block,
+            coll_plan::members::everyone, coll_plan::members::everyone,
+            /*reduces=*/true, /*in_place_allowed=*/true};
+}
 // reduce_scatter, as part `part` of a multi-block call (part.hpp).
 template <group G, class Policy, class Tr, class T, class Op>
 PGAS_HD void reduce_scatter_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst,
                                  symmetric_ptr<const T> src, std::size_t count, Op op, coll_part part) {
-    using E = T;
-    auto c = detail::begin_call(ctx, t, "reduce_scatter");
-    const std::size_t bytes = count * sizeof(E);
-    detail::check_buffer(c, dst.offset(), bytes);
-    detail::check_buffer(c, src.offset(), bytes * std::size_t(c.n));
-    if (dst.offset() != src.offset() + bytes * std::uint64_t(c.me))
-        detail::check_overlap(c, dst.offset(), bytes, src.offset(), bytes * std::size_t(c.n), ~std::uint64_t{0});
-    const auto path = detail::choose_path<G, Policy>(
-        c, {count, unsigned(detail::coll_kind::reduce_scatter), Op::code, detail::type_code<E>(), 0}, bytes, part);
-    if (!detail::settle_part(part, path, c.n, count)) return;
-    if (count == 0) return sync<G>(ctx, c.t);
-    auto* d = reinterpret_cast<unsigned char*>(ctx.local(dst));
-    const auto* s = reinterpret_cast<const unsigned char*>(ctx.local(src));
-    if (c.n == 1) return detail::local_copy<G>(d, s, bytes);
-    if (path.ll) {
-        const std::size_t payload = detail::coll_scratch::payload_bytes(c.n);
-        const std::uint64_t chunks = (bytes + payload - 1) / payload;
-        const unsigned char* mine = s + bytes * std::size_t(c.me);
-        auto len = [&](std::uint64_t k) { return detail::min_size(payload, bytes - k * payload); };
-        detail::ll_exchange<G>(
-            c, chunks,
-            [&](std::uint64_t k) {
-                for (int j = 1; j < c.n; ++j) {
-                    const int to = (c.me + j) % c.n;
-                    detail::ll_send<G>(c, to, detail::ll_sent(c, to) + 1 + k, s + bytes * std::size_t(to) + k * payload,
-                                       len(k));
-                }
-            },
-            [&](std::uint64_t k) { detail::ll_reduce_chunk<G, E>(c, d, mine, k * payload, len(k), k, op); });
-        return detail::ll_commit<G>(c, chunks, detail::everyone, chunks, detail::everyone);
-    }
-    detail::part_sync<G>(c, part, false);
-    const auto piece = detail::part_of<E>(count, part);
-    detail::reduce_slice<G>(c, path, src + std::ptrdiff_t(count * std::size_t(c.me) + piece.begin),
-                            dst + std::ptrdiff_t(piece.begin), piece.size, op, c.me);
-    detail::part_sync<G>(c, part, true);
+    run_collective<G, Policy>(ctx, t, reduce_scatter_plan(count), dst, src, op, part);
 }
 }  // namespace detail
 

@@ -13,11 +13,18 @@ namespace coll {
 
 /// A policy says, per call, which algorithm a collective runs. Every PE of a
 /// team must call with the same policy (the choice depends only on the policy,
-/// the team size and the count, so all PEs choose alike).
+/// the team and the count, so all PEs choose alike).
 ///
-///   ll_max_bytes   the low-latency (LL) flag-in-data path runs while the block
-///                  one PE sends to one peer (count * sizeof(T)) is at most this;
-///                  above it the direct path runs. 0: never LL.
+///   ll_max_bytes   the low-latency (LL) flag-in-data algorithm runs while what
+///                  one PE sends all its peers (count * sizeof(T) * (n - 1))
+///                  is at most this, and one chunk per LL channel carries the
+///                  block (the team's scratch bounds that: coll/detail/driver.hpp
+///                  ll_fits); above it the direct algorithm runs. 0: never LL;
+///                  ~0: LL at every size, in as many chunks as it takes.
+///   ll_bytes_per_block
+///                  an *_on_stream call on the LL path spreads over
+///                  ceil(buffer bytes / this) blocks, at most the team's LL
+///                  channels (32 for the world and node teams, 1 for split teams).
 ///   peer_pointers  the direct path loads/stores peers' buffers through
 ///                  ctx.peer() when every member is mapped; false: it moves data
 ///                  with put/get only (what a network transport does).
@@ -26,27 +33,32 @@ namespace coll {
 ///                  an *_on_stream call on the direct peer-pointer path spreads
 ///                  over ceil(buffer bytes / stream_bytes_per_block) blocks, at
 ///                  most stream_max_blocks (<= 64), each block moving its share
-///                  between barriers of its own; LL and put/get run one block.
+///                  between barriers of its own; put/get runs one block.
 template <class P>
 concept tuning_policy = requires {
     { P::ll_max_bytes } -> std::convertible_to<std::size_t>;
+    { P::ll_bytes_per_block } -> std::convertible_to<std::size_t>;
     { P::peer_pointers } -> std::convertible_to<bool>;
     { P::stream_threads } -> std::convertible_to<unsigned>;
     { P::stream_max_blocks } -> std::convertible_to<unsigned>;
     { P::stream_bytes_per_block } -> std::convertible_to<std::size_t>;
-} && P::stream_max_blocks >= 1 && P::stream_max_blocks <= 64 && P::stream_bytes_per_block >= 1;
+} && P::stream_max_blocks >= 1 && P::stream_max_blocks <= 64 && P::stream_bytes_per_block >= 1 &&
+    P::ll_bytes_per_block >= 1;
 
 /// Transports that map peers' heaps (nvlink, host) or some of them (a route
 /// whose Near does: a team of near peers runs as on Near alone; a team with a
 /// far member takes put/get, in one block of the launch, the others exiting).
 struct load_store_policy {
-    // Measured on 2xH200 (bench_coll_tune, allreduce_on_stream, graph
-    // replay): one-block LL 5.4 us at 4 KiB but 8.3 us at 8 KiB (two LL
-    // chunks: a 2-PE team's cell carries 6208 bytes), multi-block direct
-    // 8.0-8.2 us from 8 B to 16 KiB. So LL while the message fits one cell of
-    // a 2-PE team; larger teams have smaller cells and hand over earlier.
-    /// LL runs while one PE's block to one peer is at most this many bytes (0: never).
-    static constexpr std::size_t ll_max_bytes = std::size_t{6} << 10;
+    // bench_coll_tune (bench/nvlink/coll_tune_bench.cu, allreduce/ll and
+    // allreduce/direct over 8 B - 4 MiB at 2 and 4 GPUs) decides this: LL
+    // needs no barrier, so it wins while its doubled bytes are cheap; the
+    // team's LL cells cap it anyway (512 KiB blocks on 2 PEs of the world
+    // team, 256 KiB on 4, 128 KiB on 8; 6 KiB on 2 PEs of a split team).
+    /// LL runs while what one PE sends all its peers is at most this many bytes (0: never).
+    static constexpr std::size_t ll_max_bytes = std::size_t{1} << 20;
+    // One block per 8 KiB: a 256 KiB buffer spreads over all 32 channels.
+    /// Buffer bytes per block of an LL `*_on_stream` call (blocks = ceil(bytes / this), at most the team's channels).
+    static constexpr std::size_t ll_bytes_per_block = std::size_t{8} << 10;
     /// The direct path loads/stores peers' buffers through ctx.peer() (false: put/get only).
     static constexpr bool peer_pointers = true;
     // 1024 threads with the reductions' registers cannot launch
@@ -67,10 +79,14 @@ struct load_store_policy {
 struct rma_policy {
     /// Never LL.
     static constexpr std::size_t ll_max_bytes = 0;
+    /// Unused without LL.
+    static constexpr std::size_t ll_bytes_per_block = ~std::size_t{0};
     /// put/get only.
     static constexpr bool peer_pointers = false;
+    // The block's threads only spread the staging reductions and the group
+    // puts; bench_coll_tune's allreduce/rma/{128,256,512} (put/get forced on
+    // NVLink) checks the choice.
     /// Threads per block of an `*_on_stream` kernel.
-    // placeholder: to be measured on 2xH200 and on a network transport.
     static constexpr unsigned stream_threads = 256;
     /// One block: the put/get path stages through one scratch buffer per team.
     static constexpr unsigned stream_max_blocks = 1;

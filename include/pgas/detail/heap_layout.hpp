@@ -24,9 +24,10 @@ struct team_sync_slot {
 struct heap_layout {
     static constexpr std::uint64_t team_sync_offset = 0;
     static constexpr std::uint64_t team_sync_bytes = sizeof(team_sync_slot) * team::max_slots;
-    // Scratch owned by coll/ (flags and low-latency packet buffers).
+    // Scratch owned by coll/ (flags and low-latency packet buffers; coll/detail/scratch.hpp): 64 KiB per team
+    // slot, plus 4 MiB of LL channels (and their counters) for each of the world and node teams.
     static constexpr std::uint64_t coll_scratch_offset = (team_sync_bytes + 4095) / 4096 * 4096;
-    static constexpr std::uint64_t coll_scratch_bytes = std::uint64_t{4} << 20;
+    static constexpr std::uint64_t coll_scratch_bytes = (std::uint64_t{12} << 20) + (std::uint64_t{128} << 10);
     // The process's heartbeat (detail/heartbeat.hpp): one line, written by its
     // owner every ~50 ms and read by the node's other processes in long waits.
     static constexpr std::uint64_t heartbeat_offset = coll_scratch_offset + coll_scratch_bytes;

@@ -1,4 +1,4 @@
-// On-stream forms of the collectives: one kernel per call enqueued on a CUDA stream, capturable in CUDA graphs (nvcc only).
+// On-stream forms of the collectives: one kernel per call on a CUDA stream, capturable in CUDA graphs (nvcc only).
 #pragma once
 
 #if !defined(__CUDACC__)
@@ -12,6 +12,7 @@
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/reduce_scatter.hpp>
 #include <pgas/coll/tuning.hpp>
+#include <pgas/coll/detail/driver.hpp>
 #include <pgas/coll/detail/part.hpp>
 #include <pgas/core/error.hpp>
 #include <pgas/device/sync.hpp>
@@ -27,11 +28,13 @@ PGAS_NAMESPACE_BEGIN
 
 // Each *_on_stream call launches one kernel on `stream` that runs the device
 // collective, so it orders with the stream's other work and can be captured
-// into a CUDA graph. On the direct peer-pointer path (large buffers on a
-// load/store transport) the kernel spreads over up to
-// Policy::stream_max_blocks blocks, each moving its own part between barriers
-// of its own (coll/detail/part.hpp); otherwise it is one block of
-// Policy::stream_threads threads running the collective as pgas::block. Call
+// into a CUDA graph. Every collective goes through one kernel template and
+// one launch (launch_collective): the kernel runs the collective's plan with
+// the one driver (coll/detail/driver.hpp), each block as one part. On the LL
+// path the blocks are LL channels (up to 32 for the world and node teams), on
+// the direct peer-pointer path each moves its own part between barriers of
+// its own (coll/detail/part.hpp), up to Policy::stream_max_blocks; put/get
+// runs one block. Policy::stream_threads threads per block. Call
 // it with the device of ctx's PE current, once per PE (a process driving
 // several GPUs calls it for each PE's context on that GPU's stream).
 // Semantics, arguments and in-place forms are those of the device collective;
@@ -44,35 +47,11 @@ PGAS_KERNELS_BEGIN
 // This block's part of the launch.
 __device__ inline coll_part launch_part() { return coll_part{blockIdx.x, gridDim.x}; }
 
-template <class Policy, class Tr, class T>
-PGAS_KERNEL void broadcast_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
-                                  symmetric_ptr<const T> src, std::size_t count, int root) {
-    broadcast_part<block, Policy>(ctx, t, dst, src, count, root, launch_part());
-}
+// Every on-stream collective: plan p run by the one driver, each block as one part.
 template <class Policy, class Tr, class T, class Op>
-PGAS_KERNEL void reduce_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
-                               symmetric_ptr<const T> src, std::size_t count, Op op, int root) {
-    reduce_part<block, Policy>(ctx, t, dst, src, count, op, root, launch_part());
-}
-template <class Policy, class Tr, class T, class Op>
-PGAS_KERNEL void allreduce_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
-                                  symmetric_ptr<const T> src, std::size_t count, Op op) {
-    allreduce_part<block, Policy>(ctx, t, dst, src, count, op, launch_part());
-}
-template <class Policy, class Tr, class T, class Op>
-PGAS_KERNEL void reduce_scatter_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
-                                       symmetric_ptr<const T> src, std::size_t count, Op op) {
-    reduce_scatter_part<block, Policy>(ctx, t, dst, src, count, op, launch_part());
-}
-template <class Policy, class Tr, class T>
-PGAS_KERNEL void allgather_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
-                                  symmetric_ptr<const T> src, std::size_t count) {
-    allgather_part<block, Policy>(ctx, t, dst, src, count, launch_part());
-}
-template <class Policy, class Tr, class T>
-PGAS_KERNEL void alltoall_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
-                                 symmetric_ptr<const T> src, std::size_t count) {
-    alltoall_part<block, Policy>(ctx, t, dst, src, count, launch_part());
+PGAS_KERNEL void collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, coll_plan p,
+                                   symmetric_ptr<T> dst, symmetric_ptr<const T> src, Op op) {
+    run_collective<block, Policy>(ctx, t, p, dst, src, op, launch_part());
 }
 
 // alltoallv_on_stream's arrays travel in the kernel's parameters (captured by value in a graph).
@@ -98,25 +77,20 @@ PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, te
 }
 PGAS_KERNELS_END
 
-// The launch of an on-stream collective: Policy::stream_threads threads per
-// block; one block where the device side runs LL (block_bytes, what one PE
-// sends one peer, within ll_max_bytes) or put/get (no peer pointers), else
-// one block per stream_bytes_per_block of the buffer (buffer_bytes), at most
-// stream_max_blocks. The same on every PE (it depends only on the policy and
-// the sizes), as the per-part barriers need.
-template <class Policy, class Tr>
-struct stream_launch {
+// Enqueues plan p as one kernel of Policy::stream_threads threads per block on `stream`, over as many blocks as
+// launch_blocks gives (the same on every PE: it depends only on the policy, the team and the sizes, as the parts'
+// channels and barriers need). `call` names the on-stream call in a launch failure.
+template <class Policy, class Tr, class T, class U, class Op>
+void launch_collective(const device::context<Tr>& ctx, team t, const coll_plan& p, symmetric_ptr<T> dst,
+                       symmetric_ptr<U> src, Op op, cudaStream_t stream, const char* call) {
+    require_collective_buffers<T, U>();
     using P = coll::resolve_policy<Policy, Tr>;
     static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
     static_assert(P::stream_max_blocks <= unsigned(coll_scratch::max_parts));
-    static constexpr unsigned threads = P::stream_threads;
-
-    static unsigned blocks(std::size_t block_bytes, std::size_t buffer_bytes) {
-        if (block_bytes <= std::size_t(P::ll_max_bytes) || !P::peer_pointers) return 1;
-        const std::size_t wanted = (buffer_bytes + P::stream_bytes_per_block - 1) / P::stream_bytes_per_block;
-        return unsigned(wanted < P::stream_max_blocks ? (wanted < 1 ? 1 : wanted) : P::stream_max_blocks);
-    }
-};
+    collective_kernel<Policy, Tr, T, Op><<<launch_blocks<P>(t, p, sizeof(T)), P::stream_threads, 0, stream>>>(
+        ctx, t, p, dst, symmetric_ptr<const T>(src), op);
+    check_launch(ctx.my_pe(), call);
+}
 
 }  // namespace detail
 
@@ -173,8 +147,8 @@ void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream)
 }
 
 /// Enqueues pgas::broadcast on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
-/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
-/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+/// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
+/// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
 /// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
 ///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
@@ -188,17 +162,13 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::broadcast_on_stream");
-    detail::require_collective_buffers<T, U>();
-    using launch = detail::stream_launch<Policy, Tr>;
-    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
-    detail::broadcast_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), count, root);
-    detail::check_launch(ctx.my_pe(), "broadcast_on_stream");
+    detail::launch_collective<Policy>(ctx, t, detail::broadcast_plan(count, root), dst, src, detail::no_reduction{},
+                                      stream, "broadcast_on_stream");
 }
 
 /// Enqueues pgas::reduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
-/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
-/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+/// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
+/// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
 /// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
 ///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
@@ -212,18 +182,14 @@ template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                       std::size_t count, Op op, int root, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::reduce_on_stream");
-    detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    using launch = detail::stream_launch<Policy, Tr>;
-    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
-    detail::reduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), count, op, root);
-    detail::check_launch(ctx.my_pe(), "reduce_on_stream");
+    detail::launch_collective<Policy>(ctx, t, detail::reduce_plan(count, root), dst, src, op,
+                                      stream, "reduce_on_stream");
 }
 
 /// Enqueues pgas::allreduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
-/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
-/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+/// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
+/// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
 /// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
 ///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
@@ -237,13 +203,9 @@ template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, Op op, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::allreduce_on_stream");
-    detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    using launch = detail::stream_launch<Policy, Tr>;
-    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T));
-    detail::allreduce_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), count, op);
-    detail::check_launch(ctx.my_pe(), "allreduce_on_stream");
+    detail::launch_collective<Policy>(ctx, t, detail::allreduce_plan(count), dst, src, op,
+                                      stream, "allreduce_on_stream");
 }
 
 /// Enqueues pgas::reduce_scatter on `stream`: one kernel, ordered with the stream's other work and capturable in a
@@ -262,18 +224,14 @@ template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                               std::size_t count, Op op, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::reduce_scatter_on_stream");
-    detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    using launch = detail::stream_launch<Policy, Tr>;
-    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
-    detail::reduce_scatter_kernel<Policy, Tr, T, Op><<<blocks, launch::threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), count, op);
-    detail::check_launch(ctx.my_pe(), "reduce_scatter_on_stream");
+    detail::launch_collective<Policy>(ctx, t, detail::reduce_scatter_plan(count), dst, src, op,
+                                      stream, "reduce_scatter_on_stream");
 }
 
 /// Enqueues pgas::allgather on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
-/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
-/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+/// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
+/// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
 /// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
 ///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
@@ -287,17 +245,13 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::allgather_on_stream");
-    detail::require_collective_buffers<T, U>();
-    using launch = detail::stream_launch<Policy, Tr>;
-    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
-    detail::allgather_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), count);
-    detail::check_launch(ctx.my_pe(), "allgather_on_stream");
+    detail::launch_collective<Policy>(ctx, t, detail::allgather_plan(count), dst, src, detail::no_reduction{},
+                                      stream, "allgather_on_stream");
 }
 
 /// Enqueues pgas::alltoall on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
-/// graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
-/// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
+/// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
+/// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
 /// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
 ///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
@@ -311,12 +265,8 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::alltoall_on_stream");
-    detail::require_collective_buffers<T, U>();
-    using launch = detail::stream_launch<Policy, Tr>;
-    const unsigned blocks = launch::blocks(count * sizeof(T), count * sizeof(T) * std::size_t(t.n_pes()));
-    detail::alltoall_kernel<Policy, Tr, T><<<blocks, launch::threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), count);
-    detail::check_launch(ctx.my_pe(), "alltoall_on_stream");
+    detail::launch_collective<Policy>(ctx, t, detail::alltoall_plan(count), dst, src, detail::no_reduction{},
+                                      stream, "alltoall_on_stream");
 }
 
 /// Enqueues pgas::alltoallv on `stream`: one kernel of one block (`Policy::stream_threads` threads), ordered with
@@ -362,8 +312,9 @@ void alltoallv_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
         table.src_counts[j] = src_counts[j];
         table.src_displs[j] = src_displs[j];
     }
-    using launch = detail::stream_launch<Policy, Tr>;
-    detail::alltoallv_kernel<Tr, T><<<1, launch::threads, 0, stream>>>(ctx, t, dst, symmetric_ptr<const T>(src), table);
+    using P = coll::resolve_policy<Policy, Tr>;
+    detail::alltoallv_kernel<Tr, T><<<1, P::stream_threads, 0, stream>>>(
+        ctx, t, dst, symmetric_ptr<const T>(src), table);
     detail::check_launch(ctx.my_pe(), call);
 }
 

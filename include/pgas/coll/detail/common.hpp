@@ -27,7 +27,8 @@ namespace detail {
 enum class coll_kind : unsigned { broadcast = 1, reduce, allreduce, allgather, reduce_scatter, alltoall };
 
 // One collective call as seen by one PE: the context, the team bound to this
-// PE, the caller's team index and the team size.
+// PE, the caller's team index and the team size, and the LL channel this
+// group's part uses (its part index; 0 for a whole call).
 template <class Tr>
 struct coll_call {
     const device::context<Tr>& ctx;
@@ -35,11 +36,13 @@ struct coll_call {
     int me;
     int n;
     const char* name;
+    int channel = 0;
 
     PGAS_HD int world_pe(int index) const { return t.world_pe(index); }
     PGAS_HD std::uint64_t slot_base() const { return coll_scratch::slot_base(t.slot()); }
-    PGAS_HD std::uint64_t* counter(std::uint64_t offset, int index) const {
-        return ctx.local(coll_scratch::at<std::uint64_t>(slot_base() + offset + 8 * std::uint64_t(index)));
+    // This PE's LL counter `k` for team member `index` on this call's channel.
+    PGAS_HD std::uint64_t* counter(coll_scratch::counter k, int index) const {
+        return ctx.local(coll_scratch::at<std::uint64_t>(coll_scratch::counter_offset(t.slot(), k, channel, index)));
     }
     // Whether ctx.peer() reaches every member (every load/store transport
     // within its domain, a route when every member is near); LL and the
@@ -55,6 +58,12 @@ struct coll_call {
     }
 };
 
+// Which algorithm a call runs; identical on every member (coll/detail/driver.hpp's choose_path).
+struct coll_path {
+    bool ll;     // flag-in-data packets through the scratch cells (coll/algorithm/ll.hpp)
+    bool peers;  // direct algorithm through ctx.peer() rather than put/get (coll/algorithm/direct.hpp)
+};
+
 // Binds the team to the caller and checks membership, always (a non-member
 // would otherwise write into other PEs' scratch).
 template <class Tr>
@@ -64,7 +73,7 @@ PGAS_HD coll_call<Tr> begin_call(const device::context<Tr>& ctx, team t, const c
     if (me < 0) report(errc::pe_out_of_range, name, ctx.my_pe(), "caller is not a member of the team in slot", t.slot());
     if (t.slot() < 0 || t.slot() >= team::max_slots)
         report(errc::invalid_argument, name, ctx.my_pe(), "team slot outside [0, team::max_slots):", t.slot());
-    return coll_call<Tr>{ctx, t, me, t.n_pes(), name};
+    return coll_call<Tr>{ctx, t, me, t.n_pes(), name, 0};
 }
 
 template <class Tr>

@@ -1,8 +1,7 @@
-// The direct (bandwidth) path's building blocks: path choice, slice reduction over peer pointers or through put/get.
+// The direct algorithm's building blocks: slice reduction, push and pull, over peer pointers or through put/get.
 #pragma once
 
 #include <pgas/coll/detail/common.hpp>
-#include <pgas/coll/detail/ll.hpp>
 #include <pgas/detail/memory_ops.hpp>
 
 #include <cstddef>
@@ -10,28 +9,6 @@
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
-
-// Which algorithm this call runs; identical on every member (see tuning.hpp).
-struct coll_path {
-    bool ll;     // flag-in-data packets through the scratch cells
-    bool peers;  // direct path through ctx.peer() rather than put/get
-};
-
-// Picks the path and, under PGAS_CHECKS, compares the call's arguments with
-// every member's (over LL packets, so only where LL can run, and only in the
-// first part of a multi-block call: the LL counters have one owner).
-template <group G, class Policy, class Tr, class Part>
-PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, std::size_t block_bytes, Part part) {
-    using P = coll::resolve_policy<Policy, Tr>;
-    static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
-    if (c.n == 1) return {false, false};
-    const bool mapped = c.all_mapped();
-    const bool ll_capable = mapped && c.n <= coll_scratch::max_ll_pes;
-    if constexpr (PGAS_CHECKS) {
-        if (ll_capable && part.index == 0) ll_check_signature<G>(c, signature.pack());
-    }
-    return {ll_capable && block_bytes <= std::size_t(P::ll_max_bytes), mapped && bool(P::peer_pointers)};
-}
 
 // Where a reduced slice goes: to one member's dst (team index), or to every
 // member's dst (all_members).

@@ -17,9 +17,11 @@ namespace detail {
 // one 8-byte store (atomic on NVLink and host memory), so a receiver that sees
 // both flags equal to the message number has the unit: no separate flag, no
 // fence, one one-way latency. Message numbers count per ordered pair of
-// members (sent/recv counters in the scratch); the sender reuses a cell only
-// after the receiver acked the message that used it last (credits), so the
-// ring never overwrites unread data, whatever collectives run in between.
+// members and channel (sent/recv counters in the scratch); the sender reuses
+// a cell only after the receiver acked the message that used it last
+// (credits), so the ring never overwrites unread data, whatever collectives
+// run in between. Every function here works on the call's channel
+// (coll_call::channel): the blocks of a multi-block LL collective each own one.
 
 PGAS_HD inline std::uint64_t ll_word(std::uint32_t data, std::uint64_t message) {
     return std::uint64_t(std::uint32_t(message)) << 32 | data;
@@ -46,11 +48,11 @@ PGAS_HD std::uint64_t ll_wait_unit(const coll_call<Tr>& c, const std::uint64_t* 
 
 template <class Tr>
 PGAS_HD std::uint64_t ll_sent(const coll_call<Tr>& c, int to) {
-    return *c.counter(coll_scratch::sent_offset, to);
+    return *c.counter(coll_scratch::counter::sent, to);
 }
 template <class Tr>
 PGAS_HD std::uint64_t ll_received(const coll_call<Tr>& c, int from) {
-    return *c.counter(coll_scratch::recv_offset, from);
+    return *c.counter(coll_scratch::counter::recv, from);
 }
 
 // Sends message number `message` (bytes at data) to member `to`. Every
@@ -75,15 +77,16 @@ PGAS_HD void ll_send(const coll_call<Tr>& c, int to, std::uint64_t message, cons
         // sync must not depend on which threads saw the update.
         if (G::rank() == 0) {
             const std::uint64_t needed = message - coll_scratch::ll_depth;
-            std::uint64_t* credit = c.counter(coll_scratch::credit_offset, to);
+            std::uint64_t* credit = c.counter(coll_scratch::counter::credit, to);
             if (*credit < needed)
-                *credit = wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::ack_offset, to),
+                *credit = wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::counter::ack, to),
                                                        cmp::ge, needed);
         }
         G::sync();
     }
-    auto* cell = c.ctx.peer(coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.me, message)),
-                            c.world_pe(to));
+    auto* cell = c.ctx.peer(
+        coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.channel, c.me, message)),
+        c.world_pe(to));
     for (std::size_t u = first; u < units; u += G::size()) {
         const std::uint64_t v = u == first ? first_value : load_unit(data + 8 * u, bytes - 8 * u);
         ll_store_unit(cell + 2 * u, ll_word(std::uint32_t(v), message), ll_word(std::uint32_t(v >> 32), message));
@@ -93,8 +96,8 @@ PGAS_HD void ll_send(const coll_call<Tr>& c, int to, std::uint64_t message, cons
 // Unit u of message `message` from member `from`, once it has arrived.
 template <class Tr>
 PGAS_HD std::uint64_t ll_receive_unit(const coll_call<Tr>& c, int from, std::uint64_t message, std::size_t u) {
-    const auto* cell =
-        c.ctx.local(coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, from, message)));
+    const auto* cell = c.ctx.local(
+        coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.channel, from, message)));
     return ll_wait_unit(c, cell + 2 * u, message);
 }
 
@@ -108,9 +111,9 @@ PGAS_HD std::uint64_t ll_receive_unit(const coll_call<Tr>& c, int from, std::uin
 // add a fence of about 1 us to every LL call on 2xH200 (see sync.hpp).
 template <group G, class Tr>
 PGAS_HD void ll_ack(const coll_call<Tr>& c, int from, std::uint64_t message) {
-    auto* ack = c.ctx.peer(
-        coll_scratch::at<std::uint64_t>(c.slot_base() + coll_scratch::ack_offset + 8 * std::uint64_t(c.me)),
-        c.world_pe(from));
+    auto* ack = c.ctx.peer(coll_scratch::at<std::uint64_t>(
+                               coll_scratch::counter_offset(c.t.slot(), coll_scratch::counter::ack, c.channel, c.me)),
+                           c.world_pe(from));
     store_relaxed(ack, message);
 }
 
@@ -123,8 +126,8 @@ PGAS_HD void ll_commit(const coll_call<Tr>& c, std::uint64_t sent, To to, std::u
     if (G::rank() == 0) {
         for (int i = 0; i < c.n; ++i) {
             if (i == c.me) continue;
-            if (to(i)) *c.counter(coll_scratch::sent_offset, i) += sent;
-            if (from(i)) *c.counter(coll_scratch::recv_offset, i) += received;
+            if (to(i)) *c.counter(coll_scratch::counter::sent, i) += sent;
+            if (from(i)) *c.counter(coll_scratch::counter::recv, i) += received;
         }
     }
     G::sync();
@@ -139,19 +142,19 @@ PGAS_HD void ll_ack_all(const coll_call<Tr>& c, std::uint64_t chunk, From from) 
             if (i != c.me && from(i)) ll_ack<G>(c, i, ll_received(c, i) + 1 + chunk);
 }
 
-// The exchange loop of the all-to-all LL collectives: chunk k+1 goes out
-// before chunk k is consumed, so each chunk's one-way latency overlaps the
-// previous chunk's work (ll_depth = 2 cells per pair allow exactly one chunk
-// ahead). send(k) sends chunk k to every peer, consume(k) reads chunk k of
-// every peer; the acks follow each consume.
-template <group G, class Tr, class Send, class Consume>
-PGAS_HD void ll_exchange(const coll_call<Tr>& c, std::uint64_t chunks, Send send, Consume consume) {
+// The exchange loop of the LL algorithm: chunk k+1 goes out before chunk k
+// is consumed, so each chunk's one-way latency overlaps the previous chunk's
+// work (ll_depth = 2 cells per pair allow exactly one chunk ahead). send(k)
+// sends chunk k to every peer it sends to, consume(k) reads chunk k of every
+// member in `from`; the acks to those follow each consume.
+template <group G, class Tr, class Send, class Consume, class From>
+PGAS_HD void ll_exchange(const coll_call<Tr>& c, std::uint64_t chunks, Send send, Consume consume, From from) {
     static_assert(coll_scratch::ll_depth >= 2, "ll_exchange sends one chunk ahead");
     send(std::uint64_t{0});
     for (std::uint64_t k = 0; k < chunks; ++k) {
         if (k + 1 < chunks) send(k + 1);
         consume(k);
-        ll_ack_all<G>(c, k, [](int) { return true; });
+        ll_ack_all<G>(c, k, from);
     }
 }
 

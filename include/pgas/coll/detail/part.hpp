@@ -1,8 +1,7 @@
-// Parts: one block's share of a direct-path collective spread over many blocks, with a barrier per part.
+// Parts: one block's share of a collective spread over many blocks (an LL channel, or a direct part with its barrier).
 #pragma once
 
 #include <pgas/coll/detail/common.hpp>
-#include <pgas/coll/detail/direct.hpp>
 #include <pgas/coll/detail/scratch.hpp>
 #include <pgas/device/sync.hpp>
 
@@ -12,9 +11,9 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 
 // Which share of a collective this group moves: part `index` of `count`. The
-// device collectives run as one part; an *_on_stream kernel on the direct
-// peer-pointer path runs one part per block. Every part synchronizes only
-// with the same part on the other members (each part touches only its own
+// device collectives run as one part; an *_on_stream kernel on the LL or the
+// direct peer-pointer path runs one part per block. Every part talks only to
+// the same part on the other members (each part touches only its own
 // elements of every buffer), so no grid-wide barrier is needed: a member's
 // kernel ends after each of its parts saw every peer's part finish.
 struct coll_part {
@@ -22,16 +21,20 @@ struct coll_part {
     unsigned count = 1;
 };
 
-// Whether this group runs `path` at all, and as which part. Only the direct
-// path over peer pointers spreads over parts; every other case (LL, put/get,
-// one member, no data, a team too large for the part barriers) runs whole in
-// part 0 while the other blocks return at once. Identical on every member:
-// it depends only on the path, the team size, the count and the launch.
-PGAS_HD inline bool settle_part(coll_part& part, coll_path path, int n, std::size_t count) {
+// Whether this group runs `path` at all, and as which part. The LL path
+// spreads over up to the team's LL channels (one per part), the direct path
+// over peer pointers up to max_parts parts; every other case (put/get, one
+// member, no data, a team too large for LL channels and part barriers, more
+// parts than the path takes) runs whole in part 0 while the other blocks
+// return at once. Identical on every member: it depends only on the path,
+// the team, the count and the launch.
+template <class Tr>
+PGAS_HD bool settle_part(coll_part& part, coll_path path, const coll_call<Tr>& c, std::size_t count) {
     if (part.count == 1) return true;
-    if (!path.ll && path.peers && n > 1 && n <= coll_scratch::max_ll_pes && count != 0 &&
-        part.count <= unsigned(coll_scratch::max_parts))
-        return true;
+    if (c.n > 1 && c.n <= coll_scratch::max_ll_pes && count != 0) {
+        if (path.ll && part.count <= unsigned(coll_scratch::channels(c.t.slot()))) return true;
+        if (!path.ll && path.peers && part.count <= unsigned(coll_scratch::max_parts)) return true;
+    }
     if (part.index != 0) return false;
     part = coll_part{};
     return true;

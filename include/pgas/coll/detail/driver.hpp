@@ -1,0 +1,108 @@
+// The one driver of the collectives: checks a plan's arguments, picks the algorithm and the part, and runs it.
+#pragma once
+
+#include <pgas/coll/algorithm/direct.hpp>
+#include <pgas/coll/algorithm/ll.hpp>
+#include <pgas/coll/detail/common.hpp>
+#include <pgas/coll/detail/direct.hpp>
+#include <pgas/coll/detail/ll.hpp>
+#include <pgas/coll/detail/part.hpp>
+#include <pgas/coll/detail/plan.hpp>
+#include <pgas/coll/tuning.hpp>
+#include <pgas/device/sync.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+template <class T, class U>
+PGAS_HD constexpr void require_collective_buffers() {
+    static_assert(!std::is_const_v<T>, "pgas: a collective's destination must be a symmetric_ptr to non-const");
+    require_same_element<T, U>();
+}
+
+// Whether policy P runs LL for a block of `block_bytes` to each peer in a
+// team of n in `slot`, where LL can run at all: while one chunk per channel
+// carries the block (the team's cells bound it: 512 KiB on 2 PEs of the
+// world or node team, 6 KiB on 2 PEs of a split team) and what one PE sends
+// all its peers, block_bytes * (n - 1), is at most P::ll_max_bytes. A
+// policy with ll_max_bytes = ~0 (coll::ll_policy) runs LL at every size, in
+// as many chunks as it takes. The host launch asks the same, so both agree
+// without seeing each other.
+template <class P>
+PGAS_HD constexpr bool ll_fits(int slot, int n, std::size_t block_bytes) {
+    if (std::size_t(P::ll_max_bytes) == ~std::size_t{0}) return true;
+    const std::uint64_t capacity = coll_scratch::payload_bytes(slot, n) * std::uint64_t(coll_scratch::channels(slot));
+    return block_bytes <= capacity && block_bytes * std::uint64_t(n - 1) <= std::uint64_t(P::ll_max_bytes);
+}
+
+// Picks the path and, under PGAS_CHECKS, compares the call's arguments with
+// every member's (over LL packets, so only where LL can run, and only in the
+// first part of a multi-block call: the checks use channel 0).
+template <group G, class P, class Tr>
+PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, std::size_t block_bytes,
+                              coll_part part) {
+    if (c.n == 1) return {false, false};
+    const bool mapped = c.all_mapped();
+    const bool ll_capable = mapped && c.n <= coll_scratch::max_ll_pes;
+    if constexpr (PGAS_CHECKS) {
+        if (ll_capable && part.index == 0) ll_check_signature<G>(c, signature.pack());
+    }
+    return {ll_capable && ll_fits<P>(c.t.slot(), c.n, block_bytes), mapped && bool(P::peer_pointers)};
+}
+
+// Runs the collective described by plan p as part `part` of a launch (the
+// whole call when part.count == 1): argument checks, the path, then the
+// algorithm. Identical decisions on every member: they depend only on the
+// plan, the policy, the team and the launch.
+template <group G, class Policy, class Tr, class T, class Op>
+PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_plan& p, symmetric_ptr<T> dst,
+                            symmetric_ptr<const T> src, Op op, coll_part part) {
+    using P = coll::resolve_policy<Policy, Tr>;
+    static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
+    auto c = begin_call(ctx, t, coll_name(p.kind));
+    if (p.rooted()) check_root(c, p.root);
+    const std::size_t bytes = p.count * sizeof(T);
+    const std::uint64_t dst_bytes = p.dst_elements(c.n) * sizeof(T), src_bytes = p.src_elements(c.n) * sizeof(T);
+    check_buffer(c, dst.offset(), dst_bytes);
+    check_buffer(c, src.offset(), src_bytes);
+    check_overlap(c, dst.offset(), dst_bytes, src.offset(), src_bytes, p.in_place_src(dst.offset(), c.me, sizeof(T)));
+    // The signature's count: elements for the reductions, bytes for the copies (their element type may differ
+    // in name between members as long as the bytes agree).
+    const coll_signature signature{p.reduces ? std::uint64_t(p.count) : std::uint64_t(bytes), unsigned(p.kind),
+                                   Op::code, type_code<T>(),
+                                   p.rooted() ? unsigned(p.root + 1) : 0u};
+    const auto path = choose_path<G, P>(c, signature, bytes, part);
+    if (!settle_part(part, path, c, p.count)) return;
+    if (p.count == 0) return sync<G>(ctx, c.t);
+    if (c.n == 1) return local_copy<G>(ctx.local(dst), ctx.local(src), bytes);
+    if (path.ll) return ll_algorithm<G, T>(c, p, dst, src, op, part);
+    direct_algorithm<G, T>(c, p, path, dst, src, op, part);
+}
+
+// Blocks of an on-stream launch of plan p (every PE computes the same): the
+// LL path spreads over one block per P::ll_bytes_per_block of the buffer, at
+// most the team's LL channels; the direct peer-pointer path over one block
+// per P::stream_bytes_per_block, at most P::stream_max_blocks; put/get runs
+// one block.
+template <class P>
+inline unsigned launch_blocks(const team& t, const coll_plan& p, std::size_t element) {
+    const int n = t.n_pes();
+    const std::size_t block_bytes = p.count * element;
+    const std::size_t buffer_bytes = std::size_t(p.src_elements(n) > p.dst_elements(n) ? p.src_elements(n)
+                                                                                       : p.dst_elements(n)) * element;
+    auto spread = [buffer_bytes](std::size_t per_block, std::size_t most) {
+        const std::size_t wanted = (buffer_bytes + per_block - 1) / per_block;
+        return unsigned(wanted < 1 ? 1 : wanted < most ? wanted : most);
+    };
+    if (n > 1 && ll_fits<P>(t.slot(), n, block_bytes))
+        return spread(P::ll_bytes_per_block, std::size_t(coll_scratch::channels(t.slot())));
+    if (!P::peer_pointers) return 1;
+    return spread(P::stream_bytes_per_block, P::stream_max_blocks);
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END

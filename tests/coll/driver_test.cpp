@@ -1,0 +1,85 @@
+// The collectives' driver (coll/detail/driver.hpp): which algorithm a size runs, how many blocks a launch takes, and
+// LL parts on their own channels.
+#include "support.hpp"
+
+#include <pgas/coll/detail/driver.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using namespace coll_test;
+using pgas::detail::coll_part;
+using pgas::detail::coll_scratch;
+using P = pgas::coll::load_store_policy;
+
+constexpr std::size_t KiB = 1024;
+
+}  // namespace
+
+TEST_CASE("the default policy runs LL while one chunk per channel carries the block, wide for the world and node") {
+    using pgas::detail::ll_fits;
+    // the world team (slot 0): 32 channels of 16 KiB (2 PEs), 8 KiB (4) and 4 KiB (8) per chunk
+    CHECK(ll_fits<P>(0, 2, 8));
+    CHECK(ll_fits<P>(0, 2, 512 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 2, 512 * KiB + 8));
+    CHECK(ll_fits<P>(0, 4, 256 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 4, 256 * KiB + 8));
+    CHECK(ll_fits<P>(0, 8, 128 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 8, 256 * KiB));
+    CHECK(ll_fits<P>(1, 4, 256 * KiB));  // the node team too
+    // a split team (slot 2 and up): one channel of one small cell, as before the wide areas
+    CHECK(ll_fits<P>(2, 2, coll_scratch::payload_bytes(2, 2)));
+    CHECK_FALSE(ll_fits<P>(2, 2, coll_scratch::payload_bytes(2, 2) + 8));
+    CHECK(coll_scratch::payload_bytes(2, 2) >= 6 * KiB);
+    // the forced policies
+    CHECK(ll_fits<pgas::coll::ll_policy>(5, 8, std::size_t{1} << 30));
+    CHECK_FALSE(ll_fits<pgas::coll::direct_policy>(0, 2, 8));
+}
+
+TEST_CASE("an on-stream launch spreads LL over the team's channels and the direct path over its parts") {
+    using namespace pgas::detail;
+    const pgas::team world4 = pgas::team::world_team(0, 4);
+    const pgas::team split4 = world4.sub_team(0, 1, 4, 7);  // the same PEs in slot 7: one LL channel
+    // LL: one block per 8 KiB of the buffer, at most 32 channels
+    CHECK(launch_blocks<P>(world4, allreduce_plan(2), sizeof(float)) == 1);
+    CHECK(launch_blocks<P>(world4, allreduce_plan(4096), sizeof(float)) == 2);              // 16 KiB
+    CHECK(launch_blocks<P>(world4, allreduce_plan(64 * 1024), sizeof(float)) == 32);        // 256 KiB
+    CHECK(launch_blocks<P>(world4, allgather_plan(1024), sizeof(float)) == 2);              // 16 KiB gathered
+    // beyond the cells: direct, one block per 8 KiB up to 64
+    CHECK(launch_blocks<P>(world4, allreduce_plan(1024 * 1024), sizeof(float)) == 64);
+    // a split team's single channel: small LL in one block, then direct
+    CHECK(launch_blocks<P>(split4, allreduce_plan(2), sizeof(float)) == 1);
+    CHECK(launch_blocks<P>(split4, allreduce_plan(64 * 1024), sizeof(float)) == 32);
+    // put/get: one block
+    CHECK(launch_blocks<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024), sizeof(float)) == 1);
+}
+
+// Runs on 2 PEs: an LL allreduce in 3 parts sends part p's message on channel p, so channels 1 and 2 carry one
+// message each to the peer, channel 3 none; the direct path leaves the channels alone.
+TEST_CASE("each part of an LL collective uses its own channel of the world team") {
+    auto w = pgas::world::init_local(2, options());
+    const auto src = w.alloc<float>(1031);
+    const auto dst = w.alloc<float>(1031);
+    std::vector<std::uint64_t> sent(2 * 4, 0);
+    w.launch_host([&](const ctx& c) {
+        const pgas::team t = c.world_team();
+        for (unsigned p = 0; p < 3; ++p)
+            pgas::detail::allreduce_part<pgas::thread, pgas::coll::ll_policy>(
+                c, t, dst, pgas::symmetric_ptr<const float>(src), 1031, pgas::op::sum, coll_part{p, 3});
+        for (unsigned p = 0; p < 3; ++p)
+            pgas::detail::allreduce_part<pgas::thread, pgas::coll::direct_policy>(
+                c, t, dst, pgas::symmetric_ptr<const float>(src), 1031, pgas::op::sum, coll_part{p, 3});
+        const int peer = 1 - c.my_pe();
+        for (int channel = 1; channel < 4; ++channel)
+            sent[std::size_t(c.my_pe() * 4 + channel)] = *c.local(coll_scratch::at<std::uint64_t>(
+                coll_scratch::counter_offset(0, coll_scratch::counter::sent, channel, peer)));
+    });
+    for (int pe = 0; pe < 2; ++pe) {
+        CAPTURE(pe);
+        CHECK(sent[std::size_t(pe * 4 + 1)] == 1);
+        CHECK(sent[std::size_t(pe * 4 + 2)] == 1);
+        CHECK(sent[std::size_t(pe * 4 + 3)] == 0);
+    }
+}
