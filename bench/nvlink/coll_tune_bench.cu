@@ -1,9 +1,10 @@
-// Tuning runs for the collectives' policies and the barrier's fences on two GPUs of one process (numbers behind tuning.hpp and sync.hpp).
+// Tuning runs for the collectives' policies and the barrier's fences on N GPUs of one process (numbers behind tuning.hpp and sync.hpp).
 //
-// Collectives: graph-captured loops of allreduce_on_stream on both GPUs,
-// timed on GPU 0 with CUDA events, for policies that differ in one knob (LL
-// or direct, blocks, bytes per block). Fences and barriers: in-kernel loops,
-// per-operation time, for the memory-model forms a barrier could use.
+// Collectives: graph-captured loops of *_on_stream on every GPU
+// (PGAS_TUNE_GPUS, default all), timed on GPU 0 with CUDA events, for
+// policies that differ in one knob (LL or direct, bytes per block, threads).
+// Fences and barriers: in-kernel loops on GPUs 0 and 1, per-operation time,
+// for the memory-model forms a barrier could use.
 #include <pgas/host/coll_on_stream.cuh>
 #include <pgas/pgas.hpp>
 
@@ -27,12 +28,28 @@ void cuda_ok(cudaError_t status, const char* what) {
 
 constexpr std::size_t max_bytes = std::size_t{256} << 20;
 
+// The collectives' world: one PE per GPU of one process, on PGAS_TUNE_GPUS GPUs (default: every GPU, at least 2;
+// the fence and barrier runs below use PEs 0 and 1 of it).
+int tune_gpus() {
+    int gpus = 0;
+    cuda_ok(cudaGetDeviceCount(&gpus), "device count");
+    const char* asked = std::getenv("PGAS_TUNE_GPUS");
+    const int n = asked && *asked ? std::atoi(asked) : gpus;
+    if (n < 2 || n > gpus) {
+        std::fprintf(stderr, "bench_coll_tune: needs 2 <= PGAS_TUNE_GPUS <= %d GPUs, asked %d\n", gpus, n);
+        std::exit(2);
+    }
+    return n;
+}
+
 pgas::world& two_gpus() {
     static pgas::world w = [] {
         pgas::world_options o;
         o.heap_bytes = 2 * max_bytes + (std::uint64_t{64} << 20);
         o.timeout_ms = 20000;
-        return pgas::world::init_local(std::vector<int>{0, 1}, o);
+        std::vector<int> devices;
+        for (int i = 0; i < tune_gpus(); ++i) devices.push_back(i);
+        return pgas::world::init_local(devices, o);
     }();
     return w;
 }
@@ -47,7 +64,7 @@ buffers& bufs() {
         buffers r;
         r.src = w.alloc<float>(max_bytes / 4);
         r.dst = w.alloc<float>(max_bytes / 4);
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < w.n_local_pes(); ++i) {
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
             cudaStream_t s;
             cuda_ok(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
@@ -59,18 +76,19 @@ buffers& bufs() {
     return b;
 }
 
-// Captures `iters` enqueues per GPU into one graph each, replays both, and
+// Captures `iters` enqueues per GPU into one graph each, replays all, and
 // returns GPU 0's microseconds per enqueue (median-free: Google Benchmark repeats).
 template <class Enqueue>
 double graph_us(benchmark::State& state, int iters, Enqueue&& enqueue) {
     auto& w = two_gpus();
     auto& b = bufs();
-    std::vector<cudaGraphExec_t> exec(2);
-    for (int i = 0; i < 2; ++i) {
+    const int n = w.n_local_pes();
+    std::vector<cudaGraphExec_t> exec(static_cast<std::size_t>(n), nullptr);
+    for (int i = 0; i < n; ++i) {
         cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
         enqueue(i, b.stream[i]);  // eager once (module load, first-touch)
     }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < n; ++i) {
         cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
         cuda_ok(cudaStreamSynchronize(b.stream[i]), "eager");
         cudaGraph_t g;
@@ -90,9 +108,11 @@ double graph_us(benchmark::State& state, int iters, Enqueue&& enqueue) {
         cudaEventRecord(start, b.stream[0]);
         cuda_ok(cudaGraphLaunch(exec[0], b.stream[0]), "launch");
         cudaEventRecord(stop, b.stream[0]);
-        cuda_ok(cudaSetDevice(w.device_of(1)), "set device");
-        cuda_ok(cudaGraphLaunch(exec[1], b.stream[1]), "launch");
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 1; i < n; ++i) {
+            cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
+            cuda_ok(cudaGraphLaunch(exec[i], b.stream[i]), "launch");
+        }
+        for (int i = 0; i < n; ++i) {
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
             cuda_ok(cudaStreamSynchronize(b.stream[i]), "replay");
         }
@@ -104,40 +124,47 @@ double graph_us(benchmark::State& state, int iters, Enqueue&& enqueue) {
     for (auto e : exec) cudaGraphExecDestroy(e);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
+    state.counters["pes"] = n;
     return total_ms * 1e3 / (double(iters) * double(state.iterations()));
 }
 
 // A policy that differs from load_store_policy in the knobs under test.
-template <std::size_t LlMax, unsigned Blocks, std::size_t BytesPerBlock, unsigned Threads = 512>
+template <std::size_t LlMax, std::size_t LlPerBlock, unsigned Blocks, std::size_t BytesPerBlock,
+          unsigned Threads = 512>
 struct tune : pgas::coll::load_store_policy {
     static constexpr std::size_t ll_max_bytes = LlMax;
+    static constexpr std::size_t ll_bytes_per_block = LlPerBlock;
     static constexpr unsigned stream_max_blocks = Blocks;
     static constexpr std::size_t stream_bytes_per_block = BytesPerBlock;
     static constexpr unsigned stream_threads = Threads;
 };
+template <unsigned Threads>
+struct rma_threads : pgas::coll::rma_policy {
+    static constexpr unsigned stream_threads = Threads;
+};
 
-template <class Policy>
-void allreduce(benchmark::State& state) {
+int iters_for(std::size_t bytes) { return bytes >= (std::size_t{64} << 20) ? 5 : bytes >= (std::size_t{4} << 20) ? 20 : 100; }
+
+// bytes: the buffer (allreduce), the gathered output (allgather), one PE's send buffer (alltoall).
+enum class coll { allreduce, allgather, alltoall, reduce_scatter };
+
+template <coll C, class Policy>
+void collective(benchmark::State& state) {
     const std::size_t bytes = std::size_t(state.range(0));
     auto& w = two_gpus();
     auto& b = bufs();
-    const int iters = bytes >= (std::size_t{64} << 20) ? 5 : bytes >= (std::size_t{4} << 20) ? 20 : 100;
-    const double us = graph_us(state, iters, [&](int i, cudaStream_t s) {
-        pgas::allreduce_on_stream<Policy>(w.context<pgas::nvlink>(i), w.team_world(), b.dst, b.src, bytes / 4,
-                                          pgas::op::sum, s);
-    });
-    state.counters["us"] = us;
-    state.counters["algbw_GBps"] = double(bytes) / us / 1e3;
-}
-
-template <class Policy>
-void allgather(benchmark::State& state) {
-    const std::size_t bytes = std::size_t(state.range(0));  // gathered output
-    auto& w = two_gpus();
-    auto& b = bufs();
-    const int iters = bytes >= (std::size_t{64} << 20) ? 5 : bytes >= (std::size_t{4} << 20) ? 20 : 100;
-    const double us = graph_us(state, iters, [&](int i, cudaStream_t s) {
-        pgas::allgather_on_stream<Policy>(w.context<pgas::nvlink>(i), w.team_world(), b.dst, b.src, bytes / 8, s);
+    const std::size_t n = std::size_t(w.n_pes());
+    const double us = graph_us(state, iters_for(bytes), [&](int i, cudaStream_t s) {
+        const auto ctx = w.context<pgas::nvlink>(i);
+        const auto team = w.team_world();
+        if constexpr (C == coll::allreduce)
+            pgas::allreduce_on_stream<Policy>(ctx, team, b.dst, b.src, bytes / 4, pgas::op::sum, s);
+        if constexpr (C == coll::allgather)
+            pgas::allgather_on_stream<Policy>(ctx, team, b.dst, b.src, bytes / 4 / n, s);
+        if constexpr (C == coll::alltoall)
+            pgas::alltoall_on_stream<Policy>(ctx, team, b.dst, b.src, bytes / 4 / n, s);
+        if constexpr (C == coll::reduce_scatter)
+            pgas::reduce_scatter_on_stream<Policy>(ctx, team, b.dst, b.src, bytes / 4 / n, pgas::op::sum, s);
     });
     state.counters["us"] = us;
     state.counters["algbw_GBps"] = double(bytes) / us / 1e3;
@@ -146,21 +173,41 @@ void allgather(benchmark::State& state) {
 void small_sizes(benchmark::internal::Benchmark* b) {
     for (long s : {8L, 1L << 10, 4L << 10, 8L << 10, 16L << 10, 32L << 10, 64L << 10}) b->Arg(s);
 }
+void middle_sizes(benchmark::internal::Benchmark* b) {
+    for (long s : {128L << 10, 256L << 10, 512L << 10, 1L << 20, 2L << 20, 4L << 20}) b->Arg(s);
+}
 void large_sizes(benchmark::internal::Benchmark* b) {
-    for (long s : {64L << 10, 256L << 10, 1L << 20, 4L << 20, 16L << 20, 64L << 20, 256L << 20}) b->Arg(s);
+    for (long s : {16L << 20, 64L << 20, 256L << 20}) b->Arg(s);
 }
 
-using ll_only = tune<~std::size_t{0}, 1, ~std::size_t{0}>;
-using direct_only = tune<0, pgas::coll::load_store_policy::stream_max_blocks,
-                         pgas::coll::load_store_policy::stream_bytes_per_block>;
+using defaults = pgas::coll::load_store_policy;
+// LL at every size the cells carry in one chunk per channel (what the default's ll_max_bytes bounds).
+using ll_only = tune<(std::size_t{1} << 40), defaults::ll_bytes_per_block, defaults::stream_max_blocks,
+                     defaults::stream_bytes_per_block>;
+using direct_only = tune<0, defaults::ll_bytes_per_block, defaults::stream_max_blocks, defaults::stream_bytes_per_block>;
+template <std::size_t PerBlock>
+using ll_per_block = tune<(std::size_t{1} << 40), PerBlock, defaults::stream_max_blocks, defaults::stream_bytes_per_block>;
 
-// What tuning.hpp's figures came from (first run, 2xH200): allreduce with
-// tune<0, 16|32|64, 8K|32K> over these sizes; a 1024-thread variant could
-// not launch. Kept here: the default against forcing each path.
-BENCHMARK(allreduce<pgas::coll::automatic>)->Name("allreduce/auto")->Apply(small_sizes)->Apply(large_sizes)->UseManualTime()->Iterations(5);
-BENCHMARK(allreduce<ll_only>)->Name("allreduce/ll")->Apply(small_sizes)->UseManualTime()->Iterations(5);
-BENCHMARK(allreduce<direct_only>)->Name("allreduce/direct")->Apply(small_sizes)->UseManualTime()->Iterations(5);
-BENCHMARK(allgather<pgas::coll::automatic>)->Name("allgather/auto")->Apply(small_sizes)->Apply(large_sizes)->UseManualTime()->Iterations(5);
+// What tuning.hpp's figures come from: the default against each path forced (allreduce/ll, allreduce/direct) over
+// the sizes where they cross, at every GPU count; LL's bytes per block; the put/get path's threads.
+#define PGAS_TUNE(C, POLICY, NAME, SIZES) \
+    BENCHMARK(collective<coll::C, POLICY>)->Name(#C "/" NAME)->Apply(SIZES)->UseManualTime()->Iterations(5)
+PGAS_TUNE(allreduce, pgas::coll::automatic, "auto", small_sizes)->Apply(middle_sizes)->Apply(large_sizes);
+PGAS_TUNE(allreduce, ll_only, "ll", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(allreduce, direct_only, "direct", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(allreduce, ll_per_block<2048>, "ll_2K_per_block", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(allreduce, ll_per_block<32768>, "ll_32K_per_block", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(allgather, pgas::coll::automatic, "auto", small_sizes)->Apply(middle_sizes)->Apply(large_sizes);
+PGAS_TUNE(allgather, ll_only, "ll", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(allgather, direct_only, "direct", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(alltoall, ll_only, "ll", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(alltoall, direct_only, "direct", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(reduce_scatter, ll_only, "ll", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(reduce_scatter, direct_only, "direct", small_sizes)->Apply(middle_sizes);
+PGAS_TUNE(allreduce, rma_threads<128>, "rma_128_threads", small_sizes);
+PGAS_TUNE(allreduce, rma_threads<256>, "rma_256_threads", small_sizes);
+PGAS_TUNE(allreduce, rma_threads<512>, "rma_512_threads", small_sizes);
+#undef PGAS_TUNE
 
 // --- fences and barrier forms ------------------------------------------------
 
@@ -310,6 +357,10 @@ __global__ void pgas_barrier_loop(const __grid_constant__ ctx_t ctx, pgas::symme
 template <pgas_form F>
 void pgas_barrier(benchmark::State& state) {
     auto& w = two_gpus();
+    if (w.n_pes() != 2) {  // barrier_all would wait for PEs that run no loop
+        state.SkipWithError("barrier2 needs exactly 2 PEs: PGAS_TUNE_GPUS=2");
+        return;
+    }
     static auto word = w.alloc<std::uint64_t>(2);  // [0] arrivals, [1] the epoch of the in-heap form
     constexpr int iters = 20000;
     time_loop_pair(state, word, 16, iters, [&](int i) {
