@@ -47,9 +47,11 @@ PGAS_KERNELS_BEGIN
 // This block's part of the launch.
 __device__ inline coll_part launch_part() { return coll_part{blockIdx.x, gridDim.x}; }
 
-// Every on-stream collective: plan p run by the one driver, each block as one part.
+// Every on-stream collective: plan p run by the one driver, each block as one part. The launch bound holds the
+// registers to what Policy::stream_threads threads per block can have: without it the one kernel that holds both
+// algorithms took more than 128 registers and a 512-thread launch failed (cudaErrorLaunchOutOfResources, 4xH100).
 template <class Policy, class Tr, class T, class Op>
-PGAS_KERNEL void collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, coll_plan p,
+PGAS_KERNEL void __launch_bounds__(coll::resolve_policy<Policy, Tr>::stream_threads) collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, coll_plan p,
                                    symmetric_ptr<T> dst, symmetric_ptr<const T> src, Op op) {
     run_collective<block, Policy>(ctx, t, p, dst, src, op, launch_part());
 }
