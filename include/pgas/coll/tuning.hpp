@@ -15,12 +15,12 @@ namespace coll {
 /// team must call with the same policy (the choice depends only on the policy,
 /// the team and the count, so all PEs choose alike).
 ///
-///   ll_max_bytes   the low-latency (LL) flag-in-data algorithm runs while what
-///                  one PE sends all its peers (count * sizeof(T) * (n - 1))
-///                  is at most this, and one chunk per LL channel carries the
-///                  block (the team's scratch bounds that: coll/detail/driver.hpp
-///                  ll_fits); above it the direct algorithm runs. 0: never LL;
-///                  ~0: LL at every size, in as many chunks as it takes.
+///   ll_max_bytes   the low-latency (LL) flag-in-data algorithm runs while the
+///                  call's larger buffer (src or dst) is at most this, and one
+///                  chunk per LL channel carries the block to each peer (the
+///                  team's scratch bounds that: coll/detail/driver.hpp ll_fits);
+///                  above it the direct algorithm runs. 0: never LL; ~0: LL at
+///                  every size, in as many chunks as it takes.
 ///   ll_bytes_per_block
 ///                  an *_on_stream call on the LL path spreads over
 ///                  ceil(buffer bytes / this) blocks, at most the team's LL
@@ -49,14 +49,23 @@ concept tuning_policy = requires {
 /// whose Near does: a team of near peers runs as on Near alone; a team with a
 /// far member takes put/get, in one block of the launch, the others exiting).
 struct load_store_policy {
-    // bench_coll_tune (bench/nvlink/coll_tune_bench.cu, allreduce/ll and
-    // allreduce/direct over 8 B - 4 MiB at 2 and 4 GPUs) decides this: LL
-    // needs no barrier, so it wins while its doubled bytes are cheap; the
-    // team's LL cells cap it anyway (512 KiB blocks on 2 PEs of the world
-    // team, 256 KiB on 4, 128 KiB on 8; 6 KiB on 2 PEs of a split team).
-    /// LL runs while what one PE sends all its peers is at most this many bytes (0: never).
-    static constexpr std::size_t ll_max_bytes = std::size_t{1} << 20;
-    // One block per 8 KiB: a 256 KiB buffer spreads over all 32 channels.
+    // bench_coll_tune on 2 and 4 H100s (NV18), 2026-11-27, graph replays of
+    // allreduce and allgather, us per call, LL (one block per 8 KiB) against
+    // direct:
+    //   2 GPUs, allreduce   8 B 6.3/10.9, 16 KiB 7.7/11.1, 64 KiB 9.6/11.2,
+    //                       128 KiB 39/12.1 (32 KiB per block: 15.5)
+    //   4 GPUs, allreduce   8 B 9.7/18.9, 16 KiB 12.5/19.2, 64 KiB 13.4/19.6,
+    //                       128 KiB 47/19.7 (32 KiB per block: 35.8)
+    //   allgather, 2 | 4 GPUs, 64 KiB gathered: 10.1/10.7 | 10.5/18.3;
+    //                       128 KiB: 39/11.2 | 30/18.4
+    // LL wins up to a 64 KiB buffer on both, whatever the block per peer, and
+    // loses 2-4x from 128 KiB (16 or more blocks of 8 KiB: not understood yet,
+    // docs/perf/multi-gpu-h100-2026-11-27.md).
+    /// LL runs while the call's larger buffer is at most this many bytes (0: never).
+    static constexpr std::size_t ll_max_bytes = std::size_t{64} << 10;
+    // The same runs: 8 KiB per block is the best of 2, 8 and 32 KiB up to
+    // 64 KiB except at 8-16 KiB, where 2 KiB is 1-2 us faster (and 2-4x slower
+    // from 32 KiB, at 16 blocks).
     /// Buffer bytes per block of an LL `*_on_stream` call (blocks = ceil(bytes / this), at most the team's channels).
     static constexpr std::size_t ll_bytes_per_block = std::size_t{8} << 10;
     /// The direct path loads/stores peers' buffers through ctx.peer() (false: put/get only).
@@ -83,9 +92,10 @@ struct rma_policy {
     static constexpr std::size_t ll_bytes_per_block = ~std::size_t{0};
     /// put/get only.
     static constexpr bool peer_pointers = false;
-    // The block's threads only spread the staging reductions and the group
-    // puts; bench_coll_tune's allreduce/rma/{128,256,512} (put/get forced on
-    // NVLink) checks the choice.
+    // bench_coll_tune, allreduce with put/get forced on NVLink (2 and 4
+    // H100s, 2026-11-27): 256 threads are the fastest from 16 KiB (2 GPUs:
+    // 13.8 us against 16.4 with 128 and 14.3 with 512; 64 KiB 27.2 / 37.0 /
+    // 28.6) and within 3% of 128 below it.
     /// Threads per block of an `*_on_stream` kernel.
     static constexpr unsigned stream_threads = 256;
     /// One block: the put/get path stages through one scratch buffer per team.

@@ -47,13 +47,27 @@ PGAS_KERNELS_BEGIN
 // This block's part of the launch.
 __device__ inline coll_part launch_part() { return coll_part{blockIdx.x, gridDim.x}; }
 
-// Every on-stream collective: plan p run by the one driver, each block as one part. The launch bound holds the
-// registers to what Policy::stream_threads threads per block can have: without it the one kernel that holds both
-// algorithms took more than 128 registers and a 512-thread launch failed (cudaErrorLaunchOutOfResources, 4xH100).
-template <class Policy, class Tr, class T, class Op>
-PGAS_KERNEL void __launch_bounds__(coll::resolve_policy<Policy, Tr>::stream_threads) collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, coll_plan p,
-                                   symmetric_ptr<T> dst, symmetric_ptr<const T> src, Op op) {
-    run_collective<block, Policy>(ctx, t, p, dst, src, op, launch_part());
+// The plan of collective K: what each collective's header says (its *_plan), chosen at compile time so that the
+// kernel below sees the plan's shape as constants.
+template <coll_kind K>
+PGAS_HD constexpr coll_plan plan_of(std::size_t count, int root) {
+    if constexpr (K == coll_kind::broadcast) return broadcast_plan(count, root);
+    if constexpr (K == coll_kind::reduce) return reduce_plan(count, root);
+    if constexpr (K == coll_kind::allreduce) return allreduce_plan(count);
+    if constexpr (K == coll_kind::allgather) return allgather_plan(count);
+    if constexpr (K == coll_kind::reduce_scatter) return reduce_scatter_plan(count);
+    if constexpr (K == coll_kind::alltoall) return alltoall_plan(count);
+}
+
+// Every on-stream collective: collective K's plan run by the one driver, each block as one part. K is a template
+// parameter, not a plan passed in: with the plan's shape unknown the one kernel took 142-148 registers against
+// 93-96 for the per-collective kernels before it. The launch bound holds the registers to what
+// Policy::stream_threads threads per block can have (more failed to launch: cudaErrorLaunchOutOfResources, 4xH100).
+template <class Policy, coll_kind K, class Tr, class T, class Op>
+PGAS_KERNEL void __launch_bounds__(coll::resolve_policy<Policy, Tr>::stream_threads)
+    collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
+                      symmetric_ptr<const T> src, std::size_t count, int root, Op op) {
+    run_collective<block, Policy>(ctx, t, plan_of<K>(count, root), dst, src, op, launch_part());
 }
 
 // alltoallv_on_stream's arrays travel in the kernel's parameters (captured by value in a graph).
@@ -79,18 +93,19 @@ PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, te
 }
 PGAS_KERNELS_END
 
-// Enqueues plan p as one kernel of Policy::stream_threads threads per block on `stream`, over as many blocks as
-// launch_blocks gives (the same on every PE: it depends only on the policy, the team and the sizes, as the parts'
+// Enqueues collective K as one kernel of Policy::stream_threads threads per block on `stream`, over as many blocks
+// as launch_blocks gives (the same on every PE: it depends only on the policy, the team and the sizes, as the parts'
 // channels and barriers need). `call` names the on-stream call in a launch failure.
-template <class Policy, class Tr, class T, class U, class Op>
-void launch_collective(const device::context<Tr>& ctx, team t, const coll_plan& p, symmetric_ptr<T> dst,
-                       symmetric_ptr<U> src, Op op, cudaStream_t stream, const char* call) {
-    require_collective_buffers<T, U>();
+template <class Policy, coll_kind K, class Tr, class T, class U, class Op>
+void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                       std::size_t count, int root, Op op, cudaStream_t stream, const char* call) {
     using P = coll::resolve_policy<Policy, Tr>;
     static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
     static_assert(P::stream_max_blocks <= unsigned(coll_scratch::max_parts));
-    collective_kernel<Policy, Tr, T, Op><<<launch_blocks<P>(t, p, sizeof(T)), P::stream_threads, 0, stream>>>(
-        ctx, t, p, dst, symmetric_ptr<const T>(src), op);
+    require_collective_buffers<T, U>();
+    const unsigned blocks = launch_blocks<P>(t, plan_of<K>(count, root), sizeof(T));
+    collective_kernel<Policy, K, Tr, T, Op><<<blocks, P::stream_threads, 0, stream>>>(
+        ctx, t, dst, symmetric_ptr<const T>(src), count, root, op);
     check_launch(ctx.my_pe(), call);
 }
 
@@ -164,8 +179,8 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::broadcast_on_stream");
-    detail::launch_collective<Policy>(ctx, t, detail::broadcast_plan(count, root), dst, src, detail::no_reduction{},
-                                      stream, "broadcast_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::broadcast>(
+        ctx, t, dst, src, count, root, detail::no_reduction{}, stream, "broadcast_on_stream");
 }
 
 /// Enqueues pgas::reduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -185,8 +200,8 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
                       std::size_t count, Op op, int root, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::reduce_on_stream");
     detail::require_reduction<Op, T>();
-    detail::launch_collective<Policy>(ctx, t, detail::reduce_plan(count, root), dst, src, op,
-                                      stream, "reduce_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::reduce>(
+        ctx, t, dst, src, count, root, op, stream, "reduce_on_stream");
 }
 
 /// Enqueues pgas::allreduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -206,8 +221,8 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
                          std::size_t count, Op op, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::allreduce_on_stream");
     detail::require_reduction<Op, T>();
-    detail::launch_collective<Policy>(ctx, t, detail::allreduce_plan(count), dst, src, op,
-                                      stream, "allreduce_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::allreduce>(
+        ctx, t, dst, src, count, 0, op, stream, "allreduce_on_stream");
 }
 
 /// Enqueues pgas::reduce_scatter on `stream`: one kernel, ordered with the stream's other work and capturable in a
@@ -227,8 +242,8 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
                               std::size_t count, Op op, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::reduce_scatter_on_stream");
     detail::require_reduction<Op, T>();
-    detail::launch_collective<Policy>(ctx, t, detail::reduce_scatter_plan(count), dst, src, op,
-                                      stream, "reduce_scatter_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::reduce_scatter>(
+        ctx, t, dst, src, count, 0, op, stream, "reduce_scatter_on_stream");
 }
 
 /// Enqueues pgas::allgather on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -247,8 +262,8 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::allgather_on_stream");
-    detail::launch_collective<Policy>(ctx, t, detail::allgather_plan(count), dst, src, detail::no_reduction{},
-                                      stream, "allgather_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::allgather>(
+        ctx, t, dst, src, count, 0, detail::no_reduction{}, stream, "allgather_on_stream");
 }
 
 /// Enqueues pgas::alltoall on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -267,8 +282,8 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::alltoall_on_stream");
-    detail::launch_collective<Policy>(ctx, t, detail::alltoall_plan(count), dst, src, detail::no_reduction{},
-                                      stream, "alltoall_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::alltoall>(
+        ctx, t, dst, src, count, 0, detail::no_reduction{}, stream, "alltoall_on_stream");
 }
 
 /// Enqueues pgas::alltoallv on `stream`: one kernel of one block (`Policy::stream_threads` threads), ordered with
