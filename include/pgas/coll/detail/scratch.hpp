@@ -77,7 +77,10 @@ struct coll_scratch {
     static constexpr std::uint64_t cells_bytes = slot_bytes - cells_offset;
 
     // Wide area, from its base: the four counter arrays of every channel
-    // ([channel][member]), then the cells ([from][channel][depth]).
+    // ([channel][member]), then the cells ([channel][from][depth]): channel
+    // 0, the one a one-block call uses, has its counters and its cells in the
+    // area's first 192 KiB, one 2 MiB page of the heap (as a split team's slot
+    // has), where [from][channel] order put each sender's cells 2 MiB apart.
     static constexpr std::uint64_t wide_counter_bytes = 8 * std::uint64_t(ll_channels) * max_ll_pes;
     static constexpr std::uint64_t wide_sent_offset = 0;
     static constexpr std::uint64_t wide_recv_offset = wide_counter_bytes;
@@ -116,8 +119,7 @@ struct coll_scratch {
     }
     PGAS_HD static constexpr std::uint64_t payload_bytes(int slot, int n) { return cell_bytes(slot, n) / 2; }
     PGAS_HD static constexpr std::uint64_t cell_offset(int slot, int n, int channel, int from, std::uint64_t message) {
-        const std::uint64_t ring = (std::uint64_t(from) * std::uint64_t(channels(slot)) + std::uint64_t(channel)) *
-                                   ll_depth;
+        const std::uint64_t ring = (std::uint64_t(channel) * std::uint64_t(n) + std::uint64_t(from)) * ll_depth;
         const std::uint64_t base = wide(slot) ? wide_base(slot) + wide_cells_offset : slot_base(slot) + cells_offset;
         return base + (ring + message % ll_depth) * cell_bytes(slot, n);
     }
@@ -137,6 +139,10 @@ static_assert(coll_scratch::payload_bytes(2, coll_scratch::max_ll_pes) >= 64,
               "LL cells too small for the largest team");
 static_assert(coll_scratch::payload_bytes(0, coll_scratch::max_ll_pes) >= 64, "wide LL cells too small");
 static_assert(coll_scratch::payload_bytes(0, 4) == 8192, "wide slots: 8 KiB per channel and chunk on 4 PEs");
+static_assert(coll_scratch::cell_offset(0, coll_scratch::max_ll_pes, 0, coll_scratch::max_ll_pes - 1, 1) +
+                      coll_scratch::cell_bytes(0, coll_scratch::max_ll_pes) - coll_scratch::wide_base(0) <=
+                  (std::uint64_t{2} << 20),
+              "channel 0's counters and cells share the wide area's first 2 MiB page");
 
 }  // namespace detail
 PGAS_NAMESPACE_END
