@@ -18,52 +18,43 @@ constexpr std::size_t KiB = 1024;
 
 }  // namespace
 
-// A policy whose only LL bound is the team's cells.
-struct cells_only : pgas::coll::load_store_policy {
-    static constexpr std::size_t ll_max_bytes = std::size_t{1} << 40;
-};
-
-TEST_CASE("the default policy runs LL up to a 64 KiB buffer, where one chunk per channel carries the block") {
+TEST_CASE("the default policy runs LL while one chunk per channel carries the block, wide for the world and node") {
     using pgas::detail::ll_fits;
-    // the default: by the buffer (bench_coll_tune on 2 and 4 H100s: LL wins up to 64 KiB)
-    CHECK(ll_fits<P>(0, 2, 8, 8));
-    CHECK(ll_fits<P>(0, 2, 64 * KiB, 64 * KiB));
-    CHECK_FALSE(ll_fits<P>(0, 2, 64 * KiB + 8, 64 * KiB + 8));
-    CHECK(ll_fits<P>(0, 4, 16 * KiB, 64 * KiB));        // allgather of 64 KiB on 4 PEs
-    CHECK_FALSE(ll_fits<P>(0, 4, 32 * KiB, 128 * KiB));
-    // the cells: the world and node teams (slots 0 and 1): 32 channels of 16 KiB (2 PEs), 8 KiB (4), 4 KiB (8)
-    CHECK(ll_fits<cells_only>(0, 2, 512 * KiB, 512 * KiB));
-    CHECK_FALSE(ll_fits<cells_only>(0, 2, 512 * KiB + 8, 512 * KiB + 8));
-    CHECK(ll_fits<cells_only>(0, 4, 256 * KiB, 256 * KiB));
-    CHECK_FALSE(ll_fits<cells_only>(0, 4, 256 * KiB + 8, 256 * KiB + 8));
-    CHECK(ll_fits<cells_only>(0, 8, 128 * KiB, 128 * KiB));
-    CHECK_FALSE(ll_fits<cells_only>(0, 8, 256 * KiB, 256 * KiB));
-    CHECK(ll_fits<cells_only>(1, 4, 256 * KiB, 256 * KiB));
+    // the world team (slot 0): 32 channels of 16 KiB (2 PEs), 8 KiB (4) and 4 KiB (8) per chunk
+    CHECK(ll_fits<P>(0, 2, 8));
+    CHECK(ll_fits<P>(0, 2, 512 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 2, 512 * KiB + 8));
+    CHECK(ll_fits<P>(0, 4, 256 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 4, 256 * KiB + 8));
+    CHECK(ll_fits<P>(0, 8, 128 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 8, 256 * KiB));
+    CHECK(ll_fits<P>(1, 4, 256 * KiB));  // the node team too
+    // what one PE sends all its peers: at most 1 MiB (binds beyond 8 PEs: 16 PEs, 1 MiB / 15 peers)
+    CHECK(ll_fits<P>(0, 16, 64 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 16, 70 * KiB));
     // a split team (slot 2 and up): one channel of one small cell, as before the wide areas
-    CHECK(ll_fits<P>(2, 2, coll_scratch::payload_bytes(2, 2), coll_scratch::payload_bytes(2, 2)));
-    CHECK_FALSE(ll_fits<P>(2, 2, coll_scratch::payload_bytes(2, 2) + 8, coll_scratch::payload_bytes(2, 2) + 8));
+    CHECK(ll_fits<P>(2, 2, coll_scratch::payload_bytes(2, 2)));
+    CHECK_FALSE(ll_fits<P>(2, 2, coll_scratch::payload_bytes(2, 2) + 8));
     CHECK(coll_scratch::payload_bytes(2, 2) >= 6 * KiB);
     // the forced policies
-    CHECK(ll_fits<pgas::coll::ll_policy>(5, 8, std::size_t{1} << 30, std::size_t{1} << 33));
-    CHECK_FALSE(ll_fits<pgas::coll::direct_policy>(0, 2, 8, 8));
+    CHECK(ll_fits<pgas::coll::ll_policy>(5, 8, std::size_t{1} << 30));
+    CHECK_FALSE(ll_fits<pgas::coll::direct_policy>(0, 2, 8));
 }
 
 TEST_CASE("an on-stream launch spreads LL over the team's channels and the direct path over its parts") {
     using namespace pgas::detail;
     const pgas::team world4 = pgas::team::world_team(0, 4);
     const pgas::team split4 = world4.sub_team(0, 1, 4, 7);  // the same PEs in slot 7: one LL channel
-    // LL: one block per 8 KiB of the buffer, up to a 64 KiB buffer
+    // LL: one block per 8 KiB of the buffer, at most 32 channels
     CHECK(launch_blocks<P>(world4, allreduce_plan(2), sizeof(float)) == 1);
     CHECK(launch_blocks<P>(world4, allreduce_plan(4096), sizeof(float)) == 2);              // 16 KiB
-    CHECK(launch_blocks<P>(world4, allreduce_plan(16 * 1024), sizeof(float)) == 8);         // 64 KiB
+    CHECK(launch_blocks<P>(world4, allreduce_plan(64 * 1024), sizeof(float)) == 32);        // 256 KiB
     CHECK(launch_blocks<P>(world4, allgather_plan(1024), sizeof(float)) == 2);              // 16 KiB gathered
-    CHECK(launch_blocks<cells_only>(world4, allreduce_plan(64 * 1024), sizeof(float)) == 32);  // 256 KiB: every channel
-    // beyond: direct, one block per 8 KiB up to 64
-    CHECK(launch_blocks<P>(world4, allreduce_plan(20 * 1024), sizeof(float)) == 10);        // 80 KiB
+    // beyond the cells: direct, one block per 8 KiB up to 64
     CHECK(launch_blocks<P>(world4, allreduce_plan(1024 * 1024), sizeof(float)) == 64);
     // a split team's single channel: small LL in one block, then direct
     CHECK(launch_blocks<P>(split4, allreduce_plan(2), sizeof(float)) == 1);
-    CHECK(launch_blocks<cells_only>(split4, allreduce_plan(64 * 1024), sizeof(float)) == 32);
+    CHECK(launch_blocks<P>(split4, allreduce_plan(64 * 1024), sizeof(float)) == 32);
     // put/get: one block
     CHECK(launch_blocks<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024), sizeof(float)) == 1);
 }

@@ -15,12 +15,12 @@ namespace coll {
 /// team must call with the same policy (the choice depends only on the policy,
 /// the team and the count, so all PEs choose alike).
 ///
-///   ll_max_bytes   the low-latency (LL) flag-in-data algorithm runs while the
-///                  call's larger buffer (src or dst) is at most this, and one
-///                  chunk per LL channel carries the block to each peer (the
-///                  team's scratch bounds that: coll/detail/driver.hpp ll_fits);
-///                  above it the direct algorithm runs. 0: never LL; ~0: LL at
-///                  every size, in as many chunks as it takes.
+///   ll_max_bytes   the low-latency (LL) flag-in-data algorithm runs while what
+///                  one PE sends all its peers (count * sizeof(T) * (n - 1))
+///                  is at most this, and one chunk per LL channel carries the
+///                  block (the team's scratch bounds that: coll/detail/driver.hpp
+///                  ll_fits); above it the direct algorithm runs. 0: never LL;
+///                  ~0: LL at every size, in as many chunks as it takes.
 ///   ll_bytes_per_block
 ///                  an *_on_stream call on the LL path spreads over
 ///                  ceil(buffer bytes / this) blocks, at most the team's LL
@@ -49,23 +49,24 @@ concept tuning_policy = requires {
 /// whose Near does: a team of near peers runs as on Near alone; a team with a
 /// far member takes put/get, in one block of the launch, the others exiting).
 struct load_store_policy {
-    // bench_coll_tune on 2 and 4 H100s (NV18), 2026-11-27, graph replays of
-    // allreduce and allgather, us per call, LL (one block per 8 KiB) against
-    // direct:
-    //   2 GPUs, allreduce   8 B 6.3/10.9, 16 KiB 7.7/11.1, 64 KiB 9.6/11.2,
-    //                       128 KiB 39/12.1 (32 KiB per block: 15.5)
-    //   4 GPUs, allreduce   8 B 9.7/18.9, 16 KiB 12.5/19.2, 64 KiB 13.4/19.6,
-    //                       128 KiB 47/19.7 (32 KiB per block: 35.8)
-    //   allgather, 2 | 4 GPUs, 64 KiB gathered: 10.1/10.7 | 10.5/18.3;
-    //                       128 KiB: 39/11.2 | 30/18.4
-    // LL wins up to a 64 KiB buffer on both, whatever the block per peer, and
-    // loses 2-4x from 128 KiB (16 or more blocks of 8 KiB: not understood yet,
-    // docs/perf/multi-gpu-h100-2026-11-27.md).
-    /// LL runs while the call's larger buffer is at most this many bytes (0: never).
-    static constexpr std::size_t ll_max_bytes = std::size_t{64} << 10;
-    // The same runs: 8 KiB per block is the best of 2, 8 and 32 KiB up to
-    // 64 KiB except at 8-16 KiB, where 2 KiB is 1-2 us faster (and 2-4x slower
-    // from 32 KiB, at 16 blocks).
+    // scripts/bench-compare on 4xH100 (NV18), 2026-11-27, one process per
+    // GPU as users run it, pgas us per call with LL up to the cells (this
+    // rule, 973423f) | LL only up to a 64 KiB buffer (6c3570a):
+    //   2 GPUs  allreduce 256 KiB 7.7 | 10.9, allgather 6.9 | 10.8,
+    //           reduce_scatter 6.7 | 11.2, broadcast 6.1 | 11.2, alltoall 7.1 | 10.6
+    //   4 GPUs  allreduce 256 KiB 14.2 | 19.3, allgather 9.8 | 17.2; 1 MiB
+    //           allgather 14.0 | 18.2, alltoall 14.6 | 18.3
+    // So LL runs wherever the cells carry the block in one chunk per channel
+    // (512 KiB blocks on 2 PEs, 256 KiB on 4, 128 KiB on 8), and 1 MiB keeps
+    // 8 PEs (7 peers) inside that too. bench_coll_tune, one process driving
+    // every GPU, disagrees from 128 KiB (LL 15-69 us against direct 12-20, and
+    // 7.5 to 39 us between runs of one size): it is not how users launch, and
+    // docs/perf/multi-gpu-h100-2026-11-27.md keeps both.
+    /// LL runs while what one PE sends all its peers is at most this many bytes (0: never).
+    static constexpr std::size_t ll_max_bytes = std::size_t{1} << 20;
+    // bench_coll_tune (2 and 4 H100s, one process): 8 KiB per block is the
+    // best of 2, 8 and 32 KiB up to 64 KiB but at 8-16 KiB, where 2 KiB is
+    // 1-2 us faster (and 2-4x slower from 32 KiB, at 16 blocks).
     /// Buffer bytes per block of an LL `*_on_stream` call (blocks = ceil(bytes / this), at most the team's channels).
     static constexpr std::size_t ll_bytes_per_block = std::size_t{8} << 10;
     /// The direct path loads/stores peers' buffers through ctx.peer() (false: put/get only).

@@ -24,19 +24,19 @@ PGAS_HD constexpr void require_collective_buffers() {
     require_same_element<T, U>();
 }
 
-// Whether policy P runs LL for a call in a team of n in `slot` whose block to
-// each peer is `block_bytes` and whose larger buffer is `buffer_bytes`, where
-// LL can run at all: while one chunk per channel carries the block (the
-// team's cells bound it: 512 KiB on 2 PEs of the world or node team, 6 KiB
-// on 2 PEs of a split team) and the buffer is at most P::ll_max_bytes. A
-// policy with ll_max_bytes = ~0 (coll::ll_policy) runs LL at every size, in
-// as many chunks as it takes. The host launch asks the same, so both agree
-// without seeing each other.
+// Whether policy P runs LL for a block of `block_bytes` to each peer in a
+// team of n in `slot`, where LL can run at all: while one chunk per channel
+// carries the block (the team's cells bound it: 512 KiB on 2 PEs of the
+// world or node team, 256 KiB on 4, 128 KiB on 8, 6 KiB on 2 PEs of a split
+// team) and what one PE sends all its peers, block_bytes * (n - 1), is at
+// most P::ll_max_bytes. A policy with ll_max_bytes = ~0 (coll::ll_policy)
+// runs LL at every size, in as many chunks as it takes. The host launch asks
+// the same, so both agree without seeing each other.
 template <class P>
-PGAS_HD constexpr bool ll_fits(int slot, int n, std::size_t block_bytes, std::size_t buffer_bytes) {
+PGAS_HD constexpr bool ll_fits(int slot, int n, std::size_t block_bytes) {
     if (std::size_t(P::ll_max_bytes) == ~std::size_t{0}) return true;
     const std::uint64_t capacity = coll_scratch::payload_bytes(slot, n) * std::uint64_t(coll_scratch::channels(slot));
-    return block_bytes <= capacity && buffer_bytes <= std::size_t(P::ll_max_bytes);
+    return block_bytes <= capacity && block_bytes * std::uint64_t(n - 1) <= std::uint64_t(P::ll_max_bytes);
 }
 
 // The larger of plan p's src and dst, in bytes: what an on-stream launch spreads over its blocks.
@@ -49,14 +49,14 @@ PGAS_HD constexpr std::size_t buffer_bytes(const coll_plan& p, int n, std::size_
 // first part of a multi-block call: the checks use channel 0).
 template <group G, class P, class Tr>
 PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, std::size_t block_bytes,
-                              std::size_t buffer, coll_part part) {
+                              coll_part part) {
     if (c.n == 1) return {false, false};
     const bool mapped = c.all_mapped();
     const bool ll_capable = mapped && c.n <= coll_scratch::max_ll_pes;
     if constexpr (PGAS_CHECKS) {
         if (ll_capable && part.index == 0) ll_check_signature<G>(c, signature.pack());
     }
-    return {ll_capable && ll_fits<P>(c.t.slot(), c.n, block_bytes, buffer), mapped && bool(P::peer_pointers)};
+    return {ll_capable && ll_fits<P>(c.t.slot(), c.n, block_bytes), mapped && bool(P::peer_pointers)};
 }
 
 // Runs the collective described by plan p as part `part` of a launch (the
@@ -80,7 +80,7 @@ PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_p
     const coll_signature signature{p.reduces ? std::uint64_t(p.count) : std::uint64_t(bytes), unsigned(p.kind),
                                    Op::code, type_code<T>(),
                                    p.rooted() ? unsigned(p.root + 1) : 0u};
-    const auto path = choose_path<G, P>(c, signature, bytes, buffer_bytes(p, c.n, sizeof(T)), part);
+    const auto path = choose_path<G, P>(c, signature, bytes, part);
     if (!settle_part(part, path, c, p.count)) return;
     if (p.count == 0) return sync<G>(ctx, c.t);
     if (c.n == 1) return local_copy<G>(ctx.local(dst), ctx.local(src), bytes);
@@ -101,7 +101,7 @@ inline unsigned launch_blocks(const team& t, const coll_plan& p, std::size_t ele
         const std::size_t wanted = (buffer + per_block - 1) / per_block;
         return unsigned(wanted < 1 ? 1 : wanted < most ? wanted : most);
     };
-    if (n > 1 && ll_fits<P>(t.slot(), n, p.count * element, buffer))
+    if (n > 1 && ll_fits<P>(t.slot(), n, p.count * element))
         return spread(P::ll_bytes_per_block, std::size_t(coll_scratch::channels(t.slot())));
     if (!P::peer_pointers) return 1;
     return spread(P::stream_bytes_per_block, P::stream_max_blocks);
