@@ -3,7 +3,9 @@
 
 #include <pgas/core/error.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -71,6 +73,23 @@ inline const driver_api& driver() {
         return a;
     }();
     return api;
+}
+
+// Read-write access for cuMemSetAccess: one descriptor per GPU of `devices` but `except` (-1: none), each GPU
+// named once however many PEs share it.
+inline std::vector<CUmemAccessDesc> read_write_access(const std::vector<int>& devices, int except = -1) {
+    std::vector<CUmemAccessDesc> access;
+    for (int device : devices) {
+        if (device == except ||
+            std::any_of(access.begin(), access.end(), [&](const CUmemAccessDesc& a) { return a.location.id == device; }))
+            continue;
+        CUmemAccessDesc a{};
+        a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        a.location.id = device;
+        a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        access.push_back(a);
+    }
+    return access;
 }
 
 }  // namespace detail

@@ -270,16 +270,7 @@ private:
     // Every local GPU may read and write every chunk. Several PEs may share a
     // GPU (tests on a one-GPU machine): each device is named once.
     void grant_access() {
-        std::vector<CUmemAccessDesc> access;
-        for (int device : devices_) {
-            if (std::any_of(access.begin(), access.end(), [&](const CUmemAccessDesc& a) { return a.location.id == device; }))
-                continue;
-            CUmemAccessDesc a{};
-            a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-            a.location.id = device;
-            a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-            access.push_back(a);
-        }
+        const std::vector<CUmemAccessDesc> access = read_write_access(devices_);
         check_cu(driver().cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), access.data(), access.size()), -1,
                  "world::init_local", "cuMemSetAccess for every local GPU");
     }

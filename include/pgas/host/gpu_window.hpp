@@ -262,17 +262,7 @@ inline void enable_peer_access(int from, int to, int pe) {
 // GPUs are one. Like peer access, the grant stays after the window is released.
 inline void grant_vmm_access(std::uint64_t allocation, std::uint64_t bytes, int device, const std::vector<int>& devices,
                              int pe) {
-    std::vector<CUmemAccessDesc> access;
-    for (int other : devices) {
-        if (other == device ||
-            std::any_of(access.begin(), access.end(), [&](const CUmemAccessDesc& a) { return a.location.id == other; }))
-            continue;
-        CUmemAccessDesc a{};
-        a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        a.location.id = other;
-        a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        access.push_back(a);
-    }
+    const std::vector<CUmemAccessDesc> access = read_write_access(devices, device);
     if (access.empty()) return;
     const device_guard on_device(device, pe, "register_window");
     const auto at = static_cast<CUdeviceptr>(allocation);
