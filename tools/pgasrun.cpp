@@ -13,6 +13,9 @@
 // SIGINT/SIGTERM/SIGHUP to pgasrun are passed on to every process. Each rank
 // runs in its own process group (stopping a rank stops what it started) with
 // stdin from /dev/null: a background group reading the terminal would stop.
+// Every rank gets SIGKILL when pgasrun dies, whatever ended it (SIGKILL, the
+// OOM killer): the kernel's parent-death signal, which a kill of pgasrun's
+// process group would not reach otherwise (issue 28).
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -28,6 +31,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,7 +58,8 @@ void on_child(int) {
                  "usage: pgasrun -n N [--timeout SECONDS] [--grace SECONDS] [--] program [args...]\n"
                  "  starts N local processes of program with PGAS_RANK, PGAS_WORLD_SIZE, PGAS_LOCAL_RANK,\n"
                  "  PGAS_LOCAL_SIZE, PGAS_ROOT and PGAS_TOKEN set; when one fails, the others get --grace\n"
-                 "  seconds (default 3) to report it, then SIGTERM, then SIGKILL 3 s later\n");
+                 "  seconds (default 3) to report it, then SIGTERM, then SIGKILL 3 s later; every process\n"
+                 "  gets SIGKILL when pgasrun dies, whatever signal ends it\n");
     std::exit(2);
 }
 
@@ -168,8 +173,11 @@ pid_t start(int rank, int size, const std::string& root, const std::string& toke
         std::fprintf(stderr, "pgasrun: pipe: %s\n", std::strerror(errno));
         return -1;
     }
+    const pid_t launcher = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
+        // Dies with pgasrun. Set after the fork, so pgasrun may already be gone: then the rank is not started.
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher) ::_exit(128 + SIGKILL);
         ::setpgid(0, 0);  // its own group: stopping it stops what it started
         ::dup2(out_pipe[1], 1);
         ::dup2(err_pipe[1], 2);

@@ -2,6 +2,7 @@
 // pgasrun stops the rest when one fails.
 #include "support.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <functional>
@@ -26,6 +27,83 @@ std::vector<std::string> pgasrun(int n, std::vector<std::string> program) {
     std::vector<std::string> argv{PGAS_TEST_PGASRUN, "-n", std::to_string(n), "--timeout", "60"};
     argv.insert(argv.end(), program.begin(), program.end());
     return argv;
+}
+
+// Whether process `pid` still runs: a zombie (its parent has not reaped it yet) does not.
+bool alive(pid_t pid) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (!f) return false;
+    char text[512] = {};
+    const std::size_t n = std::fread(text, 1, sizeof text - 1, f);
+    std::fclose(f);
+    const char* paren = std::strrchr(text, ')');
+    return n > 0 && paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+// pgasrun running in the background, its output read on demand: for the tests that act while it runs.
+struct background {
+    pid_t pid = -1;
+    int fd = -1;
+    std::string output;
+
+    background(const std::vector<std::string>& argv, const test::environment& env) {
+        int fds[2];
+        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+        pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::setpgid(0, 0);
+            ::dup2(fds[1], 1);
+            ::dup2(fds[1], 2);
+            for (auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+            std::vector<char*> args;
+            for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+            args.push_back(nullptr);
+            ::execv(args[0], args.data());
+            ::_exit(127);
+        }
+        ::close(fds[1]);
+        fd = fds[0];
+    }
+    ~background() {
+        if (pid > 0) {
+            ::kill(-pid, SIGKILL);
+            ::kill(pid, SIGCONT);
+            ::waitpid(pid, nullptr, 0);
+        }
+        if (fd >= 0) ::close(fd);
+    }
+    // Reads output until `done` holds of it or `limit` passes (or the output ends); whether `done` holds.
+    bool read_until(const std::function<bool(const std::string&)>& done, std::chrono::milliseconds limit) {
+        const auto until = test::clock_type::now() + limit;
+        while (!done(output) && fd >= 0 && test::clock_type::now() < until) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 20) <= 0) continue;
+            char buffer[4096];
+            const ssize_t n = ::read(fd, buffer, sizeof buffer);
+            if (n > 0) {
+                output.append(buffer, std::size_t(n));
+            } else if (n == 0) {
+                ::close(fd);
+                fd = -1;
+            }
+        }
+        return done(output);
+    }
+    // Reads the rest of the output (at most `limit`) and returns pgasrun's wait status (-1: still running).
+    int finish(std::chrono::milliseconds limit) {
+        read_until([](const std::string&) { return false; }, limit);
+        int status = -1;
+        if (::waitpid(pid, &status, WNOHANG) == pid) pid = -1;
+        return status;
+    }
+};
+
+// How many lines of `text` contain `part`.
+std::size_t count_of(const std::string& text, const std::string& part) {
+    std::size_t count = 0;
+    for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+    return count;
 }
 
 }  // namespace
@@ -145,6 +223,27 @@ TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
     CHECK(results[3].exited(124));
     CHECK_MESSAGE(test::contains(results[3].output, "time limit of 1 s reached"), results[3].output);
     CHECK(results[3].seconds < 10);
+}
+
+TEST_CASE("pgasrun: its ranks die with it, whatever ends it (SIGKILL too)") {
+    // Issue 28, item 1: each rank has its own process group, so a kill of pgasrun's group missed them and they ran
+    // on forever. They print their pid and sleep; pgasrun is killed; within 2 s none may be left.
+    const int n = 4;
+    background run(pgasrun(n, {"/bin/sh", "-c", "echo pid $$; exec sleep 60"}), {});
+    REQUIRE_MESSAGE(run.read_until([](const std::string& o) { return count_of(o, "] pid ") == n; }, 20s), run.output);
+    std::vector<long long> pids;
+    for (std::size_t at = run.output.find("] pid "); at != std::string::npos; at = run.output.find("] pid ", at + 1))
+        pids.push_back(std::atoll(run.output.c_str() + at + 6));
+    const auto killed = test::clock_type::now();
+    REQUIRE(::kill(run.pid, SIGKILL) == 0);
+    auto any_alive = [&] { return std::any_of(pids.begin(), pids.end(), [](long long p) { return alive(pid_t(p)); }); };
+    while (any_alive() && test::clock_type::now() - killed < 2s) std::this_thread::sleep_for(10ms);
+    const double took = test::seconds_since(killed);
+    MESSAGE("ranks gone " << took * 1000 << " ms after pgasrun's SIGKILL");
+    for (long long p : pids) {
+        CHECK_MESSAGE(!alive(pid_t(p)), "rank pid " << p << " (must be gone 2 s after pgasrun's death)");
+        if (alive(pid_t(p))) ::kill(pid_t(p), SIGKILL);  // leave nothing behind
+    }
 }
 
 TEST_CASE("processes: worlds started with torchrun's, Open MPI's, MPICH's and Slurm's variables, and with none") {
