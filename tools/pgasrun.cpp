@@ -7,7 +7,9 @@
 // PGAS_LOCAL_SIZE, PGAS_ROOT (a free port on 127.0.0.1) and PGAS_TOKEN (random)
 // for world::init(). Their stdout and stderr lines reach pgasrun's stdout and
 // stderr as "[rank] line". When a process exits non-zero or is killed by a
-// signal, pgasrun says which rank and how, gives the others --grace S (3) to
+// signal, pgasrun says which rank and how (the one that failed first: a death
+// by signal within 250 ms of the first failure wins over exits, which are
+// mostly peers reporting the loss), gives the others --grace S (3) to
 // report the loss themselves, then stops them (SIGTERM, SIGKILL 3 s later) and exits with that process's status (128+signal for
 // a signal). --timeout S stops everything after S seconds with status 124.
 // SIGINT/SIGTERM/SIGHUP to pgasrun are passed on to every process. Each rank
@@ -25,6 +27,8 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -43,12 +47,26 @@ using clock_type = std::chrono::steady_clock;
 volatile std::sig_atomic_t received_signal = 0;
 void on_signal(int signal) { received_signal = signal; }
 
-// SIGCHLD wakes the event loop at once, so the rank that failed first is the
-// one reported, not another that failed in reaction a few milliseconds later.
+// After a rank fails, pgasrun waits this long for others to end before it
+// says which failed first: a rank killed by a signal (kill -9, a crash) is
+// reported, not its peers that exit non-zero because of it. A killed process
+// of several threads ends only once its last thread has unmapped its memory,
+// which can be after its peers, told by its closed sockets, have exited (the
+// test "pgasrun: names the rank killed first" shows it whenever pgasrun runs
+// late; issue 28 saw the peer named in 9 of 46 kill -9 runs).
+constexpr auto window_after_failure = std::chrono::milliseconds(250);
+
+// SIGCHLD wakes the event loop at once and writes the pid it reports. A
+// SIGCHLD that arrives while one is pending is merged into it, and the
+// pending one keeps its own siginfo: so the pids written are in the order the
+// ranks ended, each the first of those that ended since the last one. That
+// order, not waitpid's (fork order: rank 0 first), decides between failures of
+// one kind (two exits) that have both ended by the time pgasrun runs.
 int child_pipe[2] = {-1, -1};
-void on_child(int) {
+void on_child(int, siginfo_t* info, void*) {
     const int saved = errno;
-    (void)!::write(child_pipe[1], "c", 1);
+    const pid_t pid = info->si_pid;
+    (void)!::write(child_pipe[1], &pid, sizeof pid);
     errno = saved;
 }
 
@@ -57,7 +75,8 @@ void on_child(int) {
     std::fprintf(stderr,
                  "usage: pgasrun -n N [--timeout SECONDS] [--grace SECONDS] [--] program [args...]\n"
                  "  starts N local processes of program with PGAS_RANK, PGAS_WORLD_SIZE, PGAS_LOCAL_RANK,\n"
-                 "  PGAS_LOCAL_SIZE, PGAS_ROOT and PGAS_TOKEN set; when one fails, the others get --grace\n"
+                 "  PGAS_LOCAL_SIZE, PGAS_ROOT and PGAS_TOKEN set; when one fails (a death by signal wins over\n"
+                 "  exits within 250 ms) pgasrun names it and exits with its status (128+signal); the others get --grace\n"
                  "  seconds (default 3) to report it, then SIGTERM, then SIGKILL 3 s later; every process\n"
                  "  gets SIGKILL when pgasrun dies, whatever signal ends it\n");
     std::exit(2);
@@ -238,8 +257,8 @@ int main(int argc, char** argv) {
         return 1;
     }
     struct sigaction child_action {};
-    child_action.sa_handler = on_child;
-    child_action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    child_action.sa_sigaction = on_child;
+    child_action.sa_flags = SA_RESTART | SA_NOCLDSTOP | SA_SIGINFO;
     ::sigaction(SIGCHLD, &child_action, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
@@ -275,24 +294,46 @@ int main(int argc, char** argv) {
 
     const auto began = clock_type::now();
     clock_type::time_point all_exited{};
+    std::unordered_map<pid_t, std::size_t> ended_as;  // pid -> its place in the order of SIGCHLD reports
+    auto read_ended = [&] {
+        pid_t pids[256];
+        for (ssize_t got; (got = ::read(child_pipe[0], pids, sizeof pids)) > 0;)
+            for (ssize_t i = 0; i < got / ssize_t(sizeof(pid_t)); ++i) ended_as.emplace(pids[i], ended_as.size());
+    };
+    std::unordered_map<pid_t, int> rank_of;
+    for (int r = 0; r < n; ++r) rank_of[ranks[std::size_t(r)].pid] = r;
+    // The failures of the first window_after_failure after the first one; one of them is reported.
+    struct failure {
+        int rank, status;
+    };
+    std::vector<failure> failures;
+    clock_type::time_point decide_at{};
     auto reap = [&] {
         int status = 0;
         for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;) {
-            for (int r = 0; r < n; ++r) {
-                auto& p = ranks[std::size_t(r)];
-                if (p.pid != pid) continue;
-                p.running = false;
-                const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-                if (failed && !stopping) {
-                    std::fprintf(stderr,
-                                 "pgasrun: rank %d (pid %d) %s; stopping the other ranks in %d s unless they exit\n",
-                                 r, int(pid), describe(status).c_str(), grace_s);
-                    begin_stop(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), grace_s);
-                }
-            }
-            if (std::none_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; }))
-                all_exited = clock_type::now();
+            const auto found = rank_of.find(pid);
+            if (found == rank_of.end()) continue;
+            ranks[std::size_t(found->second)].running = false;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+            if (failures.empty()) decide_at = clock_type::now() + window_after_failure;
+            failures.push_back({found->second, status});
         }
+        const bool none_running = std::none_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; });
+        if (none_running && all_exited == clock_type::time_point{}) all_exited = clock_type::now();
+        if (failures.empty() || stopping || (!none_running && clock_type::now() < decide_at)) return;
+        // A death by signal first (the peers of a killed rank exit because of it); then the first to end: the
+        // SIGCHLD of every rank reaped so far has been handled (signals are delivered on return from waitpid),
+        // and one never reported ended after one that was (its SIGCHLD was merged); then the lower rank.
+        read_ended();
+        auto key = [&](const failure& f) {
+            const auto at = ended_as.find(ranks[std::size_t(f.rank)].pid);
+            return std::tuple(!WIFSIGNALED(f.status), at == ended_as.end() ? ended_as.size() : at->second, f.rank);
+        };
+        const failure first = *std::min_element(failures.begin(), failures.end(),
+                                                [&](const failure& a, const failure& b) { return key(a) < key(b); });
+        std::fprintf(stderr, "pgasrun: rank %d (pid %d) %s; stopping the other ranks in %d s unless they exit\n",
+                     first.rank, int(ranks[std::size_t(first.rank)].pid), describe(first.status).c_str(), grace_s);
+        begin_stop(WIFEXITED(first.status) ? WEXITSTATUS(first.status) : 128 + WTERMSIG(first.status), grace_s);
     };
     for (;;) {
         std::vector<pollfd> polls{{child_pipe[0], POLLIN, 0}};
@@ -308,10 +349,9 @@ int main(int argc, char** argv) {
         const bool any_running = std::any_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; });
         // Output of descendants that outlive their rank is drained for one second at most.
         if (!any_running && (polls.size() == 1 || clock_type::now() - all_exited > std::chrono::seconds(1))) break;
-        if (::poll(polls.data(), polls.size(), 100) > 0) {
-            char sink[64];
-            while (::read(child_pipe[0], sink, sizeof sink) > 0) {
-            }
+        const int wait_ms = failures.empty() || stopping ? 100 : 10;  // a failure's window ends on time
+        if (::poll(polls.data(), polls.size(), wait_ms) > 0) {
+            read_ended();
             // Reap first: output that arrives with the exit is drained below
             // and at the end, and the exit order decides who is reported.
             reap();

@@ -213,7 +213,8 @@ int exit_with(int rank, int code) {
 
 // Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; alloc,
 // free, barrier: before that host collective; device: inside a loop of device barriers; collective: inside a
-// loop of allreduces in launch_host). The survivors must fail with an error naming the victim; they print it
+// loop of allreduces in launch_host; external: every PE prints "ready", VICTIM sleeps until the test kills it, the
+// others wait in a host barrier). The survivors must fail with an error naming the victim; they print it
 // with the time it took and exit 1, as a real program would.
 int fault(const std::string& stage, const std::string& signal_name, int victim) {
     const int sig = signal_name == "STOP" ? SIGSTOP : SIGKILL;
@@ -243,6 +244,11 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
             });
         } else if (stage == "barrier") {
             if (me) ::raise(sig);
+            w.barrier();
+        } else if (stage == "external") {  // the test kills VICTIM from outside while the others wait
+            std::printf("ready\n");
+            std::fflush(stdout);
+            if (me) ::sleep(60);
             w.barrier();
         } else if (stage == "device") {
             for (int i = 0; i < 1000000; ++i) {
