@@ -23,7 +23,8 @@ struct env_var {
 // `$PGAS_*` in scripts/ without a row here fails the "tools: environment table" test; so does a row nobody reads.
 inline constexpr env_var env_vars[] = {
     // --- the library: world, heap, waits, transports -----------------------------------------------------------
-    {"PGAS_HEAP_SIZE", env_group::library, "1G (GPU worlds), 64M (host transport)", "bytes, or a number with K/M/G (binary); > 0",
+    {"PGAS_HEAP_SIZE", env_group::library, "1G (GPU worlds), 64M (host transport)",
+     "bytes, or a number with K/M/G/T (binary); > 0 and at most 1T (1T itself included)",
      "host/world.hpp (world::init*)", "symmetric heap per PE; world_options::heap_bytes overrides it"},
     {"PGAS_TIMEOUT_MS", env_group::library, "60000 (PGAS_DEFAULT_TIMEOUT_MS)", "integer >= 0; 0 = wait forever",
      "host/world.hpp (world::init*)", "how long every device-side wait spins before it traps with a diagnostic"},

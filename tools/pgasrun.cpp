@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,8 @@
 #include <tuple>
 #include <unordered_map>
 #include <vector>
+
+#include <pgas/host/env.hpp>  // max_world_size
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -82,12 +85,16 @@ void on_child(int, siginfo_t* info, void*) {
     std::exit(2);
 }
 
-int positive(const char* option, const char* text) {
+// A positive integer up to `limit` (`unit` says of what), or the usage with what is wrong.
+int positive(const char* option, const char* text, long limit, const char* unit) {
     char* end = nullptr;
     errno = 0;
     const long value = std::strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || value <= 0 || value > 100000)
+    if (end == text || *end != '\0' || value <= 0 || (errno != 0 && value != LONG_MAX))
         usage((std::string(option) + " needs a positive integer, got '" + text + "'").c_str());
+    if (errno != 0 || value > limit)
+        usage((std::string(option) + " " + text + " is larger than the limit of " + std::to_string(limit) + unit)
+                  .c_str());
     return int(value);
 }
 
@@ -229,11 +236,11 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if ((arg == "-n" || arg == "--np") && i + 1 < argc) {
-            n = positive("-n", argv[++i]);
+            n = positive("-n", argv[++i], pgas::detail::max_world_size, " PEs of one world");
         } else if (arg == "--timeout" && i + 1 < argc) {
-            timeout_s = positive("--timeout", argv[++i]);
+            timeout_s = positive("--timeout", argv[++i], 100000, " seconds");
         } else if (arg == "--grace" && i + 1 < argc) {
-            grace_s = std::string(argv[i + 1]) == "0" ? (++i, 0) : positive("--grace", argv[++i]);
+            grace_s = std::string(argv[i + 1]) == "0" ? (++i, 0) : positive("--grace", argv[++i], 100000, " seconds");
         } else if (arg == "-h" || arg == "--help") {
             usage(nullptr);
         } else if (arg == "--") {

@@ -300,6 +300,25 @@ TEST_CASE("launch env: sizes, timeouts and tokens past their limits fail at once
     CHECK(test::seconds_since(start) < 1);
 }
 
+TEST_CASE("environment: heap sizes up to and including the limit (1T) are accepted, in any unit") {
+    // Issue 28, item 9: the limit message says "(1T)", and 1T itself was refused as malformed.
+    using pgas::detail::parse_size;
+    constexpr std::uint64_t limit = std::uint64_t{1} << 40;
+    for (const char* text : {"1T", "1t", "1024G", "1048576M", "1099511627776"}) {
+        CAPTURE(text);
+        CHECK(parse_size("PGAS_HEAP_SIZE", text) == limit);
+    }
+    CHECK(parse_size("PGAS_HEAP_SIZE", "64K") == (64u << 10));
+    for (const char* text : {"2T", "1025G", "1099511627777"}) {
+        CAPTURE(text);
+        CHECK_THROWS_WITH_AS(parse_size("PGAS_HEAP_SIZE", text),
+                             ("pgas: PGAS_HEAP_SIZE: '" + std::string(text) +
+                              "' is larger than the limit of 1099511627776 bytes (1T)")
+                                 .c_str(),
+                             pgas::error);
+    }
+}
+
 TEST_CASE("environment: heap sizes and timeouts past their limits are refused naming the variable and value") {
     auto error_of_init = [](const char* name, const char* value) -> std::string {
         ::setenv(name, value, 1);

@@ -218,7 +218,10 @@ TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
     auto results = test::run_processes({{{PGAS_TEST_PGASRUN, "-n", "0", "true"}, {}},
                                         {{PGAS_TEST_PGASRUN, "true"}, {}},
                                         {{PGAS_TEST_PGASRUN, "-n", "2", "/nonexistent/program"}, {}},
-                                        {{PGAS_TEST_PGASRUN, "-n", "2", "--timeout", "1", "/bin/sleep", "30"}, {}}},
+                                        {{PGAS_TEST_PGASRUN, "-n", "2", "--timeout", "1", "/bin/sleep", "30"}, {}},
+                                        {{PGAS_TEST_PGASRUN, "-n", "100000", "true"}, {}},
+                                        {{PGAS_TEST_PGASRUN, "-n", "65537", "true"}, {}},
+                                        {{PGAS_TEST_PGASRUN, "-n", "99999999999999999999", "true"}, {}}},
                                        60s);
     CHECK(results[0].exited(2));
     CHECK_MESSAGE(test::contains(results[0].output, "-n needs a positive integer, got '0'"), results[0].output);
@@ -229,6 +232,12 @@ TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
     CHECK(results[3].exited(124));
     CHECK_MESSAGE(test::contains(results[3].output, "time limit of 1 s reached"), results[3].output);
     CHECK(results[3].seconds < 10);
+    // More ranks than a world can have (issue 28, item 9: 100000 used to be accepted).
+    for (std::size_t i : {4, 5, 6}) {
+        CHECK(results[i].exited(2));
+        CHECK_MESSAGE(test::contains(results[i].output, " is larger than the limit of 65536 PEs of one world"),
+                      results[i].output);
+    }
 }
 
 TEST_CASE("pgasrun: its ranks die with it, whatever ends it (SIGKILL too)") {

@@ -28,7 +28,7 @@ inline std::optional<std::string> env(const char* name) {
     return std::string(value);
 }
 
-// "268435456", "256M", "1G", "64k" (binary multiples).
+// "268435456", "256M", "1G", "64k", "1T" (binary multiples), up to and including max_heap_bytes.
 inline std::uint64_t parse_size(const char* what, const std::string& text) {
     std::size_t used = 0;
     unsigned long long number = 0;
@@ -43,6 +43,7 @@ inline std::uint64_t parse_size(const char* what, const std::string& text) {
             case 'K': scale = 1ull << 10; break;
             case 'M': scale = 1ull << 20; break;
             case 'G': scale = 1ull << 30; break;
+            case 'T': scale = 1ull << 40; break;
             default: used = 0;
         }
         if (used) ++used;
