@@ -16,7 +16,7 @@ PGAS_HD constexpr coll_plan allgather_plan(std::size_t count) {
     return {coll_kind::allgather, count, coll_plan::no_root,
             coll_plan::layout::one_block, coll_plan::layout::block_per_member,
             coll_plan::members::everyone, coll_plan::members::everyone,
-            /*reduces=*/false, /*in_place_allowed=*/true};
+            /*in_place_allowed=*/true};
 }
 // allgather, as part `part` of a multi-block call (part.hpp).
 template <group G, class Policy, class Tr, class T>

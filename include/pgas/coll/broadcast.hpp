@@ -16,7 +16,7 @@ PGAS_HD constexpr coll_plan broadcast_plan(std::size_t count, int root) {
     return {coll_kind::broadcast, count, root,
             coll_plan::layout::one_block, coll_plan::layout::one_block,
             coll_plan::members::root_only, coll_plan::members::everyone,
-            /*reduces=*/false, /*in_place_allowed=*/true};
+            /*in_place_allowed=*/true};
 }
 // broadcast, as part `part` of a multi-block call (part.hpp).
 template <group G, class Policy, class Tr, class T>

@@ -16,7 +16,7 @@ PGAS_HD constexpr coll_plan reduce_plan(std::size_t count, int root) {
     return {coll_kind::reduce, count, root,
             coll_plan::layout::one_block, coll_plan::layout::one_block,
             coll_plan::members::everyone, coll_plan::members::root_only,
-            /*reduces=*/true, /*in_place_allowed=*/true};
+            /*in_place_allowed=*/true};
 }
 // reduce, as part `part` of a multi-block call (part.hpp).
 template <group G, class Policy, class Tr, class T, class Op>
@@ -61,7 +61,7 @@ PGAS_HD constexpr coll_plan allreduce_plan(std::size_t count) {
     return {coll_kind::allreduce, count, coll_plan::no_root,
             coll_plan::layout::one_block, coll_plan::layout::one_block,
             coll_plan::members::everyone, coll_plan::members::everyone,
-            /*reduces=*/true, /*in_place_allowed=*/true};
+            /*in_place_allowed=*/true};
 }
 // allreduce, as part `part` of a multi-block call (part.hpp).
 template <group G, class Policy, class Tr, class T, class Op>

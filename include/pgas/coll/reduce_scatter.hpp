@@ -17,7 +17,7 @@ PGAS_HD constexpr coll_plan reduce_scatter_plan(std::size_t count) {
     return {coll_kind::reduce_scatter, count, coll_plan::no_root,
             coll_plan::layout::block_per_member, coll_plan::layout::one_block,
             coll_plan::members::everyone, coll_plan::members::everyone,
-            /*reduces=*/true, /*in_place_allowed=*/true};
+            /*in_place_allowed=*/true};
 }
 // reduce_scatter, as part `part` of a multi-block call (part.hpp).
 template <group G, class Policy, class Tr, class T, class Op>

@@ -77,7 +77,7 @@ PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_p
     check_overlap(c, dst.offset(), dst_bytes, src.offset(), src_bytes, p.in_place_src(dst.offset(), c.me, sizeof(T)));
     // The signature's count: elements for the reductions, bytes for the copies (their element type may differ
     // in name between members as long as the bytes agree).
-    const coll_signature signature{p.reduces ? std::uint64_t(p.count) : std::uint64_t(bytes), unsigned(p.kind),
+    const coll_signature signature{reduces_with<Op> ? std::uint64_t(p.count) : std::uint64_t(bytes), unsigned(p.kind),
                                    Op::code, type_code<T>(),
                                    p.rooted() ? unsigned(p.root + 1) : 0u};
     const auto path = choose_path<G, P>(c, signature, bytes, part);

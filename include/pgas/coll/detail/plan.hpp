@@ -13,8 +13,8 @@ namespace detail {
 // What a collective moves, independent of how an algorithm moves it. Every
 // member i that sends gives every member r that receives one block of
 // `count` elements, read at src + send_offset(r) on i; a copying collective
-// stores it at dst + recv_offset(i) on r, a reducing one combines the blocks
-// of every member, in team order, into dst on r. A member's own block takes
+// (its Op is no_reduction) stores it at dst + recv_offset(i) on r, a reducing
+// one combines the blocks of every member, in team order, into dst on r. A member's own block takes
 // part like the others (copied locally, or combined at its place in the
 // order). The algorithms (coll/algorithm/) run any plan; each collective's
 // header holds its plan.
@@ -29,7 +29,6 @@ struct coll_plan {
     layout dst;         // block_per_member: the block from member i lands in the i-th
     members senders;
     members receivers;
-    bool reduces;
     bool in_place_allowed;  // src may overlap dst where the caller's own block is read and lands (in_place_src)
 
     static constexpr int no_root = -1;
