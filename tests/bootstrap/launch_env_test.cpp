@@ -36,11 +36,21 @@ TEST_CASE("launch env: pgasrun's variables") {
     CHECK(info.root_port == 29400);
     CHECK(info.token == "abc");
     CHECK(info.bootstrap_timeout.count() == 1234);
-    CHECK(parse({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "[::1]:80"}}).root_host == "::1");
-    auto defaults = parse({{"PGAS_RANK", "1"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "node7:5000"}});
+    CHECK(parse({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "[::1]:80"}, {"PGAS_TOKEN", "t"}})
+              .root_host == "::1");
+    auto defaults = parse({{"PGAS_RANK", "1"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "node7:5000"}, {"PGAS_TOKEN", "t"}});
     CHECK(defaults.local_rank == -1);  // unknown: found through the bootstrap
     CHECK(defaults.bootstrap_timeout.count() == 30000);
-    CHECK(defaults.token == parse({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "node7:5000"}}).token);
+}
+
+TEST_CASE("launch env: PGAS_* variables set by hand need PGAS_TOKEN (two jobs sharing a root merged without one)") {
+    // Issue 28, item 2: the token was derived from PGAS_ROOT, so two hand-launched jobs with the same root had the
+    // same token and took each other's ranks.
+    const std::string refused = error_of({{"PGAS_RANK", "1"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "node7:5000"}});
+    CHECK_MESSAGE(test::contains(refused, "PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT set by hand need PGAS_TOKEN"), refused);
+    CHECK_MESSAGE(test::contains(refused, "a fresh one for every launch, e.g. PGAS_TOKEN=$(openssl rand -hex 16)"),
+                  refused);
+    CHECK(parse({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "1"}}).size == 1);  // one process meets nobody: no token
 }
 
 TEST_CASE("launch env: nothing set is a world of one process") {
@@ -78,10 +88,10 @@ TEST_CASE("launch env: bad pgasrun values name the variable and value") {
                                    {"PGAS_LOCAL_RANK", "0"}, {"PGAS_LOCAL_SIZE", "-1"}}),
                          "PGAS_LOCAL_SIZE=-1 must be at least 1"));
     CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
-                                   {"PGAS_BOOTSTRAP_TIMEOUT_MS", "0"}}),
+                                   {"PGAS_BOOTSTRAP_TIMEOUT_MS", "0"}, {"PGAS_TOKEN", "t"}}),
                          "PGAS_BOOTSTRAP_TIMEOUT_MS=0 must be positive"));
     CHECK(test::contains(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
-                                   {"PGAS_BOOTSTRAP_TIMEOUT_MS", "10s"}}),
+                                   {"PGAS_BOOTSTRAP_TIMEOUT_MS", "10s"}, {"PGAS_TOKEN", "t"}}),
                          "PGAS_BOOTSTRAP_TIMEOUT_MS='10s' is not an integer"));
 }
 
@@ -291,7 +301,7 @@ TEST_CASE("launch env: sizes, timeouts and tokens past their limits fail at once
           "pgas: world::init (launch environment): OMPI_COMM_WORLD_SIZE=99999999999 is larger than the limit of "
           "65536 PEs");
     CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},
-                    {"PGAS_BOOTSTRAP_TIMEOUT_MS", "99999999999"}}) ==
+                    {"PGAS_BOOTSTRAP_TIMEOUT_MS", "99999999999"}, {"PGAS_TOKEN", "t"}}) ==
           "pgas: world::init (launch environment): PGAS_BOOTSTRAP_TIMEOUT_MS=99999999999 is larger than the limit of "
           "86400000 ms (one day)");
     CHECK(error_of({{"PGAS_RANK", "0"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "h:1"},

@@ -214,7 +214,6 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
         info.rank = to_int(env.require_int("PGAS_RANK", "PGAS_WORLD_SIZE is set"));
         info.size = world_size_from(env, "PGAS_WORLD_SIZE", "PGAS_RANK is set");
         if (info.size > 1) parse_root("PGAS_ROOT", env.require("PGAS_ROOT", "the rendezvous host:port"), info);
-        token_seed = env.get("PGAS_ROOT").value_or("");
     } else if (env.has("RANK") || env.has("WORLD_SIZE")) {
         info.source = "torchrun";
         rank_name = "RANK", size_name = "WORLD_SIZE", local_rank_name = "LOCAL_RANK", local_size_name = "LOCAL_WORLD_SIZE";
@@ -327,7 +326,14 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
     // other users out and a token derived from the job's identity only
     // separates this user's jobs; over TCP a derived token would be public
     // (anyone could compute it and join, or bind the port first and collect
-    // the hellos), so there PGAS_TOKEN is required (issue 13).
+    // the hellos), so there PGAS_TOKEN is required (issue 13). So it is for
+    // PGAS_* variables set by hand: a token derived from PGAS_ROOT let two
+    // jobs that share a root take each other's ranks, all exiting 0 (issue 28).
+    if (!outside_launcher && info.size > 1 && !env.has("PGAS_TOKEN"))
+        launch_error("PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT set by hand need PGAS_TOKEN: a secret shared by the "
+                     "ranks of this launch and no other (without one, two jobs that use the same PGAS_ROOT would "
+                     "take each other's ranks). Export a fresh one for every launch, e.g. "
+                     "PGAS_TOKEN=$(openssl rand -hex 16), or start the job with pgasrun, which does");
     if (outside_launcher && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
         launch_error(std::string(info.source == "Slurm" || info.source == "torchrun" ? "a " : "an ") + info.source +
                      " job with a TCP rendezvous (" +
