@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include <sys/stat.h>
+#include <dirent.h>
+#include <algorithm>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
@@ -391,21 +393,90 @@ TEST_CASE("unix rendezvous: a world forms over a private socket, which is gone a
     ::rmdir(dir.c_str());
 }
 
-TEST_CASE("unix rendezvous: a directory another user owns or can enter is refused, naming it") {
-    const std::string dir = scratch_dir("open");
-    REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
-    ::chmod(dir.c_str(), 0755);
-    for (int rank : {0, 1}) {
-        try {
-            tcp_bootstrap b(unix_launch(rank, 2, dir + "/job.sock"));
-            FAIL("a world formed in a directory open to others");
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::bootstrap);
-            CHECK_MESSAGE(test::contains(e.what(), "the rendezvous directory " + dir + " is not a directory of this user"),
-                          e.what());
-            CHECK_MESSAGE(test::contains(e.what(), "another user may be squatting it"), e.what());
-        }
+// The directories beside `dir` that a root made when `dir` was squatted (dir-XXXXXX).
+std::vector<std::string> made_beside(const std::string& dir) {
+    std::vector<std::string> out;
+    const std::string parent = dir.substr(0, dir.rfind('/')), prefix = dir.substr(dir.rfind('/') + 1) + "-";
+    if (DIR* d = ::opendir(parent.c_str())) {
+        while (auto* e = ::readdir(d))
+            if (std::string(e->d_name).rfind(prefix, 0) == 0) out.push_back(parent + "/" + e->d_name);
+        ::closedir(d);
     }
+    return out;
+}
+
+TEST_CASE("unix rendezvous: a directory another user owns, can enter or links is passed over, not a dead end") {
+    // Issue 28, item 7: another local user who made /tmp/pgas-<uid> first blocked every one-node job of this user,
+    // with an error saying to remove it, which the victim cannot in a sticky /tmp. The root now makes a private
+    // directory beside it (dir-XXXXXX), the ranks find it there, and it is gone after init.
+    for (const char* squat : {"open", "link", "owner"}) {
+        CAPTURE(squat);
+        if (std::string(squat) == "owner" && ::geteuid() != 0) continue;  // needs to give the directory away
+        const std::string dir = scratch_dir(squat), target = dir + "-target";
+        if (std::string(squat) == "open") REQUIRE((::mkdir(dir.c_str(), 0700) == 0 && ::chmod(dir.c_str(), 0755) == 0));
+        if (std::string(squat) == "link") {
+            REQUIRE(::mkdir(target.c_str(), 0700) == 0);
+            REQUIRE(::symlink(target.c_str(), dir.c_str()) == 0);
+        }
+        if (std::string(squat) == "owner") REQUIRE((::mkdir(dir.c_str(), 0700) == 0 && ::chown(dir.c_str(), 65534, 65534) == 0));
+        std::atomic<int> sum{0};
+        auto endings = test::run_peers(3, [&](int rank) {
+            tcp_bootstrap b(unix_launch(rank, 3, dir + "/job.sock"));
+            for (int v : b.allgather_value(rank + 1)) sum += v;
+        });
+        for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
+        CHECK(sum == 3 * 6);
+        CHECK(::access((dir + "/job.sock").c_str(), F_OK) != 0);  // nothing was put in the squatted directory
+        const auto left = made_beside(dir);
+        CHECK_MESSAGE(std::none_of(left.begin(), left.end(), [&](const std::string& d) { return d != target; }),
+                      "left behind: " << (left.empty() ? "" : left.front()));
+        ::unlink(dir.c_str());
+        ::rmdir(dir.c_str());
+        ::rmdir(target.c_str());
+    }
+}
+
+TEST_CASE("unix rendezvous: a live root's socket is never unlinked - a second root on it fails, the first job completes") {
+    // Issue 28, item 8: a second job of this user with the same job id unlinked the first one's socket and took its
+    // late ranks. A socket that a live root listens on stays; one nobody listens on (a dead job's) is replaced.
+    const std::string dir = scratch_dir("live"), path = dir + "/job.sock";
+    std::string first_error = "none";
+    std::thread first([&] {
+        try {
+            tcp_bootstrap b(unix_launch(0, 2, path));
+            b.barrier();
+        } catch (const pgas::error& e) {
+            first_error = e.what();
+        }
+    });
+    for (int i = 0; i < 250 && !tcp::is_socket(path); ++i) std::this_thread::sleep_for(20ms);
+    REQUIRE(tcp::is_socket(path));
+    struct stat before {};
+    REQUIRE(::lstat(path.c_str(), &before) == 0);
+    try {
+        tcp_bootstrap second(unix_launch(0, 2, path));
+        FAIL("a second root took the live rendezvous socket");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::bootstrap);
+        CHECK_MESSAGE(test::contains(e.what(), "the rendezvous socket " + path + " is in use by a live root"), e.what());
+    }
+    struct stat after {};
+    CHECK((::lstat(path.c_str(), &after) == 0 && after.st_ino == before.st_ino));
+    {
+        tcp_bootstrap late(unix_launch(1, 2, path));  // the first job's late rank still finds its own root
+        late.barrier();
+    }
+    first.join();
+    CHECK_MESSAGE(first_error == "none", first_error);
+    // A socket file nobody listens on (a dead root's) is replaced.
+    {
+        tcp::unique_fd dead(::socket(AF_UNIX, SOCK_STREAM, 0));
+        const auto e = tcp::unix_endpoint(path, 0);
+        REQUIRE(::bind(dead.get(), reinterpret_cast<const sockaddr*>(&e.address), e.length) == 0);
+    }
+    REQUIRE(tcp::is_socket(path));
+    auto endings = test::run_peers(2, [&](int rank) { tcp_bootstrap(unix_launch(rank, 2, path)).barrier(); });
+    for (auto& e : endings) CHECK_MESSAGE(e.what.empty(), e.what);
     ::rmdir(dir.c_str());
 }
 

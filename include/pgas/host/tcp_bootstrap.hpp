@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <dirent.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -357,22 +358,24 @@ struct endpoint {
     int family = AF_UNSPEC;
 };
 
+// The Unix-domain socket at `path`.
+inline endpoint unix_endpoint(const std::string& path, int rank) {
+    endpoint e;
+    auto* un = reinterpret_cast<sockaddr_un*>(&e.address);
+    if (path.size() >= sizeof un->sun_path)
+        throw_error(errc::bootstrap, rank, "bootstrap init",
+                    "the rendezvous socket path " + path + " is longer than " +
+                        std::to_string(sizeof un->sun_path - 1) + " bytes: set TMPDIR to a shorter directory");
+    un->sun_family = AF_UNIX;
+    std::memcpy(un->sun_path, path.c_str(), path.size() + 1);
+    e.length = socklen_t(offsetof(sockaddr_un, sun_path) + path.size() + 1);
+    e.family = AF_UNIX;
+    return e;
+}
+
+// The addresses of root_host:root_port (a Unix-domain rendezvous has its own: see private_socket).
 inline std::vector<endpoint> endpoints(const launch_info& launch, bool passive, int rank) {
     std::vector<endpoint> out;
-    if (!launch.root_path.empty()) {
-        endpoint e;
-        auto* un = reinterpret_cast<sockaddr_un*>(&e.address);
-        if (launch.root_path.size() >= sizeof un->sun_path)
-            throw_error(errc::bootstrap, rank, "bootstrap init",
-                        "the rendezvous socket path " + launch.root_path + " is longer than " +
-                            std::to_string(sizeof un->sun_path - 1) + " bytes: set TMPDIR to a shorter directory");
-        un->sun_family = AF_UNIX;
-        std::memcpy(un->sun_path, launch.root_path.c_str(), launch.root_path.size() + 1);
-        e.length = socklen_t(offsetof(sockaddr_un, sun_path) + launch.root_path.size() + 1);
-        e.family = AF_UNIX;
-        out.push_back(e);
-        return out;
-    }
     addresses found;
     resolve(found, launch.root_host, launch.root_port, passive, rank);
     for (addrinfo* a = found.list; a; a = a->ai_next) {
@@ -385,27 +388,59 @@ inline std::vector<endpoint> endpoints(const launch_info& launch, bool passive, 
     return out;
 }
 
-// The private directory of a Unix-domain rendezvous: created 0700 when
-// missing; one that is a link, not a directory, owned by another user or open
-// to others is refused (another local user could otherwise squat the path).
-inline void check_private_dir(const std::string& socket_path, bool create, int rank) {
-    const std::string dir = socket_path.substr(0, socket_path.rfind('/'));
-    if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-        throw_error(errc::bootstrap, rank, "bootstrap init",
-                    "cannot create the rendezvous directory " + dir + ": " + errno_text(errno));
+// Whether `dir` is a directory (not a link) of this user that no one else may enter.
+inline bool private_dir(const std::string& dir) {
     struct stat info {};
-    if (::lstat(dir.c_str(), &info) != 0) {
-        if (!create) return;  // the root has not made it yet: connecting retries
-        throw_error(errc::bootstrap, rank, "bootstrap init", "cannot inspect " + dir + ": " + errno_text(errno));
-    }
-    if (!S_ISDIR(info.st_mode) || info.st_uid != ::getuid() || (info.st_mode & 077) != 0)
-        throw_error(errc::bootstrap, rank, "bootstrap init",
-                    "the rendezvous directory " + dir + " is not a directory of this user (uid " +
-                        std::to_string(::getuid()) + ") closed to others (owner uid " + std::to_string(info.st_uid) +
-                        ", mode " + std::to_string(info.st_mode & 0777) +
-                        " decimal): another user may be squatting it; remove it, or set TMPDIR or PGAS_ROOT and "
-                        "PGAS_TOKEN");
+    return ::lstat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::getuid() &&
+           (info.st_mode & 077) == 0;
 }
+
+// Whether `path` is a Unix-domain socket file.
+inline bool is_socket(const std::string& path) {
+    struct stat info {};
+    return ::lstat(path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode);
+}
+
+// A rendezvous socket path split into its directory and its name ("/x.sock").
+struct private_socket {
+    std::string dir, name;
+    explicit private_socket(const std::string& path)
+        : dir(path.substr(0, path.rfind('/'))), name(path.substr(path.rfind('/'))) {}
+
+    // Where the root listens: in `dir` when it is private (made 0700 when missing); else, since another local
+    // user can make a predictable name first in a sticky /tmp, where nobody but this user can remove it, in a
+    // fresh private directory beside it, dir-XXXXXX (mkdtemp), whose name goes to `made` (issue 28, item 7).
+    std::string for_root(std::string& made, int rank) const {
+        if ((::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) && private_dir(dir)) return dir + name;
+        std::string fresh = dir + "-XXXXXX";
+        if (::mkdtemp(fresh.data()) == nullptr)
+            throw_error(errc::bootstrap, rank, "bootstrap init",
+                        "cannot create a private rendezvous directory " + fresh + " (" + dir +
+                            " is not a directory of this user closed to others): " + errno_text(errno) +
+                            "; set TMPDIR, or PGAS_ROOT and PGAS_TOKEN");
+        made = fresh;
+        return fresh + name;
+    }
+
+    // Where a rank looks: the socket in `dir` when dir is private, and in every private dir-XXXXXX (a root
+    // whose dir was squatted made one); a directory of another user or open to others is never trusted.
+    std::vector<std::string> for_ranks() const {
+        std::vector<std::string> out;
+        if (private_dir(dir) && is_socket(dir + name)) out.push_back(dir + name);
+        const auto slash = dir.rfind('/');
+        const std::string parent = slash == 0 ? "/" : dir.substr(0, slash), prefix = dir.substr(slash + 1) + "-";
+        DIR* listing = ::opendir(parent.c_str());
+        if (!listing) return out;
+        while (const dirent* entry = ::readdir(listing)) {
+            const std::string base = entry->d_name;
+            if (base.size() != prefix.size() + 6 || base.compare(0, prefix.size(), prefix) != 0) continue;
+            const std::string candidate = (slash == 0 ? "" : parent) + "/" + base;
+            if (private_dir(candidate) && is_socket(candidate + name)) out.push_back(candidate + name);
+        }
+        ::closedir(listing);
+        return out;
+    }
+};
 
 // The uid of the process at the other end of a Unix-domain socket.
 inline long peer_uid(int fd) {
@@ -558,18 +593,22 @@ private:
     }
 
     void listen_on(const launch_info& launch) {
+        std::vector<tcp::endpoint> found;
         if (!root_path_.empty()) {
-            tcp::check_private_dir(root_path_, true, rank_);
-            ::unlink(root_path_.c_str());  // a stale socket of a dead job of this user
+            root_ = tcp::private_socket(root_path_).for_root(socket_file_.dir, rank_);
+            remove_stale(root_, launch.source);
+            found.push_back(tcp::unix_endpoint(root_, rank_));
+        } else {
+            found = tcp::endpoints(launch, true, rank_);
         }
         int last_error = 0;
-        for (const auto& e : tcp::endpoints(launch, true, rank_)) {
+        for (const auto& e : found) {
             tcp::unique_fd s(::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));  // accept never blocks
             if (!s) continue;
             int one = 1;
             if (e.family != AF_UNIX) ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
             const bool bound = ::bind(s.get(), reinterpret_cast<const sockaddr*>(&e.address), e.length) == 0;
-            if (bound && e.family == AF_UNIX) socket_file_.path = root_path_;
+            if (bound && e.family == AF_UNIX) socket_file_.claim(root_);
             if (bound && ::listen(s.get(), 128) == 0) {
                 listener_ = std::move(s);
                 return;
@@ -579,6 +618,28 @@ private:
         throw_error(errc::bootstrap, rank_, "bootstrap init",
                     "the root cannot listen on " + root_ + ": " + tcp::errno_text(last_error) + " (" + launch.source +
                         "; set PGAS_ROOT to a free host:port of rank 0's node)");
+    }
+
+    // A socket file that a dead root of this user left goes; one that a live root listens on stays, and this
+    // root fails instead (issue 28, item 8: a second job with the same job id unlinked it, and the first job's
+    // late ranks joined the second).
+    void remove_stale(const std::string& path, const std::string& source) {
+        if (!tcp::is_socket(path)) {
+            ::unlink(path.c_str());  // not a socket (in this user's private directory): nobody listens there
+            return;
+        }
+        const auto e = tcp::unix_endpoint(path, rank_);
+        tcp::unique_fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        if (probe && ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&e.address), e.length) != 0 &&
+            (errno == ECONNREFUSED || errno == ENOENT)) {
+            ::unlink(path.c_str());
+            return;
+        }
+        throw_error(errc::bootstrap, rank_, "bootstrap init",
+                    "the rendezvous socket " + path +
+                        " is in use by a live root: another job of this user with the same job id (" + source +
+                        ") is in its rendezvous; give the jobs different ids, or each its own PGAS_ROOT and "
+                        "PGAS_TOKEN");
     }
 
     // The socket file goes as soon as nobody needs to connect any more.
@@ -829,11 +890,15 @@ private:
     }
 
     void connect_root(const launch_info& launch, tcp::clock::time_point deadline) {
-        const auto found = tcp::endpoints(launch, false, rank_);
+        const auto tcp_found = root_path_.empty() ? tcp::endpoints(launch, false, rank_) : std::vector<tcp::endpoint>{};
         int last_error = ETIMEDOUT;
         // Rank 0 may not listen yet: retry until the deadline.
         for (;;) {
-            if (!root_path_.empty()) tcp::check_private_dir(root_path_, false, rank_);
+            auto found = tcp_found;
+            if (!root_path_.empty())
+                for (const auto& path : tcp::private_socket(root_path_).for_ranks())
+                    found.push_back(tcp::unix_endpoint(path, rank_));
+            if (!root_path_.empty() && found.empty()) last_error = ENOENT;
             for (const auto& e : found) {
                 tcp::unique_fd s(::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
                 if (!s) continue;
@@ -1034,12 +1099,23 @@ private:
     std::string token_;
     std::string root_;  // host:port or the socket path, for messages
     std::string root_path_;  // a Unix-domain rendezvous: its socket path
-    // Rank 0: the socket file, removed once everyone joined or init failed.
+    // Rank 0: the socket file (and the directory made for it, if any), removed once everyone joined or init
+    // failed; the file only while it is the one this root bound (never another root's).
     struct socket_file {
-        std::string path;
+        std::string path, dir;
+        ino_t inode = 0;
+        void claim(const std::string& bound) {
+            struct stat info {};
+            if (::lstat(bound.c_str(), &info) != 0) return;
+            path = bound;
+            inode = info.st_ino;
+        }
         void remove() {
-            if (!path.empty()) ::unlink(path.c_str());
+            struct stat info {};
+            if (!path.empty() && ::lstat(path.c_str(), &info) == 0 && info.st_ino == inode) ::unlink(path.c_str());
+            if (!dir.empty()) ::rmdir(dir.c_str());
             path.clear();
+            dir.clear();
         }
         ~socket_file() { remove(); }
     } socket_file_;
