@@ -1,4 +1,4 @@
-// MoE dispatch and combine (examples/moe) per mode and PE count, beside cudaMemcpyAsync of the same bytes.
+// pgas::ep dispatch and combine per mode and PE count, beside cudaMemcpyAsync of the same bytes.
 //
 // GPU time from CUDA events on each PE's stream, reported through Google
 // Benchmark's manual time (dispatch + combine). Each round, every PE runs
@@ -15,10 +15,10 @@
 // 0); with MOE_BENCH_GPUS=8 on an 8-GPU machine the 8-PE rows have one PE per
 // GPU, unchanged otherwise. --small: a small shape (the smoke test).
 // Diagnosis knobs (defaults: the issue's shapes): MOE_BENCH_PER_SM caps the blocks per SM that the PEs sharing a
-// GPU split between them (moe::resident_blocks, default 2); MOE_BENCH_TOKENS sends that many tokens per PE and
+// GPU split between them (pgas::ep::resident_blocks, default 2); MOE_BENCH_TOKENS sends that many tokens per PE and
 // call instead of max_tokens (0: only the notify and synchronisation cost of a phase).
 #include "check.hpp"
-#include "moe.cuh"
+#include "toy_expert.cuh"
 
 #include <benchmark/benchmark.h>
 
@@ -60,9 +60,9 @@ struct setup {
     int n;
     pgas::world w;
     std::vector<cudaStream_t> streams;
-    moe::ll_buffers ll;
-    moe::tp_buffers tp;
     bool fp8;
+    std::unique_ptr<pgas::ep::low_latency_buffer> ll;  // after the world: destroyed before it
+    std::unique_ptr<pgas::ep::throughput_buffer> tp;
 
     static pgas::world make_world(int n) {
         std::vector<int> devices;
@@ -73,8 +73,8 @@ struct setup {
         o.timeout_ms = 20000;
         return pgas::world::init_local(devices, o);
     }
-    moe::config shape(bool low_latency, int blocks) const {
-        moe::config c = low_latency ? moe::low_latency_defaults() : moe::throughput_defaults();
+    pgas::ep::config shape(bool low_latency, int blocks) const {
+        pgas::ep::config c = low_latency ? pgas::ep::low_latency_defaults() : pgas::ep::throughput_defaults();
         if (small_shape) {
             c.hidden = 1024;
             c.experts = 64;
@@ -87,9 +87,9 @@ struct setup {
     }
     setup(int n_pes, bool use_fp8) : n(n_pes), w(make_world(n_pes)), fp8(use_fp8) {
         const int sharing = (n + bench_gpus() - 1) / bench_gpus();
-        const int blocks = moe::resident_blocks(w.device_of(0), sharing, 256, knob("MOE_BENCH_PER_SM", 2));
-        ll = moe::make_ll_buffers(w, shape(true, blocks));
-        tp = moe::make_tp_buffers(w, shape(false, blocks));
+        const int blocks = pgas::ep::resident_blocks(w.device_of(0), sharing, 256, knob("MOE_BENCH_PER_SM", 2));
+        ll = std::make_unique<pgas::ep::low_latency_buffer>(w, shape(true, blocks));
+        tp = std::make_unique<pgas::ep::throughput_buffer>(w, shape(false, blocks));
         streams.resize(std::size_t(n));
         for (int i = 0; i < n; ++i) {
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
@@ -176,34 +176,36 @@ std::pair<double, double> copy_round(setup& s, const events& ev, std::size_t dis
         [&](int i, cudaStream_t st) { copy(i, st, combine_bytes); });
 }
 
-template <class Buffers, class Dispatch, class Combine>
-void run(benchmark::State& state, const char* mode, Buffers setup::*which, Dispatch dispatch, Combine combine) {
+template <class Buffer>
+void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setup::*which) {
     const int n = int(state.range(0));
     const bool fp8 = state.range(1) != 0;
     setup& s = get(n, fp8);
-    const Buffers& b = s.*which;
-    const moe::config& c = b.cfg;
-    moe::gpu_access access{s.w};
-    const auto in = moe::check::make_inputs(c, n, moe::check::routing::uniform, 3);
-    moe::check::upload(access, b.io, in);
-    std::vector<moe::batch> batches;
+    const Buffer& buf = *(s.*which);
+    const auto& b = buf.layout();
+    const pgas::ep::config& c = b.cfg;
+    ep_test::check::gpu_access access{s.w};
+    const auto in = ep_test::check::make_inputs(c, n, ep_test::check::routing::uniform, 3);
+    ep_test::check::upload(access, b.io, in);
+    std::vector<pgas::ep::batch> batches;
     const int tokens = std::clamp(knob("MOE_BENCH_TOKENS", c.max_tokens), 0, c.max_tokens);
     for (int i = 0; i < n; ++i) batches.push_back({tokens, c.hidden});  // every PE at full load by default
 
     // Bytes each PE sends per phase: one row per (token, choice).
     const std::size_t rows = std::size_t(tokens) * c.top_k;
-    const std::size_t dispatch_row = c.fp8 ? std::size_t(c.hidden) + std::size_t(c.hidden) / moe::fp8_group * 4
+    const std::size_t dispatch_row = c.fp8 ? std::size_t(c.hidden) + std::size_t(c.hidden) / pgas::ep::fp8_group * 4
                                            : std::size_t(c.hidden) * 2;
     const std::size_t dispatch_bytes = rows * dispatch_row, combine_bytes = rows * std::size_t(c.hidden) * 2;
 
     events ev(s);
-    auto phase = [&](auto launch) { return [&, launch](int i, cudaStream_t st) { launch(s.w, i, b, batches[std::size_t(i)], st); }; };
-    auto experts = [&](int i, cudaStream_t st) { moe::launch_toy_experts(s.w, i, b, st); };
-    round(s, ev, phase(dispatch), experts, phase(combine));  // warm-up (and module load)
+    auto dispatch = [&](int i, cudaStream_t st) { pgas::ep::dispatch_on_stream(buf, i, batches[std::size_t(i)], st); };
+    auto combine = [&](int i, cudaStream_t st) { pgas::ep::combine_on_stream(buf, i, batches[std::size_t(i)], st); };
+    auto experts = [&](int i, cudaStream_t st) { ep_test::launch_toy_experts(buf, i, st); };
+    round(s, ev, dispatch, experts, combine);  // warm-up (and module load)
 
     double dispatch_ms = 0, combine_ms = 0;
     for (auto _ : state) {
-        const auto [d, cm] = round(s, ev, phase(dispatch), experts, phase(combine));
+        const auto [d, cm] = round(s, ev, dispatch, experts, combine);
         dispatch_ms += d;
         combine_ms += cm;
         state.SetIterationTime((d + cm) / 1e3);
@@ -230,23 +232,23 @@ void run(benchmark::State& state, const char* mode, Buffers setup::*which, Dispa
     state.counters["copy_combine_GBps"] = total_c / (cc_us * 1e3);
     state.counters["dispatch_vs_copy"] = cd_us / d_us;  // target >= 0.8 in throughput mode
     state.counters["combine_vs_copy"] = cc_us / c_us;
-    state.counters["blocks_per_pe"] = s.tp.cfg.blocks;  // moe::resident_blocks: fewer when a kernel's registers leave no room
+    state.counters["blocks_per_pe"] = c.blocks;  // pgas::ep::resident_blocks: fewer when a kernel's registers leave no room
     state.SetLabel(std::string(mode) + (fp8 ? " fp8" : " bf16") + ", " + std::to_string(n) + " PEs on " +
                    std::to_string(std::min(n, bench_gpus())) + " GPU(s)");
 
     // The round trip must still be right at this shape (checked once, outside the timing; not when
     // MOE_BENCH_TOKENS sent fewer tokens than the reference's inputs hold).
     if (tokens != c.max_tokens) return;
-    const auto want = moe::check::expected(c, n, in);
-    const std::string wrong = moe::check::combine(access, c, b.io, want, in);
+    const auto want = ep_test::check::expected(c, n, in);
+    const std::string wrong = ep_test::check::combine(access, c, b.io, want, in);
     if (!wrong.empty()) state.SkipWithError(("combine differs from the reference: " + wrong).c_str());
 }
 
 void low_latency(benchmark::State& state) {
-    run(state, "low-latency", &setup::ll, moe::launch_ll_dispatch, moe::launch_ll_combine);
+    run(state, "low-latency", &setup::ll);
 }
 void throughput(benchmark::State& state) {
-    run(state, "throughput", &setup::tp, moe::launch_tp_dispatch, moe::launch_tp_combine);
+    run(state, "throughput", &setup::tp);
 }
 
 // Args: {PEs, fp8}; grouped by PE count so each world is built once.

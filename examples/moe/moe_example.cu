@@ -1,23 +1,25 @@
-// MoE dispatch -> experts -> combine in both DeepEP modes, checked against the plain C++ reference.
+// MoE layer communication with pgas::ep: dispatch tokens to their top-k experts, run the experts, combine, check.
 //
-//   moe_example [--pes N] [--mode ll|tp|both] [--fp8] [--small] [--host]
+//   moe_example [--pes N] [--mode low_latency|throughput|both] [--fp8] [--small] [--host]
 //
-// With a GPU: N PEs (default 2) over the NVLink transport, one per GPU when
-// there are N GPUs, else all sharing GPU 0; without one (or with --host): N
-// PEs as threads on the host transport (default 4), the same bodies compiled
-// for the host. --small uses a small shape; the default is DeepSeek-V3's
-// (hidden 7168, 256 experts, top-8; 128 tokens per PE in low-latency mode,
-// 4096 in throughput mode).
-#include "check.hpp"
-#include "moe.cuh"
+// With GPUs: N PEs (default 2) over NVLink, one per GPU when there are N GPUs, else all sharing GPU 0, driven by
+// this one process. Without a GPU (or with --host): N PEs (default 4) as threads on the host transport, running
+// the same device code compiled for the host. The default shape is DeepSeek-V3's (hidden 7168, 256 experts,
+// top-8; 128 tokens per PE in low-latency mode, 4096 in throughput mode); --small a small one.
+#include <pgas/host/ep/on_stream.cuh>
+#include <pgas/pgas.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace {
+
+namespace ep = pgas::ep;
 
 struct options {
     int pes = 0;
@@ -25,127 +27,207 @@ struct options {
     bool fp8 = false, small = false, host = false;
 };
 
-moe::config shape(bool low_latency, const options& o, int n_pes) {
-    moe::config c = low_latency ? moe::low_latency_defaults() : moe::throughput_defaults();
+// The experts of this example: expert e multiplies its input by 1 + (e % 8) / 8.
+PGAS_HD float expert_scale(int expert) { return 1.0f + float(expert % 8) / 8.0f; }
+
+// One received row through expert e (bf16 input, or fp8 with one scale per 128 values) into y.
+PGAS_HD void run_expert(const ep::config& c, int e, const ep::bf16* x, const ep::fp8* x8, const float* scale,
+                        ep::bf16* y) {
+    for (int i = int(ep::grid::thread()); i < c.hidden; i += int(ep::grid::threads())) {
+        const float v = c.fp8 ? ep::dequantize(x8[i], scale[i / ep::fp8_group]) : ep::to_float(x[i]);
+        y[i] = ep::to_bf16(expert_scale(e) * v);
+    }
+}
+
+// Every row this PE received, in either layout: recv_x (or recv_x8 and recv_scale) -> expert_y, one block a row.
+template <class Tr>
+PGAS_HD void experts(const pgas::device::context<Tr>& ctx, const ep::low_latency_layout& b) {
+    const ep::config& c = b.cfg;
+    const int n = ctx.n_pes(), nl = ep::local_experts(c, n);
+    const std::size_t h = std::size_t(c.hidden), g = h / ep::fp8_group;
+    for (int i = int(ep::grid::block()); i < nl * n * c.max_tokens; i += int(ep::grid::blocks())) {
+        const int le_s = i / c.max_tokens;  // [local expert][source]
+        if (i % c.max_tokens >= ctx.local(b.recv_count)[le_s]) continue;
+        const std::size_t row = std::size_t(i);
+        run_expert(c, ctx.my_pe() * nl + le_s / n, ctx.local(b.recv_x) + row * h, ctx.local(b.recv_x8) + row * h,
+                   ctx.local(b.recv_scale) + row * g, ctx.local(b.expert_y) + row * h);
+    }
+}
+template <class Tr>
+PGAS_HD void experts(const pgas::device::context<Tr>& ctx, const ep::throughput_layout& b) {
+    const ep::config& c = b.cfg;
+    const int nl = ep::local_experts(c, ctx.n_pes());
+    const std::size_t h = std::size_t(c.hidden), g = h / ep::fp8_group;
+    const int* begin = ctx.local(b.expert_begin);
+    for (int r = int(ep::grid::block()); r < begin[nl]; r += int(ep::grid::blocks())) {
+        int le = 0;
+        while (begin[le + 1] <= r) ++le;
+        const std::size_t row = std::size_t(r);
+        run_expert(c, ctx.my_pe() * nl + le, ctx.local(b.recv_x) + row * h, ctx.local(b.recv_x8) + row * h,
+                   ctx.local(b.recv_scale) + row * g, ctx.local(b.expert_y) + row * h);
+    }
+}
+template <class Layout>
+__global__ void experts_kernel(const __grid_constant__ pgas::device::context<pgas::nvlink> ctx,
+                               const __grid_constant__ Layout b) {
+    experts(ctx, b);
+}
+
+ep::config shape(bool low_latency, const options& o, int n_pes) {
+    ep::config c = low_latency ? ep::low_latency_defaults() : ep::throughput_defaults();
     if (o.small) {
         c.hidden = 512;
         c.experts = 8 * n_pes;
         c.top_k = 4;
         c.max_tokens = 32;
     }
-    if (n_pes > 0 && c.experts % n_pes != 0) c.experts = (c.experts / n_pes + 1) * n_pes;
+    if (c.experts % n_pes != 0) c.experts = (c.experts / n_pes + 1) * n_pes;
+    c.recv_rows = n_pes * c.max_tokens * c.top_k;  // room for any routing
     c.fp8 = o.fp8;
     return c;
 }
 
-// The example's inputs: the uneven routing (skewed towards low experts).
-std::vector<moe::reference::pe_input> inputs(const moe::config& c, int n_pes) {
-    return moe::check::make_inputs(c, n_pes, moe::check::routing::uneven, 42);
+// A PE's tokens: random values, top-k distinct experts, gate weights.
+struct tokens {
+    std::vector<ep::bf16> x;
+    std::vector<int> idx;
+    std::vector<float> w;
+};
+tokens make_tokens(const ep::config& c, int pe) {
+    std::mt19937 rng(unsigned(pe) + 1);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f), weight(0.1f, 1.0f);
+    std::uniform_int_distribution<int> expert(0, c.experts - 1);
+    tokens t;
+    for (int i = 0; i < c.max_tokens * c.hidden; ++i) t.x.push_back(ep::to_bf16(value(rng)));
+    for (int i = 0; i < c.max_tokens; ++i)
+        for (int k = 0; k < c.top_k; ++k) {
+            int e = expert(rng);
+            for (int j = 0; j < k; ++j)
+                if (t.idx[std::size_t(i * c.top_k + j)] == e) e = (e + 1) % c.experts, j = -1;
+            t.idx.push_back(e);
+            t.w.push_back(weight(rng));
+        }
+    return t;
 }
 
-// Throughput mode receives into fixed buffers sized before the call: size them
-// for what this routing sends (the default would overflow on 8 PEs).
-moe::config with_recv_rows(moe::config c, int n_pes) {
-    c.recv_rows = moe::check::rows_received(c, n_pes, inputs(c, n_pes));
-    return c;
+// out[t] must be sum_k w[t][k] * scale(idx[t][k]) * x[t]: the largest relative error over every value.
+double worst_error(const ep::config& c, const tokens& in, const std::vector<ep::bf16>& out) {
+    double worst = 0;
+    for (int t = 0; t < c.max_tokens; ++t) {
+        float factor = 0;
+        for (int k = 0; k < c.top_k; ++k)
+            factor += in.w[std::size_t(t * c.top_k + k)] * expert_scale(in.idx[std::size_t(t * c.top_k + k)]);
+        for (int i = 0; i < c.hidden; ++i) {
+            const double want = double(factor) * ep::to_float(in.x[std::size_t(t * c.hidden + i)]);
+            const double got = ep::to_float(out[std::size_t(t * c.hidden + i)]);
+            worst = std::fmax(worst, std::fabs(got - want) / (std::fabs(want) + 0.05));
+        }
+    }
+    return worst;
 }
 
-// One dispatch -> experts -> combine on every PE, checked; returns the failure text or "".
-template <class Buffers, class Access, class Run>
-std::string round_trip(const char* mode, const Buffers& b, int n_pes, Access& access, Run run) {
-    const auto in = inputs(b.cfg, n_pes);
-    const auto want = moe::check::expected(b.cfg, n_pes, in);
-    moe::check::upload(access, b.io, in);
-    run(moe::check::batches(b.cfg, in));
-    std::string failure;
-    if constexpr (std::is_same_v<Buffers, moe::ll_buffers>)
-        failure = moe::check::ll_dispatch(access, b, want);
-    else
-        failure = moe::check::tp_dispatch(access, b, want);
-    if (failure.empty()) failure = moe::check::combine(access, b.cfg, b.io, want, in);
-    std::printf("%s %s: hidden %d, %d experts, top-%d, %d tokens/PE, %d PEs: %s\n", mode, b.cfg.fp8 ? "fp8" : "bf16",
-                b.cfg.hidden, b.cfg.experts, b.cfg.top_k, b.cfg.max_tokens, n_pes,
-                failure.empty() ? "matches the reference" : failure.c_str());
-    return failure;
+// Copies between this program's vectors and local PE `local`'s symmetric memory (GPU memory, or host memory on
+// the host transport).
+template <class T>
+void upload(const pgas::world& w, bool gpu, pgas::symmetric_ptr<T> p, int local, const std::vector<T>& v) {
+    if (!gpu) return (void)std::copy(v.begin(), v.end(), w.local(p, local));
+    cudaMemcpy(w.device_address(p, local), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice);
+}
+template <class T>
+std::vector<T> download(const pgas::world& w, bool gpu, pgas::symmetric_ptr<T> p, int local, std::size_t count) {
+    std::vector<T> v(count);
+    if (!gpu) return std::vector<T>(w.local(p, local), w.local(p, local) + count);
+    cudaMemcpy(v.data(), w.device_address(p, local), count * sizeof(T), cudaMemcpyDeviceToHost);
+    return v;
 }
 
-// Heap per PE: one mode's buffers at a time (each mode gets its own world).
-// Throughput mode at the default shape on 8 PEs needs ~3.1 GB.
-std::uint64_t heap_bytes(const options& o) { return o.small ? std::uint64_t{64} << 20 : std::uint64_t{4} << 30; }
-
-// On the host transport each block is a thread: a few per PE, so that the
-// blocks of a PE run concurrently as on a GPU.
-moe::config host_grid(moe::config c) {
-    c.blocks = 3;
-    return c;
+// One dispatch -> experts -> combine on every PE of world w; `round_trip(buf, batches)` runs the three phases.
+// Returns 0 when every PE's output is right.
+template <class Buffer, class RoundTrip>
+int run_mode(pgas::world& w, bool gpu, const char* mode, const ep::config& c, RoundTrip round_trip) {
+    const int n = w.n_local_pes();
+    const Buffer buf(w, c);  // collective: the same shape on every PE
+    std::vector<tokens> in;
+    std::vector<ep::batch> batches;
+    for (int local = 0; local < n; ++local) {
+        in.push_back(make_tokens(c, w.local_pe(local)));
+        const ep::io_layout& io = buf.layout().io;
+        upload(w, gpu, io.x, local, in.back().x);
+        upload(w, gpu, io.topk_idx, local, in.back().idx);
+        upload(w, gpu, io.topk_w, local, in.back().w);
+        batches.push_back({c.max_tokens, c.hidden});
+    }
+    if (gpu) cudaDeviceSynchronize();  // the uploads have landed before any PE's stream reads them
+    round_trip(buf, batches);
+    double worst = 0;
+    for (int local = 0; local < n; ++local)
+        worst = std::fmax(worst, worst_error(c, in[std::size_t(local)],
+                                             download(w, gpu, buf.layout().io.out, local,
+                                                                    std::size_t(c.max_tokens * c.hidden))));
+    const double bound = c.fp8 ? 0.15 : 0.02;  // fp8: e4m3's 3-bit mantissa; bf16: rounding of y and out
+    std::printf("%s %s: hidden %d, %d experts, top-%d, %d tokens per PE, %d PEs: worst relative error %.4f (%s)\n",
+                mode, c.fp8 ? "fp8" : "bf16", c.hidden, c.experts, c.top_k, c.max_tokens, w.n_pes(), worst,
+                worst <= bound ? "ok" : "WRONG");
+    return worst <= bound ? 0 : 1;
 }
 
 int on_host(const options& o) {
     const int n = o.pes > 0 ? o.pes : 4;
-    pgas::world_options wo;
-    wo.heap_bytes = heap_bytes(o);
     std::printf("host transport: %d PEs as threads\n", n);
+    pgas::world_options wo;
+    wo.heap_bytes = o.small ? std::uint64_t{64} << 20 : std::uint64_t{4} << 30;
+    auto w = pgas::world::init_local(n, wo);
+    auto round_trip = [](const auto& buf, const std::vector<ep::batch>& batches) {
+        buf.dispatch(batches);
+        buf.launch_host([&](const auto& ctx) { experts(ctx, buf.layout()); });
+        buf.combine(batches);
+    };
+    auto host_grid = [](ep::config c) {
+        c.blocks = 3;  // three concurrent threads per PE, as a GPU's blocks
+        return c;
+    };
     int failures = 0;
-    if (o.mode != "tp") {
-        auto w = pgas::world::init_local(n, wo);
-        moe::check::host_access access{w};
-        const auto b = moe::make_ll_buffers(w, host_grid(shape(true, o, n)));
-        failures += !round_trip("low-latency", b, n, access, [&](const std::vector<moe::batch>& batches) {
-                         moe::host_ll_dispatch(w, b, batches);
-                         moe::host_toy_experts(w, b);
-                         moe::host_ll_combine(w, b, batches);
-                     }).empty();
-    }
-    if (o.mode != "ll") {
-        auto w = pgas::world::init_local(n, wo);
-        moe::check::host_access access{w};
-        const auto b = moe::make_tp_buffers(w, host_grid(with_recv_rows(shape(false, o, n), n)));
-        failures += !round_trip("throughput", b, n, access, [&](const std::vector<moe::batch>& batches) {
-                         moe::host_tp_dispatch(w, b, batches);
-                         moe::host_toy_experts(w, b);
-                         moe::host_tp_combine(w, b, batches);
-                     }).empty();
-    }
-    return failures == 0 ? 0 : 1;
+    if (o.mode != "throughput") failures += run_mode<ep::low_latency_buffer>(w, false, "low-latency", host_grid(shape(true, o, n)), round_trip);
+    if (o.mode != "low_latency") failures += run_mode<ep::throughput_buffer>(w, false, "throughput", host_grid(shape(false, o, n)), round_trip);
+    return failures;
 }
 
-int on_gpus(const options& o, int n_gpus) {
+int on_gpus(const options& o, int gpus) {
     const int n = o.pes > 0 ? o.pes : 2;
+    const int sharing = gpus >= n ? 1 : n;
     std::vector<int> devices;
-    for (int i = 0; i < n; ++i) devices.push_back(n_gpus >= n ? i : 0);
-    pgas::world_options wo;
-    wo.heap_bytes = heap_bytes(o);
-    const int sharing = n_gpus >= n ? 1 : n;
+    for (int i = 0; i < n; ++i) devices.push_back(sharing == 1 ? i : 0);
     std::printf("NVLink transport: %d PEs on %s\n", n, sharing > 1 ? "one GPU" : "one GPU each");
-    int failures = 0;
-    // One mode in its own world: init, streams, buffers, the round trip.
-    auto run_mode = [&](const char* mode, auto make, auto dispatch, auto combine, moe::config c) {
-        auto w = pgas::world::init_local(devices, wo);
-        std::vector<cudaStream_t> streams(static_cast<std::size_t>(n));
+    pgas::world_options wo;
+    wo.heap_bytes = o.small ? std::uint64_t{64} << 20 : std::uint64_t{4} << 30;
+    auto w = pgas::world::init_local(devices, wo);
+    std::vector<cudaStream_t> streams(std::size_t(n), nullptr);
+    for (int i = 0; i < n; ++i) {
+        cudaSetDevice(w.device_of(i));
+        cudaStreamCreateWithFlags(&streams[std::size_t(i)], cudaStreamNonBlocking);
+    }
+    // Each phase is enqueued on every PE before the next phase on any: the PEs' kernels wait for each other.
+    auto round_trip = [&](const auto& buf, const std::vector<ep::batch>& batches) {
+        for (int i = 0; i < n; ++i) ep::dispatch_on_stream(buf, i, batches[std::size_t(i)], streams[std::size_t(i)]);
         for (int i = 0; i < n; ++i) {
-            moe::detail::cuda_check(cudaSetDevice(w.device_of(i)), i, "setup");
-            moe::detail::cuda_check(cudaStreamCreateWithFlags(&streams[std::size_t(i)], cudaStreamNonBlocking), i, "setup");
+            cudaSetDevice(w.device_of(i));
+            experts_kernel<<<buf.shape().blocks, buf.shape().threads, 0, streams[std::size_t(i)]>>>(
+                w.context<pgas::nvlink>(i), buf.layout());
         }
-        c.blocks = moe::resident_blocks(w.device_of(0), sharing);
-        const auto b = make(w, c);
-        moe::gpu_access access{w};
-        // Each phase is launched on every PE before the next phase on any: the
-        // PEs' kernels of one phase wait for each other and must run side by side.
-        failures += !round_trip(mode, b, n, access, [&](const std::vector<moe::batch>& batches) {
-                         for (int i = 0; i < n; ++i) dispatch(w, i, b, batches[std::size_t(i)], streams[std::size_t(i)]);
-                         for (int i = 0; i < n; ++i) moe::launch_toy_experts(w, i, b, streams[std::size_t(i)]);
-                         for (int i = 0; i < n; ++i) combine(w, i, b, batches[std::size_t(i)], streams[std::size_t(i)]);
-                         for (int i = 0; i < n; ++i)
-                             moe::detail::cuda_check(cudaStreamSynchronize(streams[std::size_t(i)]), i, "sync");
-                     }).empty();
-        for (auto s : streams) cudaStreamDestroy(s);
+        for (int i = 0; i < n; ++i) ep::combine_on_stream(buf, i, batches[std::size_t(i)], streams[std::size_t(i)]);
+        for (int i = 0; i < n; ++i)
+            if (cudaError_t e = cudaStreamSynchronize(streams[std::size_t(i)]); e != cudaSuccess)
+                throw pgas::error(pgas::errc::cuda, i, "moe_example", cudaGetErrorString(e));
     };
-    if (o.mode != "tp")
-        run_mode("low-latency", moe::make_ll_buffers, moe::launch_ll_dispatch, moe::launch_ll_combine, shape(true, o, n));
-    if (o.mode != "ll")
-        run_mode("throughput", moe::make_tp_buffers, moe::launch_tp_dispatch, moe::launch_tp_combine,
-                 with_recv_rows(shape(false, o, n), n));
-    return failures == 0 ? 0 : 1;
+    auto gpu_grid = [&](ep::config c) {
+        c.blocks = ep::resident_blocks(w.device_of(0), sharing);  // every PE's kernels resident at once
+        return c;
+    };
+    int failures = 0;
+    if (o.mode != "throughput") failures += run_mode<ep::low_latency_buffer>(w, true, "low-latency", gpu_grid(shape(true, o, n)), round_trip);
+    if (o.mode != "low_latency") failures += run_mode<ep::throughput_buffer>(w, true, "throughput", gpu_grid(shape(false, o, n)), round_trip);
+    for (auto s : streams) cudaStreamDestroy(s);
+    return failures;
 }
 
 }  // namespace
@@ -160,14 +242,15 @@ int main(int argc, char** argv) {
         else if (arg == "--small") o.small = true;
         else if (arg == "--host") o.host = true;
         else {
-            std::fprintf(stderr, "usage: %s [--pes N] [--mode ll|tp|both] [--fp8] [--small] [--host]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--pes N] [--mode low_latency|throughput|both] [--fp8] [--small] [--host]\n",
+                         argv[0]);
             return 2;
         }
     }
-    int n_gpus = 0;
-    if (o.host || cudaGetDeviceCount(&n_gpus) != cudaSuccess) n_gpus = 0;
+    int gpus = 0;
+    if (o.host || cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
     try {
-        return n_gpus > 0 ? on_gpus(o, n_gpus) : on_host(o);
+        return (gpus > 0 ? on_gpus(o, gpus) : on_host(o)) == 0 ? 0 : 1;
     } catch (const pgas::error& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

@@ -1,4 +1,4 @@
-// Device-only umbrella: the core types, the transports' device side, device ops and collectives; no world, no bootstrap.
+// Device-only umbrella: the core types, the transports' device side, device ops, collectives and expert-parallel bodies; no world, no bootstrap.
 #pragma once
 
 // For translation units that hold kernels and take their device::context
@@ -26,6 +26,10 @@
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
 #include <pgas/device/window.hpp>
+#include <pgas/ep/config.hpp>
+#include <pgas/ep/grid.hpp>
+#include <pgas/ep/low_latency.hpp>
+#include <pgas/ep/throughput.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/host/host.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>

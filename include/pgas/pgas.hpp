@@ -3,6 +3,7 @@
 
 #include <pgas/device.hpp>
 #include <pgas/host/collective_launch.hpp>
+#include <pgas/host/ep/buffer.hpp>
 #include <pgas/host/host/builder.hpp>
 #include <pgas/host/launch_env.hpp>
 #include <pgas/host/nvlink/builder.hpp>

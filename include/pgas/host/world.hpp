@@ -591,6 +591,18 @@ public:
         state_->bootstrap->barrier();
     }
 
+    /// Collective: every process of the world passes the same `mine`; throws errc::collective_mismatch naming
+    /// `call`, `what`, this value and the first PE whose value differs. For a library's own collective calls
+    /// (pgas::ep::buffer agrees on its shape with it).
+    void agree(const char* call, const char* what, std::uint64_t mine) {
+        auto all = state_->bootstrap->allgather_value(mine);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            if (all[i] != mine)
+                detail::throw_error(errc::collective_mismatch, my_pe_or_all(), call,
+                                    std::string(what) + " = " + std::to_string(mine) + " here but " +
+                                        std::to_string(all[i]) + " on PE " + std::to_string(i));
+    }
+
     /// The context a kernel (or host PE thread) of local PE `local` receives,
     /// for the transports the world builds alone (nvlink, host; see below).
     template <class Transport>
@@ -758,16 +770,6 @@ private:
             }
         }
         if (first_consequence) std::rethrow_exception(first_consequence);
-    }
-
-    // Every participant must pass the same value; names the first that differs.
-    void agree(const char* call, const char* what, std::uint64_t mine) {
-        auto all = state_->bootstrap->allgather_value(mine);
-        for (std::size_t i = 0; i < all.size(); ++i)
-            if (all[i] != mine)
-                detail::throw_error(errc::collective_mismatch, my_pe_or_all(), call,
-                                    std::string(what) + " = " + std::to_string(mine) + " here but " +
-                                        std::to_string(all[i]) + " on PE " + std::to_string(i));
     }
 
     // alloc's body; alignment 0: alloc's default (256 bytes, or alignof(T) when larger).

@@ -1,14 +1,14 @@
-// The MoE example over the NVLink transport, both modes, bf16 and fp8, against the reference: on one GPU with 2, 4 and
+// pgas::ep over the NVLink transport, both modes, bf16 and fp8, against the reference: on one GPU with 2, 4 and
 // 8 PEs sharing it (suite one_gpu), and on N GPUs, one PE each, driven by one process (suite gpus: N from
 // PGAS_TEST_GPUS, default 2; with fewer GPUs the program exits 77, ctest's skip status, saying so).
 //
 // Every PE has its own non-blocking stream, and every phase is launched on
 // all PEs before the next one: the PEs' kernels wait for each other, so they
-// must run side by side (each gets its share of the SMs: moe::resident_blocks).
+// must run side by side (each gets its share of the SMs: pgas::ep::resident_blocks).
 // Run with CUDA_MODULE_LOADING=EAGER (see tests/gpu/CMakeLists.txt).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "check.hpp"
-#include "moe.cuh"
+#include "toy_expert.cuh"
 
 #include <doctest/doctest.h>
 
@@ -20,7 +20,9 @@
 
 namespace {
 
-using moe::check::routing;
+using ep_test::check::routing;
+using pgas::ep::low_latency_buffer;
+using pgas::ep::throughput_buffer;
 
 #define CHECK_CUDA(expr) REQUIRE_MESSAGE((expr) == cudaSuccess, cudaGetErrorString(cudaGetLastError()))
 
@@ -48,7 +50,7 @@ struct gpu_pes {
     static int blocks_for(const std::vector<int>& devices) {
         int blocks = 1 << 30;
         for (int device : devices)
-            blocks = std::min(blocks, moe::resident_blocks(device, int(std::count(devices.begin(), devices.end(), device))));
+            blocks = std::min(blocks, pgas::ep::resident_blocks(device, int(std::count(devices.begin(), devices.end(), device))));
         return blocks;
     }
     static pgas::world_options options() {
@@ -62,8 +64,8 @@ struct gpu_pes {
     }
 };
 
-moe::config small(bool fp8, int n_pes, int blocks) {
-    moe::config c;
+pgas::ep::config small(bool fp8, int n_pes, int blocks) {
+    pgas::ep::config c;
     c.hidden = 1024;
     c.experts = 32;
     c.top_k = 4;
@@ -93,77 +95,71 @@ int gpus_wanted() {
     return value != nullptr && std::atoi(value) > 0 ? std::atoi(value) : 2;
 }
 
-template <class Buffers, class Make, class Dispatch, class Combine, class CheckDispatch>
-void round_trips(const std::vector<int>& devices, bool fp8, Make make, Dispatch dispatch, Combine combine,
-                 CheckDispatch check_dispatch) {
+template <class Buffer>
+void round_trips(const std::vector<int>& devices, bool fp8) {
     const int n = int(devices.size());
     gpu_pes g(devices);
-    const moe::config c = small(fp8, n, g.blocks);
-    const Buffers b = make(g.w, c);
-    moe::gpu_access access{g.w};
+    const pgas::ep::config c = small(fp8, n, g.blocks);
+    const Buffer buf(g.w, c);
+    const auto& b = buf.layout();
+    ep_test::check::gpu_access access{g.w};
     unsigned seed = 11;
     bool diagnosed = false;
     for (routing r : {routing::uneven, routing::even_only, routing::all_to_one, routing::same_pe}) {
         for (int round = 0; round < 2; ++round, ++seed) {
             CAPTURE(n);
             CAPTURE(fp8);
-            INFO("routing ", moe::check::name(r), " round ", round);
-            const auto in = moe::check::make_inputs(c, n, r, seed);
-            const auto want = moe::check::expected(c, n, in);
-            const auto batches = moe::check::batches(c, in);
-            moe::check::upload(access, b.io, in);
-            for (int i = 0; i < n; ++i) dispatch(g.w, i, b, batches[std::size_t(i)], g.streams[std::size_t(i)]);
+            INFO("routing ", ep_test::check::name(r), " round ", round);
+            const auto in = ep_test::check::make_inputs(c, n, r, seed);
+            const auto want = ep_test::check::expected(c, n, in);
+            const auto batches = ep_test::check::batches(c, in);
+            ep_test::check::upload(access, b.io, in);
+            for (int i = 0; i < n; ++i) pgas::ep::dispatch_on_stream(buf, i, batches[std::size_t(i)], g.streams[std::size_t(i)]);
             g.sync();
-            CHECK(check_dispatch(access, b, want) == "");
-            for (int i = 0; i < n; ++i) moe::launch_toy_experts(g.w, i, b, g.streams[std::size_t(i)]);
-            for (int i = 0; i < n; ++i) combine(g.w, i, b, batches[std::size_t(i)], g.streams[std::size_t(i)]);
+            CHECK(ep_test::check::dispatch(access, b, want) == "");
+            for (int i = 0; i < n; ++i) ep_test::launch_toy_experts(buf, i, g.streams[std::size_t(i)]);
+            for (int i = 0; i < n; ++i) pgas::ep::combine_on_stream(buf, i, batches[std::size_t(i)], g.streams[std::size_t(i)]);
             g.sync();
-            const std::string failure = moe::check::combine(access, c, b.io, want, in);
+            const std::string failure = ep_test::check::combine(access, c, b.io, want, in);
             CHECK(failure == "");
             if (!failure.empty() && !diagnosed) {  // where the first failure of this PE count goes wrong
                 diagnosed = true;
-                MESSAGE(moe::check::diagnose(access, b, in, want));
+                MESSAGE(ep_test::check::diagnose(access, b, in, want));
             }
         }
     }
 }
 
-void low_latency(const std::vector<int>& devices, bool fp8) {
-    round_trips<moe::ll_buffers>(
-        devices, fp8, moe::make_ll_buffers, moe::launch_ll_dispatch, moe::launch_ll_combine,
-        [](auto& access, const moe::ll_buffers& b, const auto& want) { return moe::check::ll_dispatch(access, b, want); });
-}
-void throughput(const std::vector<int>& devices, bool fp8) {
-    round_trips<moe::tp_buffers>(
-        devices, fp8, moe::make_tp_buffers, moe::launch_tp_dispatch, moe::launch_tp_combine,
-        [](auto& access, const moe::tp_buffers& b, const auto& want) { return moe::check::tp_dispatch(access, b, want); });
-}
+void low_latency(const std::vector<int>& devices, bool fp8) { round_trips<low_latency_buffer>(devices, fp8); }
+void throughput(const std::vector<int>& devices, bool fp8) { round_trips<throughput_buffer>(devices, fp8); }
 
 // A whole round trip of each mode captured in one CUDA graph per PE and replayed: no host step between phases.
 void graph_replay(const std::vector<int>& devices) {
     const int n = int(devices.size());
     gpu_pes g(devices);
-    const moe::config c = small(false, n, g.blocks);
-    const auto ll = moe::make_ll_buffers(g.w, c);
-    const auto tp = moe::make_tp_buffers(g.w, c);
-    moe::gpu_access access{g.w};
-    const auto in = moe::check::make_inputs(c, n, routing::uneven, 5);
-    const auto want = moe::check::expected(c, n, in);
-    const auto batches = moe::check::batches(c, in);
-    moe::check::upload(access, ll.io, in);
-    moe::check::upload(access, tp.io, in);
+    const pgas::ep::config c = small(false, n, g.blocks);
+    const low_latency_buffer ll_buf(g.w, c);
+    const throughput_buffer tp_buf(g.w, c);
+    const auto& ll = ll_buf.layout();
+    const auto& tp = tp_buf.layout();
+    ep_test::check::gpu_access access{g.w};
+    const auto in = ep_test::check::make_inputs(c, n, routing::uneven, 5);
+    const auto want = ep_test::check::expected(c, n, in);
+    const auto batches = ep_test::check::batches(c, in);
+    ep_test::check::upload(access, ll.io, in);
+    ep_test::check::upload(access, tp.io, in);
     std::vector<cudaGraphExec_t> graphs(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
         cudaStream_t s = g.streams[std::size_t(i)];
         cudaGraph_t graph;
         CHECK_CUDA(cudaSetDevice(g.w.device_of(i)));
         CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        moe::launch_ll_dispatch(g.w, i, ll, batches[std::size_t(i)], s);
-        moe::launch_toy_experts(g.w, i, ll, s);
-        moe::launch_ll_combine(g.w, i, ll, batches[std::size_t(i)], s);
-        moe::launch_tp_dispatch(g.w, i, tp, batches[std::size_t(i)], s);
-        moe::launch_toy_experts(g.w, i, tp, s);
-        moe::launch_tp_combine(g.w, i, tp, batches[std::size_t(i)], s);
+        pgas::ep::dispatch_on_stream(ll_buf, i, batches[std::size_t(i)], s);
+        ep_test::launch_toy_experts(ll_buf, i, s);
+        pgas::ep::combine_on_stream(ll_buf, i, batches[std::size_t(i)], s);
+        pgas::ep::dispatch_on_stream(tp_buf, i, batches[std::size_t(i)], s);
+        ep_test::launch_toy_experts(tp_buf, i, s);
+        pgas::ep::combine_on_stream(tp_buf, i, batches[std::size_t(i)], s);
         CHECK_CUDA(cudaStreamEndCapture(s, &graph));
         CHECK_CUDA(cudaGraphInstantiate(&graphs[std::size_t(i)], graph, 0));
         CHECK_CUDA(cudaGraphDestroy(graph));
@@ -174,9 +170,9 @@ void graph_replay(const std::vector<int>& devices) {
             CHECK_CUDA(cudaGraphLaunch(graphs[std::size_t(i)], g.streams[std::size_t(i)]));
         }
         g.sync();
-        CHECK(moe::check::combine(access, c, ll.io, want, in) == "");
-        CHECK(moe::check::tp_dispatch(access, tp, want) == "");
-        CHECK(moe::check::combine(access, c, tp.io, want, in) == "");
+        CHECK(ep_test::check::combine(access, c, ll.io, want, in) == "");
+        CHECK(ep_test::check::dispatch(access, tp, want) == "");
+        CHECK(ep_test::check::combine(access, c, tp.io, want, in) == "");
     }
     for (auto e : graphs) CHECK_CUDA(cudaGraphExecDestroy(e));
 }

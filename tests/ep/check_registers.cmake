@@ -1,7 +1,7 @@
-# Fails when a MoE kernel, compiled as programs and bench_moe build it (sm_90, -O3, no PGAS_CHECKS), needs so
-# many registers that two blocks of 256 threads no longer fit one SM: moe::resident_blocks would then quietly give
-# every phase half the blocks it asks for (d69a99f's combine took 182 registers; it read 0.40 of the copy rate).
-#   cmake -DNVCC=... -DSOURCE=moe_example.cu -DINCLUDES="dir|dir" -DWORK=dir -P check_registers.cmake
+# Fails when a pgas::ep kernel, compiled as programs and bench_moe build it (sm_90, -O3, no PGAS_CHECKS), needs so
+# many registers that two blocks of 256 threads no longer fit one SM: pgas::ep::resident_blocks would then quietly
+# give every phase half the blocks it asks for (d69a99f's combine took 182 registers; it read 0.40 of the copy rate).
+#   cmake -DNVCC=... -DSOURCE=kernels.cu -DINCLUDES="dir|dir" -DWORK=dir -P check_registers.cmake
 set(threads 256)
 set(blocks_per_sm 2)
 set(registers_per_sm 65536)
@@ -12,10 +12,10 @@ foreach(dir IN LISTS INCLUDES)
 endforeach()
 file(MAKE_DIRECTORY ${WORK})
 execute_process(COMMAND ${NVCC} -std=c++20 -O3 -DNDEBUG -arch=sm_90 -cubin -Xptxas=-v ${includes} ${SOURCE}
-                        -o ${WORK}/moe_kernels.cubin
+                        -o ${WORK}/ep_kernels.cubin
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "moe register check: nvcc failed (${rc}):\n${err}")
+  message(FATAL_ERROR "ep register check: nvcc failed (${rc}):\n${err}")
 endif()
 # ptxas prints, per kernel, "Compiling entry function '<mangled>'" then "Used N registers".
 string(REPLACE "\n" ";" lines "${out}${err}")
@@ -23,8 +23,8 @@ set(kernel "")
 set(checked 0)
 set(failures "")
 foreach(line IN LISTS lines)
-  if(line MATCHES "Compiling entry function '_ZN3moe[0-9]+((ll|tp)_(dispatch|combine)_kernel)")
-    set(kernel ${CMAKE_MATCH_1})
+  if(line MATCHES "Compiling entry function '_ZN4pgas[^']*2ep6detail[0-9]+((dispatch|combine)_kernel)[^']*[0-9]+((low_latency|throughput)_layout)")
+    set(kernel "${CMAKE_MATCH_1}<${CMAKE_MATCH_3}>")
   elseif(kernel AND line MATCHES "Used ([0-9]+) registers")
     set(used ${CMAKE_MATCH_1})
     # Registers are allocated per warp in units of 256 (8 per thread).
@@ -39,10 +39,10 @@ foreach(line IN LISTS lines)
   endif()
 endforeach()
 if(NOT checked EQUAL 4)
-  message(FATAL_ERROR "moe register check: found ${checked} of the 4 MoE kernels in ptxas's report:\n${out}${err}")
+  message(FATAL_ERROR "ep register check: found ${checked} of the 4 ep kernels in ptxas's report:\n${out}${err}")
 endif()
 if(failures)
-  message(FATAL_ERROR "moe register check: every MoE kernel must fit ${blocks_per_sm} blocks per SM "
-                      "(moe::resident_blocks asks for that many):${failures}")
+  message(FATAL_ERROR "ep register check: every ep kernel must fit ${blocks_per_sm} blocks per SM "
+                      "(pgas::ep::resident_blocks asks for that many):${failures}")
 endif()
-message(STATUS "moe register check: the 4 kernels fit ${blocks_per_sm} blocks of ${threads} threads per SM")
+message(STATUS "ep register check: the 4 kernels fit ${blocks_per_sm} blocks of ${threads} threads per SM")

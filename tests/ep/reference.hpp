@@ -1,14 +1,18 @@
-// Plain C++ reference of MoE dispatch and combine (no pgas): what every PE must receive and what combine must return.
+// Plain C++ reference of expert-parallel dispatch and combine (no pgas): what every PE must receive and what combine returns.
 #pragma once
 
-#include "quantize.hpp"
+#include <pgas/ep/fp8.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <functional>
 #include <vector>
 
-namespace moe::reference {
+namespace ep_test {
+using namespace pgas::ep;
+}  // namespace ep_test
+
+namespace ep_test::reference {
 
 // One PE's tokens: x [tokens][hidden], idx and w [tokens][top_k].
 struct pe_input {
@@ -78,4 +82,4 @@ inline result run(int n_pes, int experts, int top_k, int hidden, bool fp8, const
     return r;
 }
 
-}  // namespace moe::reference
+}  // namespace ep_test::reference

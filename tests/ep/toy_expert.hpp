@@ -1,9 +1,10 @@
-// The example's stand-in for the experts: expert e scales its input by 1 + (e % 8) / 8, on the received layout of either mode.
+// The tests' stand-in for the experts: expert e scales its input by 1 + (e % 8) / 8, on the received layout of either mode.
 #pragma once
 
-#include "moe.hpp"
+#include <pgas/pgas.hpp>
 
-namespace moe {
+namespace ep_test {
+using namespace pgas::ep;
 
 // What expert e computes from one input value (exact in float; rounded to bf16 once).
 PGAS_HD inline float toy_expert(int expert, float v) { return v * (1.0f + float(expert % 8) / 8.0f); }
@@ -11,7 +12,7 @@ PGAS_HD inline float toy_expert(int expert, float v) { return v * (1.0f + float(
 namespace detail {
 // One received row (bf16, or fp8 with its scales) through the toy expert into y.
 PGAS_HD inline void expert_row(const config& c, int expert, const bf16* x, const fp8* x8, const float* scale, bf16* y) {
-    for (int i = int(here::thread()); i < c.hidden; i += int(here::threads())) {
+    for (int i = int(grid::thread()); i < c.hidden; i += int(grid::threads())) {
         const float v = c.fp8 ? dequantize(x8[i], scale[i / fp8_group]) : to_float(x[i]);
         y[i] = to_bf16(toy_expert(expert, v));
     }
@@ -20,11 +21,11 @@ PGAS_HD inline void expert_row(const config& c, int expert, const bf16* x, const
 
 // Low-latency layout: every (local expert, source, slot < count). Called by every thread of the grid.
 template <class Tr>
-PGAS_HD void ll_toy_experts(const pgas::device::context<Tr>& ctx, const ll_buffers& b) {
+PGAS_HD void toy_experts(const pgas::device::context<Tr>& ctx, const low_latency_layout& b) {
     const config& c = b.cfg;
     const int n = ctx.n_pes(), nl = c.experts / n;
     const std::size_t h = std::size_t(c.hidden), g = h / fp8_group, slots = std::size_t(c.max_tokens);
-    for (int i = int(here::block()); i < nl * n * c.max_tokens; i += int(here::blocks())) {
+    for (int i = int(grid::block()); i < nl * n * c.max_tokens; i += int(grid::blocks())) {
         const int cell_group = i / c.max_tokens, slot = i % c.max_tokens;
         if (slot >= ctx.local(b.recv_count)[cell_group]) continue;
         const std::size_t cell = std::size_t(cell_group) * slots + std::size_t(slot);
@@ -36,12 +37,12 @@ PGAS_HD void ll_toy_experts(const pgas::device::context<Tr>& ctx, const ll_buffe
 
 // Throughput layout: rows [expert_begin[le], expert_begin[le + 1]) belong to local expert le.
 template <class Tr>
-PGAS_HD void tp_toy_experts(const pgas::device::context<Tr>& ctx, const tp_buffers& b) {
+PGAS_HD void toy_experts(const pgas::device::context<Tr>& ctx, const throughput_layout& b) {
     const config& c = b.cfg;
     const int nl = c.experts / ctx.n_pes();
     const std::size_t h = std::size_t(c.hidden), g = h / fp8_group;
     const int* begin = ctx.local(b.expert_begin);
-    for (int r = int(here::block()); r < begin[nl]; r += int(here::blocks())) {
+    for (int r = int(grid::block()); r < begin[nl]; r += int(grid::blocks())) {
         int le = 0;
         while (begin[le + 1] <= r) ++le;
         detail::expert_row(c, ctx.my_pe() * nl + le, ctx.local(b.recv_x) + r * h, ctx.local(b.recv_x8) + r * h,
@@ -49,12 +50,10 @@ PGAS_HD void tp_toy_experts(const pgas::device::context<Tr>& ctx, const tp_buffe
     }
 }
 
-// The experts on every PE of a host-transport world, config::blocks threads per PE (see run_host_grid).
-inline void host_toy_experts(pgas::world& w, const ll_buffers& b) {
-    detail::run_host_grid(w, b.cfg.blocks, [&](const auto& ctx) { ll_toy_experts(ctx, b); });
-}
-inline void host_toy_experts(pgas::world& w, const tp_buffers& b) {
-    detail::run_host_grid(w, b.cfg.blocks, [&](const auto& ctx) { tp_toy_experts(ctx, b); });
+// The experts on every PE of a host-transport world, config::blocks threads per PE.
+template <class Layout>
+void host_toy_experts(const pgas::ep::buffer<Layout>& buf) {
+    buf.launch_host([&](const auto& ctx) { toy_experts(ctx, buf.layout()); });
 }
 
-}  // namespace moe
+}  // namespace ep_test

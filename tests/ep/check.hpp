@@ -1,14 +1,15 @@
-// Inputs for the MoE example and its tests (routings that stress the layouts) and the comparison with the reference.
+// Inputs for the expert-parallel tests and benchmark (routings that stress the layouts) and the comparison with the reference.
 //
 // Buffers are read and written through an `access` object with
 //   template <class T> std::vector<T> read(pgas::symmetric_ptr<T>, int pe, std::size_t count);
 //   template <class T> void write(pgas::symmetric_ptr<T>, int pe, const std::vector<T>&);
-// (host_access below for the host transport; the GPU programs copy with cudaMemcpy).
+// (host_access for the host transport, gpu_access for GPU worlds: both below).
 #pragma once
 
-#include "expert.hpp"
-#include "moe.hpp"
 #include "reference.hpp"
+#include "toy_expert.hpp"
+
+#include <pgas/pgas.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,9 @@
 #include <tuple>
 #include <vector>
 
-namespace moe::check {
+#include <cuda_runtime.h>
+
+namespace ep_test::check {
 
 enum class routing {
     uneven,        // skewed towards low expert indices, distinct experts per token
@@ -97,7 +100,7 @@ inline int rows_received(const config& c, int n_pes, const std::vector<reference
 }
 
 template <class Access>
-void upload(Access& access, const io_buffers& io, const std::vector<reference::pe_input>& in) {
+void upload(Access& access, const io_layout& io, const std::vector<reference::pe_input>& in) {
     for (int pe = 0; pe < int(in.size()); ++pe) {
         access.write(io.x, pe, in[std::size_t(pe)].x);
         access.write(io.topk_idx, pe, in[std::size_t(pe)].idx);
@@ -144,7 +147,7 @@ inline std::string where(int pe, int le, const reference::row& r) {
 // Low-latency dispatch: every (local expert, source) holds exactly the
 // reference's rows (in any slot order). Returns "" or what differs first.
 template <class Access>
-std::string ll_dispatch(Access& access, const ll_buffers& b, const reference::result& ref) {
+std::string dispatch(Access& access, const low_latency_layout& b, const reference::result& ref) {
     const config& c = b.cfg;
     const int n = b.n_pes, nl = c.experts / n;
     for (int pe = 0; pe < n; ++pe) {
@@ -183,7 +186,7 @@ std::string ll_dispatch(Access& access, const ll_buffers& b, const reference::re
 
 // Throughput dispatch: local expert le's rows are the reference's, in order.
 template <class Access>
-std::string tp_dispatch(Access& access, const tp_buffers& b, const reference::result& ref) {
+std::string dispatch(Access& access, const throughput_layout& b, const reference::result& ref) {
     const config& c = b.cfg;
     const int n = b.n_pes, nl = c.experts / n;
     for (int pe = 0; pe < n; ++pe) {
@@ -211,7 +214,7 @@ std::string tp_dispatch(Access& access, const tp_buffers& b, const reference::re
 // Combine: each PE's out matches the reference within bf16 rounding (the
 // reference sums in the same order; the GPU may fuse multiply-adds).
 template <class Access>
-std::string combine(Access& access, const config& c, const io_buffers& io, const reference::result& ref,
+std::string combine(Access& access, const config& c, const io_layout& io, const reference::result& ref,
                     const std::vector<reference::pe_input>& in) {
     for (int pe = 0; pe < int(in.size()); ++pe) {
         const std::size_t count = std::size_t(in[std::size_t(pe)].tokens) * c.hidden;
@@ -315,7 +318,7 @@ inline void check_received(stage& st, const config& c, const std::vector<referen
 
 // expert_y on every PE, low-latency layout.
 template <class Access>
-void check_expert_y(Access& access, const ll_buffers& b, const std::vector<reference::pe_input>& in, stage& st) {
+void check_expert_y(Access& access, const low_latency_layout& b, const std::vector<reference::pe_input>& in, stage& st) {
     const config& c = b.cfg;
     const int n = b.n_pes, nl = c.experts / n;
     const std::size_t h = std::size_t(c.hidden), slots = std::size_t(c.max_tokens);
@@ -335,13 +338,13 @@ void check_expert_y(Access& access, const ll_buffers& b, const std::vector<refer
 
 // expert_y on every PE, throughput layout.
 template <class Access>
-void check_expert_y(Access& access, const tp_buffers& b, const std::vector<reference::pe_input>& in, stage& st) {
+void check_expert_y(Access& access, const throughput_layout& b, const std::vector<reference::pe_input>& in, stage& st) {
     const config& c = b.cfg;
     const int n = b.n_pes, nl = c.experts / n;
     const std::size_t h = std::size_t(c.hidden);
     for (int pe = 0; pe < n; ++pe) {
         auto begin = access.read(b.expert_begin, pe, std::size_t(nl + 1));
-        const int rows = std::min(begin[std::size_t(nl)], tp_recv_rows(c));
+        const int rows = std::min(begin[std::size_t(nl)], throughput_recv_rows(c));
         if (rows <= 0) continue;
         auto src = access.read(b.recv_src, pe, std::size_t(rows));
         auto y = access.read(b.expert_y, pe, std::size_t(rows) * h);
@@ -357,18 +360,18 @@ void check_expert_y(Access& access, const tp_buffers& b, const std::vector<refer
 
 // The expert outputs PE pe's first `tokens` tokens get back, [token][choice][hidden], as combine reads them.
 template <class Access>
-std::vector<bf16> returned_rows(Access& access, const ll_buffers& b, int pe, int tokens) {
+std::vector<bf16> returned_rows(Access& access, const low_latency_layout& b, int pe, int tokens) {
     return access.read(b.io.comb_recv, pe, std::size_t(tokens) * std::size_t(b.cfg.top_k) * std::size_t(b.cfg.hidden));
 }
 template <class Access>
-std::vector<bf16> returned_rows(Access& access, const tp_buffers& b, int pe, int tokens) {
+std::vector<bf16> returned_rows(Access& access, const throughput_layout& b, int pe, int tokens) {
     const std::size_t h = std::size_t(b.cfg.hidden), m = std::size_t(tokens) * std::size_t(b.cfg.top_k);
     const int nl = b.cfg.experts / b.n_pes;
     const auto idx = access.read(b.io.topk_idx, pe, m);
     const auto row = access.read(b.send_row, pe, m);
     std::vector<bf16> out(m * h);
     for (std::size_t i = 0; i < m; ++i) {
-        if (row[i] < 0 || row[i] >= tp_recv_rows(b.cfg) || idx[i] < 0 || idx[i] >= b.cfg.experts) continue;
+        if (row[i] < 0 || row[i] >= throughput_recv_rows(b.cfg) || idx[i] < 0 || idx[i] >= b.cfg.experts) continue;
         const auto y = access.read(b.expert_y + std::ptrdiff_t(std::size_t(row[i]) * h), idx[i] / nl, h);
         std::copy(y.begin(), y.end(), out.begin() + std::ptrdiff_t(i * h));
     }
@@ -376,12 +379,12 @@ std::vector<bf16> returned_rows(Access& access, const tp_buffers& b, int pe, int
 }
 
 // The report (one line per stage) of a round trip whose combine failed, for
-// these inputs and their reference. Buffers: ll_buffers or tp_buffers.
+// these inputs and their reference. Buffers: low_latency_layout or throughput_layout.
 template <class Access, class Buffers>
 std::string diagnose(Access& access, const Buffers& b, const std::vector<reference::pe_input>& in,
                      const reference::result& ref) {
     const config& c = b.cfg;
-    const io_buffers& io = b.io;
+    const io_layout& io = b.io;
     const std::size_t h = std::size_t(c.hidden), k = std::size_t(c.top_k);
     detail::stage topk{"topk_idx/topk_w"}, ey{"expert_y rows"}, comb{"returned rows"},
         red{"out vs the reduction of the returned rows and topk_w"}, out_ref{"out vs the reference"};
@@ -468,4 +471,28 @@ struct host_access {
     }
 };
 
-}  // namespace moe::check
+// A GPU world's access (cudaMemcpy). Callers synchronize the PEs' streams before a read. A write waits for the
+// device: cudaMemcpy from pageable memory may return before its DMA has landed, and the PEs' kernels run on
+// non-blocking streams, which do not wait for the legacy stream that copy went on.
+struct gpu_access {
+    const pgas::world& w;
+    static void cuda_check(cudaError_t status, int pe, const char* call) {
+        if (status != cudaSuccess) throw pgas::error(pgas::errc::cuda, pe, call, cudaGetErrorString(status));
+    }
+    template <class T>
+    std::vector<T> read(pgas::symmetric_ptr<T> p, int local, std::size_t count) {
+        std::vector<T> out(count);
+        cuda_check(cudaMemcpy(out.data(), w.device_address(p, local), count * sizeof(T), cudaMemcpyDeviceToHost),
+                   w.local_pe(local), "gpu_access::read");
+        return out;
+    }
+    template <class T>
+    void write(pgas::symmetric_ptr<T> p, int local, const std::vector<T>& v) {
+        cuda_check(cudaMemcpy(w.device_address(p, local), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
+                   w.local_pe(local), "gpu_access::write");
+        cuda_check(cudaSetDevice(w.device_of(local)), w.local_pe(local), "gpu_access::write");
+        cuda_check(cudaDeviceSynchronize(), w.local_pe(local), "gpu_access::write");
+    }
+};
+
+}  // namespace ep_test::check

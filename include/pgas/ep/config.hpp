@@ -1,0 +1,198 @@
+// Expert-parallel (MoE) dispatch/combine: the shape (config), the buffer layouts a kernel receives, and their checks.
+//
+// Experts are spread evenly: PE p holds experts [p * L, (p + 1) * L) with L = experts / n_pes; expert e's local
+// index on its PE is e % L. Two modes, as DeepEP's: low latency (ep/low_latency.hpp: fixed per-(expert, source)
+// receive slots) and throughput (ep/throughput.hpp: contiguous runs of rows per expert). Their buffers are
+// allocated by pgas::ep::buffer (host/ep/buffer.hpp); kernels receive the layouts below by value.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/error.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/ep/fp8.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include <nv/target>
+
+/// 1 (default): the dispatch bodies check every (token, choice) as they read it (expert index in range, receive
+/// slot within the buffer): one compare each. A failure throws pgas::error on the host transport and prints the
+/// same text and traps on a GPU. 0: no data checks (shape checks on the host stay).
+#ifndef PGAS_EP_CHECKS
+#define PGAS_EP_CHECKS 1
+#endif
+
+PGAS_NAMESPACE_BEGIN
+namespace ep {
+
+
+/// The shape a pgas::ep::buffer is built for; every PE passes the same. The defaults are DeepSeek-V3's
+/// (low_latency_defaults(), throughput_defaults()).
+struct config {
+    int hidden = 7168;     ///< elements per token: a multiple of 128 with fp8, else of 8
+    int experts = 256;     ///< experts in total, a multiple of the PE count
+    int top_k = 8;         ///< choices per token, at most `experts`
+    int max_tokens = 128;  ///< tokens a PE dispatches per call, at most
+    int recv_rows = 0;     ///< throughput mode: rows a PE may receive per call (0: 2 * max_tokens * top_k)
+    bool fp8 = false;      ///< dispatch payload in e4m3 with one scale per 128 values (combine stays bf16)
+    int blocks = 1;        ///< blocks of every kernel (GPU), all resident at once: see pgas::ep::resident_blocks
+    int threads = 256;     ///< threads per block (GPU), a multiple of 32
+};
+
+/// DeepSeek-V3's shape in low-latency mode: 128 tokens per PE.
+inline config low_latency_defaults() { return {}; }
+/// DeepSeek-V3's shape in throughput mode: 4096 tokens per PE.
+inline config throughput_defaults() {
+    config c;
+    c.max_tokens = 4096;
+    return c;
+}
+
+/// What one dispatch or combine works on; checked against the config the buffer was built for.
+struct batch {
+    int tokens = 0;  ///< tokens this PE dispatches, at most config::max_tokens (0 is allowed)
+    int hidden = 0;  ///< must equal config::hidden
+};
+
+/// A PE's inputs and outputs, in the symmetric heap (so that a GPU and the host transport address them alike).
+/// Rows of `hidden` elements; the caller fills x, topk_idx and topk_w before dispatch and reads out after combine.
+struct io_layout {
+    symmetric_ptr<bf16> x;          ///< [max_tokens][hidden] tokens to dispatch
+    symmetric_ptr<int> topk_idx;    ///< [max_tokens][top_k] expert of each choice, in [0, experts)
+    symmetric_ptr<float> topk_w;    ///< [max_tokens][top_k] gate weight of each choice
+    symmetric_ptr<bf16> out;        ///< [max_tokens][hidden] the combined result: sum over choices of weight * output
+    symmetric_ptr<fp8> x8;          ///< [max_tokens][hidden] fp8 cast of x (fp8 only; written by dispatch)
+    symmetric_ptr<float> x_scale;   ///< [max_tokens][hidden/128] its scales (fp8 only)
+    symmetric_ptr<bf16> comb_recv;  ///< [max_tokens][top_k][hidden] expert outputs returned home (low latency)
+};
+
+/// Low-latency mode's buffers (DeepEP's low_latency_dispatch/combine), as a kernel receives them. With
+/// L = experts / n_pes local experts, the rows local expert `le` received from PE `s` are
+/// `recv_*[le][s][0 .. recv_count[le][s])`; row j came from token `recv_src[..][j] / top_k` (choice
+/// `recv_src % top_k`) of PE s. The expert writes its output for that row to `expert_y` at the same index.
+struct low_latency_layout {
+    config cfg;                              ///< the shape it was built for
+    int n_pes = 0;                           ///< the PEs it was built for
+    io_layout io;                            ///< this PE's inputs and outputs
+    symmetric_ptr<bf16> recv_x;              ///< [L][n][max_tokens][hidden] received rows (bf16)
+    symmetric_ptr<fp8> recv_x8;              ///< [L][n][max_tokens][hidden] received rows (fp8)
+    symmetric_ptr<float> recv_scale;         ///< [L][n][max_tokens][hidden/128] their scales (fp8)
+    symmetric_ptr<std::uint64_t> recv_src;   ///< [L][n][max_tokens] token * top_k + choice on the source
+    symmetric_ptr<int> recv_count;           ///< [L][n] rows received
+    symmetric_ptr<bf16> expert_y;            ///< [L][n][max_tokens][hidden] the experts' outputs, written by the user
+    /// @cond internal
+    symmetric_ptr<std::uint64_t> count_sig;   // [L][n]  epoch << 32 | count, set by the source
+    symmetric_ptr<std::uint64_t> comb_flag;   // [experts] epoch, set by the expert's PE
+    symmetric_ptr<std::uint64_t> slot_count;  // [2][experts] slots taken per expert (by epoch parity)
+    symmetric_ptr<std::uint64_t> grid_bar;    // [1] grid barrier arrivals
+    symmetric_ptr<std::uint64_t> epoch;       // [blocks] calls completed, one word per block
+    /// @endcond
+};
+
+/// Throughput mode's buffers (DeepEP's normal dispatch/combine), as a kernel receives them. Local expert `le`
+/// received rows `[expert_begin[le], expert_begin[le + 1])` of `recv_*`; within them the rows of each source PE
+/// are contiguous, sources in PE order, and within a source in token order;
+/// `recv_src[row] = source PE << 32 | token * top_k + choice`.
+struct throughput_layout {
+    config cfg;                             ///< the shape it was built for
+    int n_pes = 0;                          ///< the PEs it was built for
+    io_layout io;                           ///< this PE's inputs and outputs
+    symmetric_ptr<bf16> recv_x;             ///< [recv_rows][hidden] received rows (bf16)
+    symmetric_ptr<fp8> recv_x8;             ///< [recv_rows][hidden] received rows (fp8)
+    symmetric_ptr<float> recv_scale;        ///< [recv_rows][hidden/128] their scales (fp8)
+    symmetric_ptr<std::uint64_t> recv_src;  ///< [recv_rows] source PE << 32 | token * top_k + choice
+    symmetric_ptr<int> expert_begin;        ///< [L + 1] first row of each local expert; expert_begin[L] rows in all
+    symmetric_ptr<bf16> expert_y;           ///< [recv_rows][hidden] the experts' outputs, written by the user
+    /// @cond internal
+    symmetric_ptr<int> count_table;         // [n][experts]  per-expert counts of every source (notify)
+    symmetric_ptr<int> my_count;            // [experts]     this PE's per-expert counts
+    symmetric_ptr<int> block_hist;          // [blocks][experts] per-block counts
+    symmetric_ptr<int> block_next;          // [blocks][experts] the block's first row per expert
+    symmetric_ptr<int> send_row;            // [max_tokens][top_k] where each (token, choice) lands on its owner
+    symmetric_ptr<std::uint64_t> notify_sig;  // [n] epoch: counts of source s arrived
+    symmetric_ptr<std::uint64_t> data_sig;    // [n] epoch: every row of source s arrived
+    symmetric_ptr<std::uint64_t> comb_sig;    // [n] epoch: PE s's expert outputs are complete
+    symmetric_ptr<std::uint64_t> grid_bar;    // [3] grid barrier arrivals
+    symmetric_ptr<std::uint64_t> epoch;       // [blocks]
+    /// @endcond
+};
+
+/// Experts per PE: PE p holds experts [p * L, (p + 1) * L).
+PGAS_HD inline int local_experts(const config& c, int n_pes) { return c.experts / n_pes; }
+/// Rows a PE may receive per throughput-mode call (config::recv_rows, or its default).
+PGAS_HD inline int throughput_recv_rows(const config& c) { return c.recv_rows > 0 ? c.recv_rows : 2 * c.max_tokens * c.top_k; }
+
+// --- errors ------------------------------------------------------------------
+
+namespace detail {
+
+[[noreturn]] inline void config_error(int pe, const char* call, const std::string& detail) {
+    throw pgas::error(pgas::errc::invalid_argument, pe, call, detail);
+}
+
+// A bad (token, choice): on the host transport a pgas::error, on the GPU the
+// same text and a trap. The text names the PE, the token, the choice and the value.
+PGAS_HD inline void bad_expert(const char* call, int pe, int token, int choice, long long value, int experts) {
+    NV_IF_TARGET(NV_IS_HOST,
+                 (config_error(pe, call, "token " + std::to_string(token) + " choice " + std::to_string(choice) +
+                                             ": expert index " + std::to_string(value) + " outside [0, " +
+                                             std::to_string(experts) + ")");),
+                 (printf("pgas: %s on PE %d: token %d choice %d: expert index %lld outside [0, %d)\n", call, pe,
+                         token, choice, value, experts);
+                  __trap();))
+}
+
+PGAS_HD inline void bad_slot(const char* call, int pe, int token, int choice, int expert, long long slot,
+                             long long capacity) {
+    NV_IF_TARGET(NV_IS_HOST,
+                 (config_error(pe, call, "token " + std::to_string(token) + " choice " + std::to_string(choice) +
+                                             ": expert " + std::to_string(expert) + " receive slot " +
+                                             std::to_string(slot) + " beyond its buffer of " +
+                                             std::to_string(capacity) + " rows");),
+                 (printf("pgas: %s on PE %d: token %d choice %d: expert %d receive slot %lld beyond its buffer of "
+                         "%lld rows\n",
+                         call, pe, token, choice, expert, slot, capacity);
+                  __trap();))
+}
+
+PGAS_HD inline void bad_batch(const char* call, int pe, const char* what, long long value, long long limit) {
+    NV_IF_TARGET(NV_IS_HOST,
+                 (config_error(pe, call, std::string(what) + " " + std::to_string(value) + " but the buffer was built for " +
+                                             std::to_string(limit));),
+                 (printf("pgas: %s on PE %d: %s %lld but the buffer was built for %lld\n", call, pe, what, value,
+                         limit);
+                  __trap();))
+}
+
+// The checks a call can make without reading data: host side before a launch,
+// and again in the body (device side under PGAS_EP_CHECKS).
+PGAS_HD inline void check_batch(const char* call, int pe, const config& c, const batch& a) {
+    if (a.hidden != c.hidden) bad_batch(call, pe, "hidden size", a.hidden, c.hidden);
+    if (a.tokens < 0 || a.tokens > c.max_tokens) bad_batch(call, pe, "tokens", a.tokens, c.max_tokens);
+}
+
+}  // namespace detail
+
+/// Checks a config for n_pes PEs; throws pgas::error (errc::invalid_argument) naming the call, the PE (`pe`, -1
+/// for every PE of the process), the field and its value. pgas::ep::buffer calls it before it allocates.
+inline void check_config(const config& c, int n_pes, const char* call, int pe = -1) {
+    using detail::config_error;
+    auto num = [](long long v) { return std::to_string(v); };
+    if (c.experts < 1 || n_pes < 1 || c.experts % n_pes != 0)
+        config_error(pe, call, "experts = " + num(c.experts) + " must be a positive multiple of the PE count " + num(n_pes));
+    if (c.top_k < 1 || c.top_k > c.experts)
+        config_error(pe, call, "top_k = " + num(c.top_k) + " must be in [1, experts = " + num(c.experts) + "]");
+    if (c.hidden < 1 || c.hidden % (c.fp8 ? fp8_group : 8) != 0)
+        config_error(pe, call, "hidden = " + num(c.hidden) + " must be a positive multiple of " + num(c.fp8 ? fp8_group : 8));
+    if (c.max_tokens < 1) config_error(pe, call, "max_tokens = " + num(c.max_tokens) + " must be positive");
+    if ((long long)c.max_tokens * c.top_k >= (1ll << 31))
+        config_error(pe, call, "max_tokens * top_k = " + num((long long)c.max_tokens * c.top_k) + " must fit in an int");
+    if (c.blocks < 1 || c.threads < 32 || c.threads % 32 != 0)
+        config_error(pe, call, "blocks = " + num(c.blocks) + ", threads = " + num(c.threads) +
+                                   ": need blocks >= 1 and threads a positive multiple of 32");
+}
+
+}  // namespace ep
+PGAS_NAMESPACE_END

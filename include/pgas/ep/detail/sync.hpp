@@ -1,0 +1,78 @@
+// Internals of the ep bodies: grid barrier, per-block call epochs, token ranges, warp shuffles, relaxed words.
+#pragma once
+
+#include <pgas/core/config.hpp>
+#include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/device/context.hpp>
+#include <pgas/device/signal.hpp>
+#include <pgas/device/sync.hpp>
+#include <pgas/ep/grid.hpp>
+
+#include <cstdint>
+
+#include <cuda/atomic>
+#include <nv/target>
+
+PGAS_NAMESPACE_BEGIN
+namespace ep::detail {
+
+PGAS_HD inline std::uint64_t warp_broadcast(std::uint64_t v) {
+    NV_IF_TARGET(NV_IS_DEVICE, (return __shfl_sync(0xffffffffu, (unsigned long long)v, 0);), (return v;))
+}
+
+PGAS_HD inline float warp_max(float v) {
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (for (int d = 16; d > 0; d /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d)); return v;),
+                 (return v;))
+}
+
+template <class T>
+PGAS_HD T load_relaxed(const T* p) {
+    return cuda::atomic_ref<T, cuda::thread_scope_system>(*const_cast<T*>(p)).load(cuda::memory_order_relaxed);
+}
+template <class T>
+PGAS_HD void store_relaxed(T* p, T v) {
+    cuda::atomic_ref<T, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_relaxed);
+}
+
+// Tokens [begin, end) of this block: contiguous ranges, so a source's rows
+// for one expert stay in token order.
+struct token_range {
+    int begin, end;
+};
+PGAS_HD inline token_range my_tokens(int tokens) {
+    const int per = (tokens + int(grid::blocks()) - 1) / int(grid::blocks());
+    const int begin = per * int(grid::block());
+    return {begin < tokens ? begin : tokens, begin + per < tokens ? begin + per : tokens};
+}
+// A barrier over the blocks of one kernel on one PE (they are all resident:
+// see pgas::ep::resident_blocks). Arrivals only grow, so call `epoch` waits for epoch * blocks.
+// The release add and the acquire wait carry every earlier store of the block
+// (through its __syncthreads) to every later access of the others.
+template <class Tr>
+PGAS_HD void grid_barrier(const pgas::device::context<Tr>& ctx, pgas::symmetric_ptr<std::uint64_t> word,
+                          std::uint64_t epoch) {
+    if constexpr (!pgas::load_store_transport<Tr>) pgas::quiet_all<pgas::block>(ctx);  // a NIC's puts, every channel
+    pgas::block::sync();
+    if (grid::thread() == 0) {
+        pgas::signal(ctx, word, 1, pgas::signal_op::add, ctx.my_pe());
+        pgas::wait_until(ctx, word, pgas::cmp::ge, epoch * grid::blocks());
+    }
+    pgas::block::sync();
+}
+
+template <class Tr>
+PGAS_HD std::uint64_t next_epoch(const pgas::device::context<Tr>& ctx, pgas::symmetric_ptr<std::uint64_t> epoch) {
+    return load_relaxed(ctx.local(epoch) + grid::block()) + 1;
+}
+
+// Ends a combine: the block's epoch word moves on (read by the next dispatch).
+template <class Tr>
+PGAS_HD void finish_call(const pgas::device::context<Tr>& ctx, pgas::symmetric_ptr<std::uint64_t> epoch,
+                         std::uint64_t e) {
+    pgas::block::sync();
+    if (grid::thread() == 0) store_relaxed(ctx.local(epoch) + grid::block(), e);
+}
+
+}  // namespace ep::detail
+PGAS_NAMESPACE_END
