@@ -1,4 +1,4 @@
-// pgas::ep dispatch and combine per mode and PE count, beside cudaMemcpyAsync of the same bytes.
+// pgas::ep dispatch and combine per mode and PE count, beside pgas's own put of the bytes each phase sends across the links.
 //
 // GPU time from CUDA events on each PE's stream, reported through Google
 // Benchmark's manual time (dispatch + combine). Each round, every PE runs
@@ -6,14 +6,22 @@
 // and the events after each barrier and each phase give that PE's phase
 // times; a phase's time is the slowest PE's (the barrier kernels release all
 // PEs within about a microsecond, so the PEs start each phase together).
-// The copy limit: every PE copies, on its own GPU and stream, exactly the
-// bytes it sends in that phase (rows of top-k choices), all PEs at once.
+//
+// The limits, timed the same way in the same run:
+//   link  every PE puts (pgas::put_nbi<block> over the phase's blocks, then quiet) to each PE on another GPU
+//         exactly the bytes the phase sends it, all PEs at once (when the PEs are on more than one GPU);
+//   copy  every PE copies (cudaMemcpyAsync) on its own GPU all the rows it sends, all PEs at once (only when PEs
+//         share a GPU: there the "link" is the GPU's memory).
+// Bytes come from the routing: pgas sends one row per (token, choice), to the PE owning the expert, and combine
+// brings the same rows back (bf16).
 //
 // Default shapes (DeepSeek-V3): hidden 7168, 256 experts, top-8; 128 tokens
 // per PE in low-latency mode, 4096 in throughput mode; uniform routing.
-// PEs go round-robin over MOE_BENCH_GPUS GPUs (default 1: all PEs share GPU
-// 0); with MOE_BENCH_GPUS=8 on an 8-GPU machine the 8-PE rows have one PE per
-// GPU, unchanged otherwise. --small: a small shape (the smoke test).
+// PEs go round-robin over min(visible GPUs, PEs) GPUs: one PE per GPU where
+// there are enough. MOE_BENCH_GPUS=g uses g GPUs instead (1: all PEs share
+// GPU 0). --small: a small shape (the smoke test).
+// MOE_BENCH_BYTES_OUT=dir writes each phase's [[bytes from PE s to PE d]] as
+// dir/<mode>_<payload>_<n>pes_<phase>.json, for bench/moe/peers/nccl_alltoall.py --bytes-matrix.
 // Diagnosis knobs (defaults: the issue's shapes): MOE_BENCH_PER_SM caps the blocks per SM that the PEs sharing a
 // GPU split between them (pgas::ep::resident_blocks, default 2); MOE_BENCH_TOKENS sends that many tokens per PE and
 // call instead of max_tokens (0: only the notify and synchronisation cost of a phase).
@@ -23,11 +31,16 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -41,32 +54,60 @@ void cuda_ok(cudaError_t status, const char* what) {
     }
 }
 
-int bench_gpus() {
-    const char* v = std::getenv("MOE_BENCH_GPUS");
-    return v ? std::max(1, std::atoi(v)) : 1;
-}
 // An integer environment knob, or `otherwise` when unset.
 int knob(const char* name, int otherwise) {
     const char* v = std::getenv(name);
     return v ? std::atoi(v) : otherwise;
 }
 
+// GPUs the PEs of an n-PE world go round-robin over: MOE_BENCH_GPUS, else every visible one; at most one per PE.
+int gpus_for(int n) {
+    int visible = 0;
+    cuda_ok(cudaGetDeviceCount(&visible), "device count");
+    return std::clamp(knob("MOE_BENCH_GPUS", visible), 1, n);
+}
+
 __global__ void barrier_kernel(const __grid_constant__ pgas::device::context<pgas::nvlink> ctx) {
     pgas::barrier_all<pgas::block>(ctx);
 }
 
-// One world of n PEs with both modes' buffers; rebuilt when n changes.
+// What one PE's link kernel puts: bytes[pe] to PE pe (0 for PEs on its own GPU), landing at to + at[pe] there,
+// read from the start of its own `from`.
+struct link_plan {
+    static constexpr int max_pes = 8;  // the largest world below
+    pgas::symmetric_ptr<std::byte> from, to;
+    std::uint64_t bytes[max_pes] = {};
+    std::uint64_t at[max_pes] = {};
+};
+
+// Each block puts its slice of every peer's bytes, one put per peer, peers in an order rotated by block so that
+// every link carries data from the start; then quiet.
+__global__ void link_kernel(const __grid_constant__ pgas::device::context<pgas::nvlink> ctx,
+                            const __grid_constant__ link_plan p) {
+    const int n = ctx.n_pes();
+    const std::byte* src = ctx.local(p.from);
+    for (int i = 0; i < n; ++i) {
+        const int pe = int((unsigned(ctx.my_pe()) + blockIdx.x + unsigned(i)) % unsigned(n));
+        const std::uint64_t total = p.bytes[pe], slice = (total / gridDim.x + 15) / 16 * 16;  // 16-byte aligned
+        const std::uint64_t begin = ::min(total, slice * blockIdx.x), end = ::min(total, begin + slice);
+        if (end > begin)
+            pgas::put_nbi<pgas::block>(ctx, p.to + std::ptrdiff_t(p.at[pe] + begin), src + begin, end - begin, pe);
+    }
+    pgas::quiet<pgas::block>(ctx);
+}
+
+// One world of n PEs on `gpus` GPUs with both modes' buffers; rebuilt when n changes.
 struct setup {
-    int n;
+    int n, gpus;
     pgas::world w;
     std::vector<cudaStream_t> streams;
     bool fp8;
     std::unique_ptr<pgas::ep::low_latency_buffer> ll;  // after the world: destroyed before it
     std::unique_ptr<pgas::ep::throughput_buffer> tp;
 
-    static pgas::world make_world(int n) {
+    static pgas::world make_world(int n, int gpus) {
         std::vector<int> devices;
-        for (int i = 0; i < n; ++i) devices.push_back(i % bench_gpus());
+        for (int i = 0; i < n; ++i) devices.push_back(i % gpus);
         pgas::world_options o;
         // Throughput buffers at the default shape: ~2.5 GiB per PE; low latency ~1 GiB.
         o.heap_bytes = small_shape ? std::uint64_t{256} << 20 : std::uint64_t{4} << 30;
@@ -85,8 +126,8 @@ struct setup {
         c.blocks = blocks;
         return c;
     }
-    setup(int n_pes, bool use_fp8) : n(n_pes), w(make_world(n_pes)), fp8(use_fp8) {
-        const int sharing = (n + bench_gpus() - 1) / bench_gpus();
+    setup(int n_pes, bool use_fp8) : n(n_pes), gpus(gpus_for(n_pes)), w(make_world(n_pes, gpus)), fp8(use_fp8) {
+        const int sharing = (n + gpus - 1) / gpus;
         const int blocks = pgas::ep::resident_blocks(w.device_of(0), sharing, 256, knob("MOE_BENCH_PER_SM", 2));
         ll = std::make_unique<pgas::ep::low_latency_buffer>(w, shape(true, blocks));
         tp = std::make_unique<pgas::ep::throughput_buffer>(w, shape(false, blocks));
@@ -163,21 +204,125 @@ std::pair<double, double> round(setup& s, const events& ev, Dispatch dispatch, E
     return {ev.span(s.n, 0, 1), ev.span(s.n, 2, 3)};
 }
 
-// The copy limit: every PE copies each phase's bytes D2D on its stream, all
-// PEs at once, in the same barrier-separated round as the phases.
-std::pair<double, double> copy_round(setup& s, const events& ev, std::size_t dispatch_bytes, std::size_t combine_bytes,
-                                     pgas::symmetric_ptr<std::byte> from, pgas::symmetric_ptr<std::byte> to) {
-    auto copy = [&](int i, cudaStream_t st, std::size_t bytes) {
-        cuda_ok(cudaMemcpyAsync(s.w.device_address(to, i), s.w.device_address(from, i), bytes, cudaMemcpyDeviceToDevice, st),
-                "copy");
-    };
-    return round(
-        s, ev, [&](int i, cudaStream_t st) { copy(i, st, dispatch_bytes); }, [](int, cudaStream_t) {},
-        [&](int i, cudaStream_t st) { copy(i, st, combine_bytes); });
+// Mean {dispatch, combine} µs of `reps` rounds, after one untimed round (module load, first touch).
+template <class Dispatch, class Combine>
+std::pair<double, double> limit_us(setup& s, const events& ev, Dispatch dispatch, Combine combine) {
+    constexpr int reps = 10;
+    const auto nothing = [](int, cudaStream_t) {};
+    round(s, ev, dispatch, nothing, combine);
+    double d = 0, c = 0;
+    for (int r = 0; r < reps; ++r) {
+        const auto [dm, cm] = round(s, ev, dispatch, nothing, combine);
+        d += dm, c += cm;
+    }
+    return {d * 1e3 / reps, c * 1e3 / reps};
+}
+
+using byte_matrix = std::vector<std::vector<std::uint64_t>>;  // [source PE][destination PE]
+
+// What one phase moves, from the routing: every PE's bytes to every PE (its own included), and DeepEP's logical
+// bytes summed over the PEs.
+struct traffic {
+    byte_matrix bytes;
+    double logical = 0;
+};
+
+// Bytes that cross a link (between PEs on different GPUs) in `m`.
+std::uint64_t link_bytes(const setup& s, const byte_matrix& m) {
+    std::uint64_t sum = 0;
+    for (int from = 0; from < s.n; ++from)
+        for (int to = 0; to < s.n; ++to)
+            if (s.w.device_of(from) != s.w.device_of(to)) sum += m[std::size_t(from)][std::size_t(to)];
+    return sum;
+}
+
+// {dispatch, combine} of `tokens` tokens per PE under routing `in`. pgas sends one row per (token, choice) and
+// combine returns the same rows in bf16. DeepEP's logical bytes (as bench/moe/peers counts them, so that GB/s
+// compare there): throughput mode counts a token once per destination GPU, the sender's own included;
+// low-latency mode once per choice, with DeepEP's 16-byte message header on dispatch.
+std::pair<traffic, traffic> phase_bytes(const setup& s, const pgas::ep::config& c, bool low_latency, int tokens,
+                                        const std::vector<ep_test::reference::pe_input>& in) {
+    const std::uint64_t h = std::uint64_t(c.hidden), bf16_row = 2 * h;
+    const std::uint64_t dispatch_row = c.fp8 ? h + h / pgas::ep::fp8_group * 4 : bf16_row;
+    constexpr std::uint64_t ll_header = 16;
+    const int nl = pgas::ep::local_experts(c, s.n);
+    traffic d{byte_matrix(std::size_t(s.n), std::vector<std::uint64_t>(std::size_t(s.n)))}, cb = d;
+    double units = 0;  // tokens per destination GPU (throughput) or choices (low latency)
+    for (int pe = 0; pe < s.n; ++pe)
+        for (int t = 0; t < tokens; ++t) {
+            std::set<int> gpus;
+            for (int k = 0; k < c.top_k; ++k) {
+                const int owner = in[std::size_t(pe)].idx[std::size_t(t) * c.top_k + k] / nl;
+                d.bytes[std::size_t(pe)][std::size_t(owner)] += dispatch_row;
+                cb.bytes[std::size_t(owner)][std::size_t(pe)] += bf16_row;
+                gpus.insert(s.w.device_of(owner));
+            }
+            units += low_latency ? double(c.top_k) : double(gpus.size());
+        }
+    d.logical = units * double(low_latency ? dispatch_row + ll_header : dispatch_row);
+    cb.logical = units * double(bf16_row);
+    return {d, cb};
+}
+
+// Rows of expert_y: the link kernels' landing zone (it holds every row a PE receives in either phase).
+std::size_t expert_rows(const pgas::ep::low_latency_layout& b) {
+    return std::size_t(pgas::ep::local_experts(b.cfg, b.n_pes)) * std::size_t(b.n_pes) * std::size_t(b.cfg.max_tokens);
+}
+std::size_t expert_rows(const pgas::ep::throughput_layout& b) { return std::size_t(pgas::ep::throughput_recv_rows(b.cfg)); }
+
+// Every PE's link_plan for the link bytes of `m`: PE s's bytes land on PE d after those of the PEs before s, in
+// expert_y; they are read from io.comb_recv (max_tokens * top_k bf16 rows: at least what a PE sends one peer).
+template <class Layout>
+std::vector<link_plan> link_plans(const setup& s, const Layout& b, const byte_matrix& m) {
+    const std::uint64_t row = 2 * std::uint64_t(b.cfg.hidden);
+    const std::uint64_t room = expert_rows(b) * row, source = std::uint64_t(b.cfg.max_tokens) * b.cfg.top_k * row;
+    if (s.n > link_plan::max_pes) {
+        std::fprintf(stderr, "bench_moe: %d PEs, link_plan holds %d\n", s.n, link_plan::max_pes);
+        std::abort();
+    }
+    std::vector<link_plan> plans(std::size_t(s.n));
+    std::vector<std::uint64_t> landed(std::size_t(s.n), 0);
+    for (int from = 0; from < s.n; ++from) {
+        link_plan& p = plans[std::size_t(from)];
+        p.from = pgas::symmetric_cast<std::byte>(b.io.comb_recv);
+        p.to = pgas::symmetric_cast<std::byte>(b.expert_y);
+        for (int to = 0; to < s.n; ++to) {
+            if (s.w.device_of(from) == s.w.device_of(to)) continue;
+            p.bytes[to] = m[std::size_t(from)][std::size_t(to)];
+            p.at[to] = landed[std::size_t(to)];
+            landed[std::size_t(to)] += p.bytes[to];
+            if (p.bytes[to] > source || landed[std::size_t(to)] > room) {
+                std::fprintf(stderr, "bench_moe: link bytes from PE %d to PE %d do not fit the buffers\n", from, to);
+                std::abort();
+            }
+        }
+    }
+    return plans;
+}
+
+// MOE_BENCH_BYTES_OUT: `m` as JSON [[bytes from s to d, ...], ...] in dir/<name>.json.
+void write_matrix(const std::string& name, const byte_matrix& m) {
+    const char* dir = std::getenv("MOE_BENCH_BYTES_OUT");
+    if (dir == nullptr) return;
+    std::filesystem::create_directories(dir);
+    const std::string path = std::string(dir) + "/" + name + ".json";
+    std::ofstream out(path);
+    out << "[";
+    for (std::size_t s = 0; s < m.size(); ++s) {
+        out << (s ? ",\n [" : "[");
+        for (std::size_t d = 0; d < m[s].size(); ++d) out << (d ? ", " : "") << m[s][d];
+        out << "]";
+    }
+    out << "]\n";
+    if (!out) {
+        std::fprintf(stderr, "bench_moe: cannot write %s\n", path.c_str());
+        std::abort();
+    }
 }
 
 template <class Buffer>
 void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setup::*which) {
+    constexpr bool low_latency = std::is_same_v<Buffer, pgas::ep::low_latency_buffer>;
     const int n = int(state.range(0));
     const bool fp8 = state.range(1) != 0;
     setup& s = get(n, fp8);
@@ -191,17 +336,44 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
     const int tokens = std::clamp(knob("MOE_BENCH_TOKENS", c.max_tokens), 0, c.max_tokens);
     for (int i = 0; i < n; ++i) batches.push_back({tokens, c.hidden});  // every PE at full load by default
 
-    // Bytes each PE sends per phase: one row per (token, choice).
-    const std::size_t rows = std::size_t(tokens) * c.top_k;
-    const std::size_t dispatch_row = c.fp8 ? std::size_t(c.hidden) + std::size_t(c.hidden) / pgas::ep::fp8_group * 4
-                                           : std::size_t(c.hidden) * 2;
-    const std::size_t dispatch_bytes = rows * dispatch_row, combine_bytes = rows * std::size_t(c.hidden) * 2;
+    const auto [dispatched, combined] = phase_bytes(s, c, low_latency, tokens, in);
+    const std::string name = std::string(mode) + (fp8 ? "_fp8_" : "_bf16_") + std::to_string(n) + "pes_";
+    write_matrix(name + "dispatch", dispatched.bytes);
+    write_matrix(name + "combine", combined.bytes);
 
     events ev(s);
     auto dispatch = [&](int i, cudaStream_t st) { pgas::ep::dispatch_on_stream(buf, i, batches[std::size_t(i)], st); };
     auto combine = [&](int i, cudaStream_t st) { pgas::ep::combine_on_stream(buf, i, batches[std::size_t(i)], st); };
     auto experts = [&](int i, cudaStream_t st) { ep_test::launch_toy_experts(buf, i, st); };
     round(s, ev, dispatch, experts, combine);  // warm-up (and module load)
+
+    // The limits run before the phases' timed rounds: they overwrite expert_y and io.comb_recv, which the
+    // round trip checked below reads.
+    const bool links = s.gpus > 1, shared = s.gpus < n;
+    std::pair<double, double> link_us{}, copy_us{};
+    if (links) {
+        const auto to_d = link_plans(s, b, dispatched.bytes), to_c = link_plans(s, b, combined.bytes);
+        auto put = [&](const std::vector<link_plan>& plans) {
+            return [&s, &plans, &c](int i, cudaStream_t st) {
+                link_kernel<<<c.blocks, c.threads, 0, st>>>(s.w.context<pgas::nvlink>(i), plans[std::size_t(i)]);
+                cuda_ok(cudaGetLastError(), "link kernel");
+            };
+        };
+        link_us = limit_us(s, ev, put(to_d), put(to_c));
+    }
+    if (shared) {  // every PE copies the rows it sends in dispatch (gets back in combine) within its GPU
+        const std::size_t rows = std::size_t(tokens) * std::size_t(c.top_k), h = std::size_t(c.hidden);
+        const std::size_t dispatch_row = c.fp8 ? h + h / pgas::ep::fp8_group * 4 : 2 * h;
+        const auto from = pgas::symmetric_cast<std::byte>(b.expert_y), to = pgas::symmetric_cast<std::byte>(b.io.comb_recv);
+        auto copy = [&](std::size_t bytes) {
+            return [&s, bytes, from, to](int i, cudaStream_t st) {
+                cuda_ok(cudaMemcpyAsync(s.w.device_address(to, i), s.w.device_address(from, i), bytes,
+                                        cudaMemcpyDeviceToDevice, st),
+                        "copy");
+            };
+        };
+        copy_us = limit_us(s, ev, copy(rows * dispatch_row), copy(rows * 2 * h));
+    }
 
     double dispatch_ms = 0, combine_ms = 0;
     for (auto _ : state) {
@@ -211,30 +383,31 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
         state.SetIterationTime((d + cm) / 1e3);
     }
     const double iters = double(state.iterations());
-    const auto from = pgas::symmetric_cast<std::byte>(b.expert_y), to = pgas::symmetric_cast<std::byte>(b.io.comb_recv);
-    double copy_d = 0, copy_c = 0;
-    constexpr int copy_reps = 5;
-    for (int r = 0; r < copy_reps; ++r) {
-        const auto [d, cm] = copy_round(s, ev, dispatch_bytes, combine_bytes, from, to);
-        copy_d += d, copy_c += cm;
-    }
-
-    const double total_d = double(dispatch_bytes) * n, total_c = double(combine_bytes) * n;
     const double d_us = dispatch_ms * 1e3 / iters, c_us = combine_ms * 1e3 / iters;
-    const double cd_us = copy_d * 1e3 / copy_reps, cc_us = copy_c * 1e3 / copy_reps;
+    // GB/s per GPU: bytes summed over the PEs, divided by the GPUs and the phase's time.
+    auto per_gpu_gbps = [&](double bytes, double us) { return bytes / s.gpus / (us * 1e3); };
+    state.counters["gpus"] = s.gpus;
     state.counters["dispatch_us"] = d_us;
     state.counters["combine_us"] = c_us;
-    state.counters["dispatch_GBps"] = total_d / (d_us * 1e3);
-    state.counters["combine_GBps"] = total_c / (c_us * 1e3);
-    state.counters["copy_dispatch_us"] = cd_us;
-    state.counters["copy_combine_us"] = cc_us;
-    state.counters["copy_dispatch_GBps"] = total_d / (cd_us * 1e3);
-    state.counters["copy_combine_GBps"] = total_c / (cc_us * 1e3);
-    state.counters["dispatch_vs_copy"] = cd_us / d_us;  // target >= 0.8 in throughput mode
-    state.counters["combine_vs_copy"] = cc_us / c_us;
+    state.counters["dispatch_logical_GBps"] = per_gpu_gbps(dispatched.logical, d_us);
+    state.counters["combine_logical_GBps"] = per_gpu_gbps(combined.logical, c_us);
+    if (links) {
+        state.counters["dispatch_link_GBps"] = per_gpu_gbps(double(link_bytes(s, dispatched.bytes)), d_us);
+        state.counters["combine_link_GBps"] = per_gpu_gbps(double(link_bytes(s, combined.bytes)), c_us);
+        state.counters["link_dispatch_us"] = link_us.first;
+        state.counters["link_combine_us"] = link_us.second;
+        state.counters["dispatch_vs_link"] = link_us.first / d_us;  // issue 27's target: >= 0.85 in throughput mode
+        state.counters["combine_vs_link"] = link_us.second / c_us;
+    }
+    if (shared) {
+        state.counters["copy_dispatch_us"] = copy_us.first;
+        state.counters["copy_combine_us"] = copy_us.second;
+        state.counters["dispatch_vs_copy"] = copy_us.first / d_us;
+        state.counters["combine_vs_copy"] = copy_us.second / c_us;
+    }
     state.counters["blocks_per_pe"] = c.blocks;  // pgas::ep::resident_blocks: fewer when a kernel's registers leave no room
     state.SetLabel(std::string(mode) + (fp8 ? " fp8" : " bf16") + ", " + std::to_string(n) + " PEs on " +
-                   std::to_string(std::min(n, bench_gpus())) + " GPU(s)");
+                   std::to_string(s.gpus) + (s.gpus == 1 ? " GPU" : " GPUs"));
 
     // The round trip must still be right at this shape (checked once, outside the timing; not when
     // MOE_BENCH_TOKENS sent fewer tokens than the reference's inputs hold).
@@ -245,7 +418,7 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
 }
 
 void low_latency(benchmark::State& state) {
-    run(state, "low-latency", &setup::ll);
+    run(state, "low_latency", &setup::ll);
 }
 void throughput(benchmark::State& state) {
     run(state, "throughput", &setup::tp);
