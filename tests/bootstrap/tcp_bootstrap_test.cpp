@@ -172,6 +172,21 @@ TEST_CASE("tcp bootstrap: a peer that never comes is an error on every PE within
     CHECK(test::contains(endings[1].what, "the root (PE 0) aborted"));
 }
 
+TEST_CASE("tcp bootstrap: a timeout names at most 8 missing PEs and counts the rest") {
+    // Issue 28, item 9: the message listed every missing PE, 448 KB on one line at 65,536 PEs.
+    try {
+        tcp_bootstrap root(test::launch(0, 65536, test::free_port(), 300ms));
+        FAIL("a world of 65536 formed alone");
+    } catch (const pgas::error& e) {
+        const std::string what = e.what();
+        CHECK_MESSAGE(test::contains(what, "PE(s) 1, 2, 3, 4, 5, 6, 7, 8 and 65527 more (65535 in all) did not connect"),
+                      what);
+        CHECK(what.size() < 1000);
+    }
+    CHECK(pgas::detail::pe_list({3}) == "3");
+    CHECK(pgas::detail::pe_list({}) == "?");
+}
+
 TEST_CASE("tcp bootstrap: no root is a bounded connect error") {
     const int port = test::free_port();
     const auto start = test::clock_type::now();

@@ -5,8 +5,9 @@
 //   alloc_mismatch            PE 1 allocates another size; every PE must report the mismatch
 //   window_processes          every PE registers a buffer of its own; the host transport between processes must
 //                             refuse it on every PE with the text that says what is supported
-//   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before) or after joining the
-//                             bootstrap (WHEN=joined); the others must fail init with an error
+//   die_in_init VICTIM WHEN   VICTIM exits (status 3) before init (WHEN=before), after joining the
+//                             bootstrap (WHEN=joined), or in init while PE 1 has not joined yet (WHEN=admission:
+//                             PE 1 starts 2.5 s late); the others must fail init with an error
 //   die_in_barrier VICTIM KIND  after init, VICTIM exits in a host barrier (KIND=host) or a device
 //                             barrier (KIND=device; device-unwatched: without the peer-failure flag and the heartbeats;
 //                             device-after-send: the victim dies inside a host barrier the others skip);
@@ -26,7 +27,11 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <array>
 #include <csignal>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <vector>
 
@@ -158,6 +163,10 @@ int die_in_init(int victim, const std::string& when) {
         pgas::detail::tcp_bootstrap joined(pgas::read_launch_env());
         die();
     }
+    if (when == "admission") {  // VICTIM dies 200 ms into init, PE 1 starts init 2.5 s late
+        if (my_rank() == victim) std::thread([] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); die(); }).detach();
+        if (my_rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    }
     try {
         auto w = pgas::world::init(options());
         std::printf("PE %d: init succeeded without PE %d\n", w.my_pe(), victim);
@@ -211,9 +220,10 @@ int exit_with(int rank, int code) {
     return 0;
 }
 
-// Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; alloc,
-// free, barrier: before that host collective; device: inside a loop of device barriers; collective: inside a
-// loop of allreduces in launch_host; external: every PE prints "ready", VICTIM sleeps until the test kills it, the
+// Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; admission: inside
+// world::init once it joined, while the last rank has not; alloc, free, barrier: before that host collective; fd:
+// inside an fd exchange, its descriptor message cut short; device: inside a loop of device barriers; collective:
+// inside a loop of allreduces in launch_host; external: every PE prints "ready", VICTIM sleeps until the test kills it, the
 // others wait in a host barrier). The survivors must fail with an error naming the victim; they print it
 // with the time it took and exit 1, as a real program would.
 int fault(const std::string& stage, const std::string& signal_name, int victim) {
@@ -222,6 +232,11 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
     std::fflush(stdout);
     const bool me = my_rank() == victim;
     if (me && stage == "init") ::raise(sig);
+    if (stage == "admission") {  // the victim joins; the last rank joins 600 ms later, after the signal
+        if (me) std::thread([sig] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); ::raise(sig); }).detach();
+        if (my_rank() == std::atoi(std::getenv("PGAS_WORLD_SIZE")) - 1)
+            std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    }
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
     auto flag = w.alloc<std::uint64_t>(8);
@@ -245,6 +260,21 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
         } else if (stage == "barrier") {
             if (me) ::raise(sig);
             w.barrier();
+        } else if (stage == "fd") {  // the victim dies inside the fd exchange, midway through sending its descriptor
+            const auto node = pgas::detail::discover_node(w.channel());
+            const pgas::detail::tcp::unique_fd memfd(::memfd_create("pgas-test-fd", MFD_CLOEXEC));
+            if (!me) {
+                (void)pgas::detail::allgather_fds(w.channel(), memfd.get(), node);
+            } else {  // allgather_fds's first steps, then 3 bytes of the 20 its note has, to the next PE
+                const auto session = w.channel().allgather_value(std::array<unsigned char, 16>{})[0];
+                w.channel().barrier();
+                sockaddr_un address;
+                const socklen_t length =
+                    pgas::detail::fd_detail::socket_address(address, session, (victim + 1) % w.n_pes());
+                const int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (::connect(s, reinterpret_cast<sockaddr*>(&address), length) == 0) (void)!::write(s, "pga", 3);
+                ::raise(sig);
+            }
         } else if (stage == "external") {  // the test kills VICTIM from outside while the others wait
             std::printf("ready\n");
             std::fflush(stdout);

@@ -83,6 +83,17 @@ inline std::string mismatch_text(int pe_a, const exchange_id& a, int pe_b, const
            " (PEs must make the same collective calls in the same order)";
 }
 
+// PEs for a message: "1, 2, 3", or past 8 "1, 2, ..., 8 and 65527 more (65535 in all)": a list of every
+// missing PE was 448 KB on one line at 65,536 PEs (issue 28, item 9).
+inline std::string pe_list(const std::vector<int>& pes) {
+    constexpr std::size_t shown = 8;
+    std::string out;
+    for (std::size_t i = 0; i < pes.size() && i < shown; ++i) out += (i ? ", " : "") + std::to_string(pes[i]);
+    if (pes.size() > shown)
+        out += " and " + std::to_string(pes.size() - shown) + " more (" + std::to_string(pes.size()) + " in all)";
+    return out.empty() ? "?" : out;
+}
+
 // One participant per process (or per SPMD thread). Collective calls must be
 // made by every participant in the same order; each is bounded by a timeout
 // and a missing participant becomes pgas::error(errc::timeout or peer_failed),
@@ -128,6 +139,19 @@ public:
     // The flag (failed PE + 1, 0 while none failed) that every PE of this
     // bootstrap shares when they are threads of one process, else nullptr.
     virtual std::atomic<int>* shared_abort_flag() { return nullptr; }
+
+    // The bound of every step (PGAS_BOOTSTRAP_TIMEOUT_MS), for the exchanges
+    // built beside the bootstrap (fd passing) to honour too.
+    virtual std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(30000); }
+
+    // For those exchanges, while they wait on participants `awaited`: throws
+    // pgas::error (errc::peer_failed naming the PE, as the bootstrap's own
+    // calls would) when the bootstrap knows of a failure: a participant died,
+    // the root left, or an awaited one stopped; else returns at once.
+    virtual void check_peers(const std::string& call, const std::vector<int>& awaited) {
+        (void)call;
+        (void)awaited;
+    }
 
 protected:
     // One collective step; `id` is this participant's, to be compared with everyone's.
@@ -188,6 +212,7 @@ public:
     int rank() const override { return rank_; }
     int size() const override { return state_->size; }
     std::atomic<int>* shared_abort_flag() override { return &state_->abort_flag; }
+    std::chrono::milliseconds timeout() const override { return state_->timeout; }
 
 protected:
     void exchange(const exchange_id& id, const void* mine, void* all, std::size_t bytes) override {
@@ -233,12 +258,11 @@ private:
         auto& s = *state_;
         const auto failed = [&] { return s.abort_flag.load() != 0; };
         if (!s.changed.wait_for(lock, s.timeout, [&] { return failed() || ready(); })) {
-            std::string late;
+            std::vector<int> late;
             for (int r = 0; r < s.size; ++r)
-                if (!s.arrived_flags[std::size_t(r)] && r != rank_)
-                    late += (late.empty() ? "" : ", ") + std::to_string(r);
+                if (!s.arrived_flags[std::size_t(r)] && r != rank_) late.push_back(r);
             throw_error(errc::timeout, rank_, host_call_name(id.call),
-                        "PE(s) " + (late.empty() ? std::string("?") : late) + " did not reach " + describe(id) +
+                        "PE(s) " + pe_list(late) + " did not reach " + describe(id) +
                             " within " + std::to_string(s.timeout.count()) +
                             " ms (a PE hangs or skipped a collective call; PGAS_BOOTSTRAP_TIMEOUT_MS raises the limit)");
         }

@@ -13,8 +13,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -93,8 +95,10 @@ inline socklen_t socket_address(sockaddr_un& address, const std::array<unsigned 
     return socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
 }
 
-inline void send_fd(int rank, int peer, int fd, const note& what, const sockaddr_un& address, socklen_t length,
-                    tcp::clock::time_point deadline) {
+// Sends fd and its note to the peer listening at `address`; 0, or the errno of a connect or send that failed
+// (the peer died: the caller waits for the bootstrap to name it).
+inline int send_fd(int rank, int fd, const note& what, const sockaddr_un& address, socklen_t length,
+                   tcp::clock::time_point deadline) {
     tcp::unique_fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!s) fail(rank, "socket(AF_UNIX)", errno);
     timeval limit{};
@@ -102,9 +106,7 @@ inline void send_fd(int rank, int peer, int fd, const note& what, const sockaddr
     limit.tv_sec = ms / 1000;
     limit.tv_usec = (ms % 1000) * 1000;
     ::setsockopt(s.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0)
-        fail(rank, "connecting to PE " + std::to_string(peer) + "'s socket (it died or never reached the exchange)",
-             errno);
+    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0) return errno;
     iovec data{const_cast<note*>(&what), sizeof what};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr message{};
@@ -117,14 +119,13 @@ inline void send_fd(int rank, int peer, int fd, const note& what, const sockaddr
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    if (::sendmsg(s.get(), &message, MSG_NOSIGNAL) != ssize_t(sizeof what))
-        fail(rank, "sending a descriptor to PE " + std::to_string(peer), errno);
+    if (::sendmsg(s.get(), &message, MSG_NOSIGNAL) != ssize_t(sizeof what)) return errno ? errno : EPIPE;
+    return 0;
 }
 
-// Receives one descriptor and its note; returns the descriptor (owned by the caller).
-inline tcp::unique_fd receive_fd(int rank, int connection, note& what, tcp::clock::time_point deadline) {
-    if (tcp::wait_ready(connection, POLLIN, deadline) != tcp::io::ok)
-        fail(rank, "a node-local peer connected but sent no descriptor in time");
+// Receives one descriptor and its note from a connection that is readable; returns the descriptor (owned by the
+// caller), or none when the message is malformed (a sender that died or stopped midway, or not a pgas process).
+inline tcp::unique_fd receive_fd(int connection, note& what) {
     iovec data{&what, sizeof what};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr message{};
@@ -140,8 +141,7 @@ inline tcp::unique_fd receive_fd(int rank, int connection, note& what, tcp::cloc
             std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
             received.reset(fd);
         }
-    if (n != ssize_t(sizeof what) || !received || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC)))
-        fail(rank, "a node-local peer sent a malformed descriptor message");
+    if (n != ssize_t(sizeof what) || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) received.reset();
     return received;
 }
 
@@ -152,11 +152,18 @@ inline tcp::unique_fd receive_fd(int rank, int connection, note& what, tcp::cloc
 // process contributes `my_fd` and receives the descriptors of the processes
 // of its node, indexed like node.ranks (empty when node omits the caller). The caller owns all returned descriptors (its own entry is a
 // duplicate of my_fd; all are close-on-exec). Connections are checked to come
-// from this user and this exchange's random session; each step is bounded by
-// `timeout`. my_fd may be any descriptor that SCM_RIGHTS carries: a memfd,
-// a CUDA VMM handle exported as a POSIX descriptor, an eventfd.
+// from this user and this exchange's random session; the exchange is bounded
+// by `timeout` (default: the bootstrap's, PGAS_BOOTSTRAP_TIMEOUT_MS). While
+// it waits it asks the bootstrap every 50 ms whether a peer failed
+// (bootstrap::check_peers), so a peer that dies or stops in the exchange, or
+// a root that exits, is named on every PE as the bootstrap's own calls name
+// it, at once (its heartbeat's bound for a stop), not after the timeout nor
+// as this PE's own system error (issue 28, item 6). my_fd may be any
+// descriptor that SCM_RIGHTS carries: a memfd, a CUDA VMM handle exported as
+// a POSIX descriptor, an eventfd.
 inline std::vector<int> allgather_fds(bootstrap& channel, int my_fd, const node_group& node,
-                                      std::chrono::milliseconds timeout = std::chrono::milliseconds(30000)) {
+                                      std::optional<std::chrono::milliseconds> bound = std::nullopt) {
+    const auto timeout = bound.value_or(channel.timeout());
     const int rank = channel.rank();
     std::array<unsigned char, 16> session{};
     if (rank == 0) {
@@ -180,6 +187,33 @@ inline std::vector<int> allgather_fds(bootstrap& channel, int my_fd, const node_
     std::vector<tcp::unique_fd> received(on_node ? node.ranks.size() : 0);
     if (on_node) {
         const auto deadline = tcp::clock::now() + timeout;
+        // The node peers whose descriptor has not come.
+        const auto awaited = [&] {
+            std::vector<int> out;
+            for (std::size_t i = 0; i < node.ranks.size(); ++i)
+                if (!received[i]) out.push_back(node.ranks[i]);
+            return out;
+        };
+        // Waits until fd is readable or the deadline passes, asking the bootstrap about the peers meanwhile.
+        const auto ready = [&](int fd) {
+            for (;;) {
+                const auto until = std::min(deadline, tcp::clock::now() + std::chrono::milliseconds(50));
+                if (tcp::wait_ready(fd, POLLIN, until) != tcp::io::timeout) return true;
+                if (tcp::clock::now() >= deadline) return false;
+                channel.check_peers("fd exchange", awaited());
+            }
+        };
+        // A peer that cannot be reached died: the bootstrap names it (or the deadline comes).
+        const auto unreachable = [&](int peer, int code) {
+            const std::vector<int> them{peer};
+            while (tcp::clock::now() < deadline) {
+                channel.check_peers("fd exchange", them);
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            throw_error(errc::peer_failed, rank, "fd exchange",
+                        "cannot reach PE " + std::to_string(peer) + "'s socket: " + std::strerror(code) +
+                            " (it died or left the exchange)");
+        };
         received[std::size_t(node.my_index)].reset(::fcntl(my_fd, F_DUPFD_CLOEXEC, 0));
         if (!received[std::size_t(node.my_index)]) fd_detail::fail(rank, "cannot duplicate the descriptor", errno);
         fd_detail::note mine{session, rank};
@@ -187,35 +221,40 @@ inline std::vector<int> allgather_fds(bootstrap& channel, int my_fd, const node_
             if (peer == rank) continue;
             sockaddr_un address;
             const socklen_t length = fd_detail::socket_address(address, session, peer);
-            fd_detail::send_fd(rank, peer, my_fd, mine, address, length, deadline);
+            if (const int code = fd_detail::send_fd(rank, my_fd, mine, address, length, deadline); code != 0)
+                unreachable(peer, code);
         }
-        for (int got = 1; got < node.size(); ++got) {
-            if (tcp::wait_ready(listener.get(), POLLIN, deadline) != tcp::io::ok) {
-                std::string missing;  // the PEs whose descriptor never came: they stalled or died here
-                for (std::size_t i = 0; i < node.ranks.size(); ++i)
-                    if (!received[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(node.ranks[i]);
+        int malformed = 0;  // messages cut short: their senders died or stopped midway (named by the bootstrap)
+        for (int got = 1; got < node.size();) {
+            if (!ready(listener.get()))
                 throw_error(errc::timeout, rank, "fd exchange",
-                            "PE(s) " + missing + " did not send their descriptor within " +
+                            "PE(s) " + pe_list(awaited()) + " did not send their descriptor within " +
                                 std::to_string(timeout.count()) +
-                                " ms (they stalled or died in the exchange; PGAS_BOOTSTRAP_TIMEOUT_MS bounds it)");
-            }
+                                " ms (they stalled or died in the exchange; PGAS_BOOTSTRAP_TIMEOUT_MS bounds it)" +
+                                (malformed ? "; " + std::to_string(malformed) +
+                                                 " node-local connection(s) sent a message cut short"
+                                           : std::string()));
             tcp::unique_fd connection(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
             if (!connection) fd_detail::fail(rank, "accept on the Unix socket", errno);
             ucred credentials{};
             socklen_t length = sizeof credentials;
             if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 ||
-                credentials.uid != ::getuid()) {
-                --got;  // a stranger: not counted, not trusted
+                credentials.uid != ::getuid())
+                continue;  // a stranger: not counted, not trusted
+            fd_detail::note theirs;
+            tcp::unique_fd fd;
+            if (ready(connection.get())) fd = fd_detail::receive_fd(connection.get(), theirs);
+            if (!fd) {
+                ++malformed;
                 continue;
             }
-            fd_detail::note theirs;
-            auto fd = fd_detail::receive_fd(rank, connection.get(), theirs, deadline);
             const auto at = std::find(node.ranks.begin(), node.ranks.end(), theirs.rank);
             if (theirs.session != session || at == node.ranks.end() || *at == rank ||
                 received[std::size_t(at - node.ranks.begin())])
                 fd_detail::fail(rank, "a descriptor arrived from rank " + std::to_string(theirs.rank) +
                                           " which is not an expected node-local peer of this exchange");
             received[std::size_t(at - node.ranks.begin())] = std::move(fd);
+            ++got;
         }
     }
     channel.barrier();  // no listener closes while a peer might still connect

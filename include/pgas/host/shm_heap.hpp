@@ -52,9 +52,7 @@ public:
                             "the host transport's shared-memory heap needs every PE on one node; " +
                                 std::to_string(channel.size() - node.size()) + " of " + std::to_string(channel.size()) +
                                 " processes run on other nodes (or in another network namespace)");
-            auto* tcp = dynamic_cast<tcp_bootstrap*>(&channel);
-            auto fds = allgather_fds(channel, mine.front().get(), node,
-                                     tcp ? tcp->timeout() : std::chrono::milliseconds(default_bootstrap_timeout_ms));
+            auto fds = allgather_fds(channel, mine.front().get(), node);
             std::vector<tcp::unique_fd> owned;
             for (int fd : fds) owned.emplace_back(fd);
             for (std::size_t i = 0; i < owned.size(); ++i) {

@@ -510,7 +510,22 @@ public:
 
     int rank() const override { return rank_; }
     int size() const override { return size_; }
-    std::chrono::milliseconds timeout() const { return timeout_; }
+    std::chrono::milliseconds timeout() const override { return timeout_; }
+
+    void check_peers(const std::string& call, const std::vector<int>& awaited) override {
+        if (size_ == 1) return;
+        std::lock_guard io(io_);
+        if (!broken_.empty()) throw_error(broken_code_, rank_, call, "the bootstrap failed earlier: " + broken_);
+        if (rank_ == 0) {
+            if (const int dead = watch_peers(); dead >= 0) throw_error(errc::peer_failed, rank_, call, broken_);
+            fail_if_stopped(call, awaited);
+            return;
+        }
+        if (root_left_) fail(errc::peer_failed, call, "the root (PE 0) has left: it destroyed its world", 0);
+        // The root's connection closed, or its abort naming the failed PE waits: root_header throws either.
+        if (watch_root() >= 0) (void)root_header(call, tcp::clock::now() + std::chrono::milliseconds(1000), 0);
+        fail_if_stopped(call, {0});  // the root names the others
+    }
 
     // Starts a thread that, while no collective runs, checks every ~50 ms
     // whether a peer died (rank 0: a peer's connection closed without a bye;
@@ -519,10 +534,17 @@ public:
     // raises its peer-failure flag with it. Later collectives throw.
     // on_tick runs on every wake-up (~50 ms), also during collectives and
     // after a failure: the world stamps its heartbeat with it.
-    void watch(std::function<void(int failed_pe)> on_failure, std::function<void()> on_tick = {}) {
+    //
+    // stopped_peer(&silent_ns), when given, names a peer whose heartbeat is
+    // older than the bound (detail::stale_peer; -1: none): host collectives
+    // ask it while they wait, so that a stopped PE is named after the
+    // heartbeat bound there too, not after the whole bootstrap timeout.
+    void watch(std::function<void(int failed_pe)> on_failure, std::function<void()> on_tick = {},
+               std::function<int(std::uint64_t* silent_ns)> stopped_peer = {}) {
         if (size_ == 1 || watcher_.joinable()) return;
         on_failure_ = std::move(on_failure);
         on_tick_ = std::move(on_tick);
+        stopped_peer_ = std::move(stopped_peer);
         watcher_ = std::thread([this] { watch_loop(); });
     }
 
@@ -558,6 +580,23 @@ private:
 
     static std::string what(const exchange_id& id) { return describe(id); }
 
+    // How often a waiting collective asks stopped_peer (the watcher's period).
+    static constexpr int stopped_check_ms = 50;
+
+    // A collective waiting on `pes` fails naming the first whose heartbeat stopped (issue 28, item 9: host
+    // collectives named a stopped PE only at the bootstrap timeout, 30 s, while device waits did at the bound).
+    void fail_if_stopped(const std::string& call, const std::vector<int>& pes) {
+        if (!stopped_peer_) return;
+        std::uint64_t silent_ns = 0;
+        const int stopped = stopped_peer_(&silent_ns);
+        if (stopped < 0 || std::find(pes.begin(), pes.end(), stopped) == pes.end()) return;
+        fail(errc::peer_failed, call,
+             (stopped == 0 ? std::string("the root (PE 0)") : "PE " + std::to_string(stopped)) +
+                 " stopped responding: no heartbeat for " + std::to_string(silent_ns / 1000000) +
+                 " ms (the process is stopped, or hangs with its watcher thread)",
+             stopped);
+    }
+
     // --- rank 0 ---------------------------------------------------------------
 
     void serve(const launch_info& launch) {
@@ -568,21 +607,17 @@ private:
         const auto deadline = tcp::clock::now() + timeout_;
         const int joined = admit_all(deadline);
         if (joined < size_ - 1) {
-            std::string missing;
-            int first_missing = -1;
+            std::vector<int> missing;
             for (int r = 1; r < size_; ++r)
-                if (!peers_[std::size_t(r)]) {
-                    missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-                    if (first_missing < 0) first_missing = r;
-                }
+                if (!peers_[std::size_t(r)]) missing.push_back(r);
             fail(errc::timeout, "bootstrap init",
-                 "PE(s) " + missing + " did not connect to the root at " + root_ + " within " +
+                 "PE(s) " + pe_list(missing) + " did not connect to the root at " + root_ + " within " +
                      std::to_string(timeout_.count()) +
                      " ms (they failed before init, or were started with another PGAS_ROOT or world size)" +
                      (rejected_.empty() ? std::string()
                                        : "; rejected connections: " + rejected_ +
                                              (rejected_more_ ? " and " + std::to_string(rejected_more_) + " more" : "")),
-                 first_missing);
+                 missing.front());
         }
         for (int r = 1; r < size_; ++r)
             if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::welcome, nullptr, 0, deadline + answer_slack) !=
@@ -667,10 +702,15 @@ private:
     int admit_all(tcp::clock::time_point deadline) {
         std::vector<pending_hello> pending;
         int joined = 0;
+        auto checked = tcp::clock::now();
         while (joined < size_ - 1) {
             const auto now = tcp::clock::now();
             if (now >= deadline) break;
-            auto wake = deadline;
+            if (now - checked >= std::chrono::milliseconds(stopped_check_ms)) {
+                fail_if_admitted_left();
+                checked = now;
+            }
+            auto wake = std::min(deadline, checked + std::chrono::milliseconds(stopped_check_ms));
             for (auto& p : pending) wake = std::min(wake, p.deadline);
             std::vector<pollfd> polls{{listener_.get(), POLLIN, 0}};
             for (auto& p : pending) polls.push_back({p.fd.get(), POLLIN, 0});
@@ -710,6 +750,27 @@ private:
             }
         }
         return joined;
+    }
+
+    // During admission a rank that joined waits for the welcome and sends nothing: a hang-up is its death, named
+    // at once instead of at the welcome, after the last rank joined or the timeout (issue 28, item 9). Checked
+    // every stopped_check_ms, not on every wake-up: a poll of every admitted rank per connection accepted would
+    // cost O(size^2) at the largest worlds.
+    void fail_if_admitted_left() {
+        std::vector<pollfd> polls;
+        std::vector<int> ranks;
+        for (int r = 1; r < size_; ++r)
+            if (peers_[std::size_t(r)]) {
+                polls.push_back({peers_[std::size_t(r)].get(), POLLRDHUP, 0});
+                ranks.push_back(r);
+            }
+        if (polls.empty() || ::poll(polls.data(), polls.size(), 0) <= 0) return;
+        for (std::size_t i = 0; i < polls.size(); ++i)
+            if (polls[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                fail(errc::peer_failed, "bootstrap init",
+                     "PE " + std::to_string(ranks[i]) +
+                         " joined, then exited or closed its connection before every PE had joined (the process died)",
+                     ranks[i]);
     }
 
     // Reads what has arrived of p's hello. Returns true when p is finished
@@ -794,16 +855,17 @@ private:
         while (!pending.empty()) {
             std::vector<pollfd> polls;
             for (int r : pending) polls.push_back({peers_[std::size_t(r)].get(), POLLIN, 0});
-            const int n = ::poll(polls.data(), polls.size(), tcp::remaining_ms(deadline));
+            const int n = ::poll(polls.data(), polls.size(), std::min(tcp::remaining_ms(deadline), stopped_check_ms));
             if (n < 0 && errno == EINTR) continue;
+            if (n == 0 && tcp::clock::now() < deadline) {
+                fail_if_stopped(what(call), pending);
+                continue;
+            }
             if (n <= 0) {
-                const int first_late = pending.front();
-                std::string late;
-                for (int r : pending) late += (late.empty() ? "" : ", ") + std::to_string(r);
                 fail(errc::timeout, what(call),
-                     "PE(s) " + late + " did not reach it within " + std::to_string(timeout_.count()) +
+                     "PE(s) " + pe_list(pending) + " did not reach it within " + std::to_string(timeout_.count()) +
                          " ms (a PE hangs or skipped a collective call; PGAS_BOOTSTRAP_TIMEOUT_MS raises the limit)",
-                     first_late);
+                     pending.front());
             }
             std::vector<int> still;
             for (std::size_t i = 0; i < polls.size(); ++i) {
@@ -859,15 +921,21 @@ private:
     void join(const launch_info& launch) {
         const auto deadline = tcp::clock::now() + timeout_;
         connect_root(launch, deadline);
+        const auto connected_at = tcp::clock::now();
         const auto hello = tcp::encode_hello(rank_, size_, token_);
         if (tcp::send_frame(root_fd_.get(), tcp::kind::hello, hello.data(), hello.size(), deadline) != tcp::io::ok)
             fail(errc::bootstrap, "bootstrap init", "the root at " + root_ + " closed the connection during the handshake");
+        // The root listened before it accepted this connection, and it sends its verdict (welcome, or an abort
+        // naming the PEs that did not join) within the timeout of listening: past that, it is stopped or hangs.
+        const auto verdict_by = connected_at + timeout_ + answer_slack;
         unsigned char raw[tcp::header_bytes];
-        const auto result = tcp::recv_all(root_fd_.get(), raw, sizeof raw, deadline + answer_slack);
+        const auto result = tcp::recv_all(root_fd_.get(), raw, sizeof raw, verdict_by);
         if (result == tcp::io::timeout)
             fail(errc::timeout, "bootstrap init",
-                 "the root at " + root_ + " did not complete the launch within " + std::to_string(timeout_.count()) +
-                     " ms (another PE did not join)");
+                 "the root (PE 0) at " + root_ + " accepted this process but sent no verdict within " +
+                     std::to_string((timeout_ + answer_slack).count()) +
+                     " ms: a root that waits for a PE names it before then, so the root is stopped or hangs",
+                 0);
         if (result == tcp::io::closed)
             fail(errc::peer_failed, "bootstrap init",
                  "the root (PE 0) at " + root_ + " closed the connection during the handshake (it exited or failed)", 0);
@@ -951,14 +1019,23 @@ private:
                  "the root sent " + std::to_string(head.length) + " bytes where " + std::to_string(expected) +
                      " were expected");
         unsigned char their_prefix[prefix_bytes];
-        if (tcp::recv_all(fd, their_prefix, prefix_bytes, deadline) != tcp::io::ok)
-            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer", 0);
+        if (auto r = tcp::recv_all(fd, their_prefix, prefix_bytes, deadline); r != tcp::io::ok) root_lost_mid_answer(call, r);
         auto theirs = tcp::decode_prefix(their_prefix, prefix_bytes, bytes);
         if (!theirs) fail(errc::bootstrap, what(call), "malformed answer from the root: " + theirs.problem, 0);
         // No value is read from an answer to another call.
         if (!(*theirs == call)) fail(errc::collective_mismatch, what(call), mismatch_text(0, *theirs, rank_, call));
-        if (tcp::recv_all(fd, all, bytes * std::size_t(size_), deadline) != tcp::io::ok)
-            fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer", 0);
+        if (auto r = tcp::recv_all(fd, all, bytes * std::size_t(size_), deadline); r != tcp::io::ok)
+            root_lost_mid_answer(call, r);
+    }
+
+    // A stopped root is not a lost connection (issue 28, item 9).
+    [[noreturn]] void root_lost_mid_answer(const exchange_id& call, tcp::io result) {
+        if (result == tcp::io::timeout)
+            fail(errc::timeout, what(call),
+                 "the root (PE 0) stopped sending its answer midway and sent nothing more until the deadline: it is "
+                 "stopped or hangs",
+                 0);
+        fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer: it exited or failed", 0);
     }
 
     // The next frame from the root, checked: a lost connection, a bye, an
@@ -967,10 +1044,19 @@ private:
     tcp::header root_header(const std::string& call, tcp::clock::time_point deadline, std::uint64_t max_length,
                             bool waited_full = true) {
         unsigned char raw[tcp::header_bytes];
+        while (tcp::wait_ready(root_fd_.get(), POLLIN,
+                               std::min(deadline, tcp::clock::now() + std::chrono::milliseconds(stopped_check_ms))) ==
+                   tcp::io::timeout &&
+               tcp::clock::now() < deadline)
+            fail_if_stopped(call, {0});  // the root names any other stopped PE itself
         const auto result = tcp::recv_all(root_fd_.get(), raw, sizeof raw, deadline);
         if (result == tcp::io::timeout && waited_full)
             fail(errc::timeout, call,
-                 "no answer from the root (PE 0) within " + std::to_string((timeout_ + answer_slack).count()) + " ms", 0);
+                 "no answer from the root (PE 0) within " + std::to_string((timeout_ + answer_slack).count()) +
+                     " ms (the root names a PE that does not reach the call before then: it is stopped or hangs, "
+                     "or it entered the call more than " +
+                     std::to_string(answer_slack.count()) + " ms after this PE)",
+                 0);
         if (result != tcp::io::ok)
             fail(errc::peer_failed, call, "lost the connection to the root (PE 0) at " + root_ + ": it exited or failed",
                  0);
@@ -1132,6 +1218,7 @@ private:
     std::mutex io_;
     std::function<void(int)> on_failure_;
     std::function<void()> on_tick_;
+    std::function<int(std::uint64_t*)> stopped_peer_;
     bool reported_ = false;
     std::mutex stop_mutex_;
     std::condition_variable stop_changed_;

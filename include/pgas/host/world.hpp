@@ -200,6 +200,9 @@ public:
                            if (!kernels_wait) return;
                            const int stopped = detail::stale_peer(state->heartbeats, detail::now_ns());
                            if (stopped >= 0) raise_abort(*state, stopped);
+                       },
+                       [state = &s](std::uint64_t* silent_ns) {  // host collectives apply the same rule
+                           return detail::stale_peer(state->heartbeats, detail::now_ns(), silent_ns);
                        });
         }
         return w;
