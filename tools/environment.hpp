@@ -64,8 +64,11 @@ inline constexpr env_var env_vars[] = {
      "processes on this node"},
     {"PGAS_ROOT", env_group::launcher, "from the launcher (launch-and-bootstrap.md)", "host:port or [ipv6]:port",
      "host/launch_env.hpp; set by pgasrun", "rendezvous store of rank 0; overrides every launcher's"},
-    {"PGAS_TOKEN", env_group::launcher, "one node: derived from the job's identity; TCP under torchrun/MPI/Slurm: required", "any string", "host/launch_env.hpp; set by pgasrun (random)",
+    {"PGAS_TOKEN", env_group::launcher, "one node: derived from the job's identity; TCP (PGAS_* set by hand, torchrun/MPI/Slurm): required", "any string; a fresh one per launch", "host/launch_env.hpp; set by pgasrun (random)",
      "shared secret every connection to the rendezvous must present"},
+    {"PGAS_STATUS_FD", env_group::launcher, "", "a descriptor number (a pipe)", "host/launch_env.hpp; set by pgasrun",
+     "where a rank's world tells pgasrun that it joined and that it was finalized: a rank that exits 0 in between "
+     "is reported as failed"},
     {"RANK", env_group::launcher, "", "0 .. WORLD_SIZE-1", "host/launch_env.hpp (torchrun)", "this process's PE"},
     {"WORLD_SIZE", env_group::launcher, "", "integer >= 1", "host/launch_env.hpp (torchrun)", "number of PEs"},
     {"LOCAL_RANK", env_group::launcher, "found by the bootstrap", "0 .. LOCAL_WORLD_SIZE-1", "host/launch_env.hpp (torchrun)",

@@ -17,7 +17,10 @@
 // stdin from /dev/null: a background group reading the terminal would stop.
 // Every rank gets SIGKILL when pgasrun dies, whatever ended it (SIGKILL, the
 // OOM killer): the kernel's parent-death signal, which a kill of pgasrun's
-// process group would not reach otherwise (issue 28).
+// process group would not reach otherwise (issue 28). Each rank also gets a
+// pipe, PGAS_STATUS_FD, on which its world says that it joined and that it was
+// finalized: a rank that exits 0 in between failed (status 1), since its peers
+// lost what they sent it.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -81,7 +84,8 @@ void on_child(int, siginfo_t* info, void*) {
                  "  PGAS_LOCAL_SIZE, PGAS_ROOT and PGAS_TOKEN set; when one fails (a death by signal wins over\n"
                  "  exits within 250 ms) pgasrun names it and exits with its status (128+signal); the others get --grace\n"
                  "  seconds (default 3) to report it, then SIGTERM, then SIGKILL 3 s later; every process\n"
-                 "  gets SIGKILL when pgasrun dies, whatever signal ends it\n");
+                 "  gets SIGKILL when pgasrun dies, whatever signal ends it; a rank that exits 0 without\n"
+                 "  finalizing the pgas world it joined failed (status 1)\n");
     std::exit(2);
 }
 
@@ -141,7 +145,26 @@ struct rank_process {
     pid_t pid = -1;
     bool running = false;
     stream out, err;
+    int status_fd = -1;   // the read end of its PGAS_STATUS_FD pipe
+    bool joined = false;  // its world said 'i' (joined) and not yet 'f' (finalized)
 };
+
+// Reads what the rank's world said on its status pipe ('i' joined, 'f' finalized); closes it at end of file.
+void read_status(rank_process& r) {
+    char said[256];
+    for (ssize_t n; r.status_fd >= 0 && (n = ::read(r.status_fd, said, sizeof said)) != 0;) {
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return;
+            n = 0;
+        }
+        for (ssize_t i = 0; i < n; ++i)
+            if (said[i] == 'i' || said[i] == 'f') r.joined = said[i] == 'i';
+        if (n == 0) break;
+    }
+    ::close(r.status_fd);
+    r.status_fd = -1;
+}
 
 void write_all(int fd, const std::string& text) {
     const char* p = text.data();
@@ -193,9 +216,10 @@ std::string describe(int status) {
 }
 
 pid_t start(int rank, int size, const std::string& root, const std::string& token, char** argv, stream& out,
-            stream& err) {
-    int out_pipe[2], err_pipe[2];
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+            stream& err, int& status_fd) {
+    int out_pipe[2], err_pipe[2], status_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+        ::pipe2(status_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
         std::fprintf(stderr, "pgasrun: pipe: %s\n", std::strerror(errno));
         return -1;
     }
@@ -215,6 +239,8 @@ pid_t start(int rank, int size, const std::string& root, const std::string& toke
         ::setenv("PGAS_LOCAL_SIZE", std::to_string(size).c_str(), 1);
         ::setenv("PGAS_ROOT", root.c_str(), 1);
         ::setenv("PGAS_TOKEN", token.c_str(), 1);
+        const int status = ::fcntl(status_pipe[1], F_DUPFD, 3);  // inherited: the world writes 'i' and 'f' to it
+        if (status >= 0) ::setenv("PGAS_STATUS_FD", std::to_string(status).c_str(), 1);
         std::signal(SIGPIPE, SIG_DFL);
         ::execvp(argv[0], argv);
         std::fprintf(stderr, "pgasrun: cannot run '%s': %s\n", argv[0], std::strerror(errno));
@@ -223,6 +249,8 @@ pid_t start(int rank, int size, const std::string& root, const std::string& toke
     if (pid > 0) ::setpgid(pid, pid);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
+    ::close(status_pipe[1]);
+    status_fd = status_pipe[0];
     out = {out_pipe[0], 1, {}};
     err = {err_pipe[0], 2, {}};
     if (pid < 0) std::fprintf(stderr, "pgasrun: fork: %s\n", std::strerror(errno));
@@ -294,7 +322,7 @@ int main(int argc, char** argv) {
 
     for (int r = 0; r < n && !stopping; ++r) {
         auto& p = ranks[std::size_t(r)];
-        p.pid = start(r, n, root, token, argv + first, p.out, p.err);
+        p.pid = start(r, n, root, token, argv + first, p.out, p.err, p.status_fd);
         if (p.pid < 0) begin_stop(1, 0);
         p.running = p.pid > 0;
     }
@@ -310,8 +338,11 @@ int main(int argc, char** argv) {
     std::unordered_map<pid_t, int> rank_of;
     for (int r = 0; r < n; ++r) rank_of[ranks[std::size_t(r)].pid] = r;
     // The failures of the first window_after_failure after the first one; one of them is reported.
+    // status: the wait status; unfinalized: it exited 0 with its world joined and not finalized (issue 28, item 3:
+    // the data its peers sent it was lost and every process exited 0), which pgasrun reports as exit status 1.
     struct failure {
         int rank, status;
+        bool unfinalized = false;
     };
     std::vector<failure> failures;
     clock_type::time_point decide_at{};
@@ -320,10 +351,13 @@ int main(int argc, char** argv) {
         for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;) {
             const auto found = rank_of.find(pid);
             if (found == rank_of.end()) continue;
-            ranks[std::size_t(found->second)].running = false;
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+            auto& ended = ranks[std::size_t(found->second)];
+            ended.running = false;
+            read_status(ended);  // what it said before it ended is in the pipe still
+            const bool unfinalized = ended.joined && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !unfinalized) continue;
             if (failures.empty()) decide_at = clock_type::now() + window_after_failure;
-            failures.push_back({found->second, status});
+            failures.push_back({found->second, status, unfinalized});
         }
         const bool none_running = std::none_of(ranks.begin(), ranks.end(), [](auto& r) { return r.running; });
         if (none_running && all_exited == clock_type::time_point{}) all_exited = clock_type::now();
@@ -338,9 +372,16 @@ int main(int argc, char** argv) {
         };
         const failure first = *std::min_element(failures.begin(), failures.end(),
                                                 [&](const failure& a, const failure& b) { return key(a) < key(b); });
+        const std::string how = describe(first.status) + (first.unfinalized
+                                                               ? " without finalizing its pgas world (it had "
+                                                                 "joined: what its peers sent it since is lost)"
+                                                               : "");
         std::fprintf(stderr, "pgasrun: rank %d (pid %d) %s; stopping the other ranks in %d s unless they exit\n",
-                     first.rank, int(ranks[std::size_t(first.rank)].pid), describe(first.status).c_str(), grace_s);
-        begin_stop(WIFEXITED(first.status) ? WEXITSTATUS(first.status) : 128 + WTERMSIG(first.status), grace_s);
+                     first.rank, int(ranks[std::size_t(first.rank)].pid), how.c_str(), grace_s);
+        begin_stop(first.unfinalized          ? 1
+                   : WIFEXITED(first.status) ? WEXITSTATUS(first.status)
+                                             : 128 + WTERMSIG(first.status),
+                   grace_s);
     };
     for (;;) {
         std::vector<pollfd> polls{{child_pipe[0], POLLIN, 0}};

@@ -212,6 +212,27 @@ TEST_CASE("pgasrun: one rank exiting non-zero stops the rest and sets the exit s
     CHECK(r.seconds < 20);  // the others were blocked in a barrier with a 30 s timeout
 }
 
+TEST_CASE("pgasrun: a rank that exits 0 without finalizing its world fails the job, and the root reports it at "
+          "finalize") {
+    // Issue 28, item 3: PE 1 _exits 0 after init, the others put, quiet and get to it ("PUT_DONE"), and everything
+    // exited 0 though the root had recorded the death: what they sent was lost silently.
+    auto results = test::run_processes({{pgasrun(3, {PGAS_TEST_WORKER, "unfinalized"}),
+                                         {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "20000"}}}},
+                                       60s);
+    auto& r = results[0];
+    CHECK_MESSAGE(r.exited(1), r.output);
+    CHECK_MESSAGE(test::contains(r.output, "pgasrun: rank 1 (pid "), r.output);
+    CHECK_MESSAGE(test::contains(r.output, ") exited with status 0 without finalizing its pgas world"), r.output);
+    CHECK_MESSAGE(test::contains(r.output, "[0] pgas: world finalize on PE 0: a peer failed while this world was live, "
+                                           "and what this PE sent it after may be lost: PE 1 exited or closed its "
+                                           "connection"),
+                  r.output);
+    // A rank that finalizes and exits 0 is no failure, with or without a world (pgasrun's ring tests, and:)
+    auto fine = test::run_processes({{pgasrun(2, {PGAS_TEST_WORKER, "ring"}), {}}, {pgasrun(2, {"/bin/true"}), {}}},
+                                    60s);
+    for (auto& f : fine) CHECK_MESSAGE(f.exited(0), f.output);
+}
+
 TEST_CASE("pgasrun: a rank killed by a signal stops the rest, even those that ignore SIGTERM") {
     auto results = test::run_processes(
         {{pgasrun(2, {"/bin/sh", "-c", "if [ $PGAS_RANK = 1 ]; then sleep 0.2; kill -SEGV $$; fi; trap '' TERM; sleep 50"}),

@@ -13,6 +13,7 @@
 //                             device-after-send: the victim dies inside a host barrier the others skip);
 //                             the others must fail with an error
 //   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
+//   unfinalized               PE 1 exits 0 after init without finalizing; the others put/quiet/get to it
 //   hostile_target            the job a hostile client attacks (hostile_client.cpp): the last rank waits (at most
 //                             10 s) for the file $PGAS_TEST_GATE before init, so the root is still admitting while the
 //                             client connects; then alloc, barriers, a ring of p/g, free; rank 0 prints its peak RSS
@@ -220,6 +221,25 @@ int exit_with(int rank, int code) {
     return 0;
 }
 
+// PE 1 _exits 0 after init without finalizing; the others put to it, quiet, get from it, print "PUT_DONE" and
+// finalize (issue 28, item 3: all exited 0 though the root had recorded the death).
+int unfinalized() {
+    auto w = pgas::world::init(options());
+    auto ctx = w.context<pgas::host>();
+    auto word = w.alloc<int>(1);
+    w.barrier();
+    if (w.my_pe() == 1) {
+        std::fflush(stdout);
+        ::_exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    pgas::p(ctx, word, 42, 1);
+    pgas::quiet(ctx);
+    std::printf("PUT_DONE %d\n", pgas::g(ctx, word, 1));
+    std::fflush(stdout);
+    return 0;
+}
+
 // Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; admission: inside
 // world::init once it joined, while the last rank has not; alloc, free, barrier: before that host collective; fd:
 // inside an fd exchange, its descriptor message cut short; device: inside a loop of device barriers; collective:
@@ -347,6 +367,7 @@ int main(int argc, char** argv) {
         if (scenario == "die_in_barrier") return die_in_barrier(std::stoi(arg(2)), arg(3));
         if (scenario == "exit") return exit_with(std::stoi(arg(2)), std::stoi(arg(3)));
         if (scenario == "fault") return fault(arg(2), arg(3), std::stoi(arg(4)));
+        if (scenario == "unfinalized") return unfinalized();
         if (scenario == "hostile_target") return hostile_target();
     } catch (const pgas::error& e) {
         if (scenario == "fault") {  // init itself failed: the loss was found during init

@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -365,6 +367,30 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
     info.bootstrap_timeout = std::chrono::milliseconds(timeout);
     return info;
 }
+
+// pgasrun's status pipe (PGAS_STATUS_FD): a world of several processes says on it that it joined ('i') and that it
+// was finalized ('f'), and pgasrun reports a rank that exits 0 in between as failed (issue 28, item 3: a PE that
+// exited 0 without finalizing lost what its peers sent it, and every process exited 0). Looked up once per
+// process and made close-on-exec, so a program the rank starts cannot write to it; a descriptor that is not a
+// pipe is not written to.
+class launcher_status {
+public:
+    static void say(char what) {
+        static const int fd = open_status_fd();
+        if (fd >= 0) (void)!::write(fd, &what, 1);  // non-blocking: a full pipe loses the byte, never blocks
+    }
+
+private:
+    static int open_status_fd() {
+        const auto text = env("PGAS_STATUS_FD");
+        if (!text || text->find_first_not_of("0123456789") != std::string::npos || text->size() > 9) return -1;
+        const int fd = std::stoi(*text);
+        struct stat info {};
+        if (fd < 3 || ::fstat(fd, &info) != 0 || !S_ISFIFO(info.st_mode)) return -1;
+        ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    }
+};
 
 }  // namespace detail
 

@@ -512,6 +512,23 @@ public:
     int size() const override { return size_; }
     std::chrono::milliseconds timeout() const override { return timeout_; }
 
+    // At finalize: the failure this bootstrap recorded, or can see now (a peer that died, the root's abort or its
+    // lost connection), as its error text; "" when there is none (peers that left in good order are none).
+    std::string failure_seen() {
+        if (size_ == 1) return {};
+        std::lock_guard io(io_);
+        if (rank_ == 0 && broken_.empty()) (void)watch_peers();
+        if (!broken_.empty() || rank_ == 0) return broken_;
+        if (root_left_ || !root_fd_ || watch_root() < 0 || root_left_) return {};
+        try {
+            (void)root_header("world finalize", tcp::clock::now() + std::chrono::milliseconds(1000), 0);
+        } catch (const error& e) {
+            const std::string what = e.what(), prefix = "pgas: world finalize on PE " + std::to_string(rank_) + ": ";
+            return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+        }
+        return {};
+    }
+
     void check_peers(const std::string& call, const std::vector<int>& awaited) override {
         if (size_ == 1) return;
         std::lock_guard io(io_);

@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -204,6 +205,8 @@ public:
                        [state = &s](std::uint64_t* silent_ns) {  // host collectives apply the same rule
                            return detail::stale_peer(state->heartbeats, detail::now_ns(), silent_ns);
                        });
+            detail::launcher_status::say('i');
+            s.joined_launcher = true;
         }
         return w;
     }
@@ -717,6 +720,24 @@ private:
     // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
     // call raise_abort on this state) goes first, the heap after it.
     struct state_t {
+        state_t() = default;
+        state_t(const state_t&) = delete;
+        state_t& operator=(const state_t&) = delete;
+        // Finalize of a world of several processes: a peer failure that was recorded (or that the bootstrap
+        // sees now) is reported, since it may never have surfaced through a call of this PE, which then lost
+        // what it sent to that peer (issue 28, item 3); and pgasrun learns that this world was finalized.
+        ~state_t() {
+            auto* tcp = dynamic_cast<detail::tcp_bootstrap*>(bootstrap.get());
+            if (!tcp || !joined_launcher) return;
+            if (std::uncaught_exceptions() == 0)
+                if (const std::string failure = tcp->failure_seen(); !failure.empty())
+                    std::fprintf(stderr,
+                                 "pgas: world finalize on PE %d: a peer failed while this world was live, and what "
+                                 "this PE sent it after may be lost: %s\n",
+                                 local_pes.front(), failure.c_str());
+            detail::launcher_status::say('f');
+        }
+        bool joined_launcher = false;  // world::init of several processes completed (launcher_status 'i')
         detail::nvtx_range_end nvtx_finalize_end;  // first member: destroyed last (host/nvtx.hpp)
         std::vector<int> local_pes;
         int n_pes = 0;
