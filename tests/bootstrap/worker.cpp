@@ -240,7 +240,8 @@ int unfinalized() {
     return 0;
 }
 
-// Fault injection: VICTIM sends itself SIGNAL (KILL or STOP) at STAGE (init: before world::init; admission: inside
+// Fault injection: VICTIM sends itself SIGNAL (KILL or STOP; LEAVE: it destroys its world in good order and
+// exits 0, at barrier or device only) at STAGE (init: before world::init; admission: inside
 // world::init once it joined, while the last rank has not; alloc, free, barrier: before that host collective; fd:
 // inside an fd exchange, its descriptor message cut short; device: inside a loop of device barriers; collective:
 // inside a loop of allreduces in launch_host; external: every PE prints "ready", VICTIM sleeps until the test kills it, the
@@ -248,6 +249,7 @@ int unfinalized() {
 // with the time it took and exit 1, as a real program would.
 int fault(const std::string& stage, const std::string& signal_name, int victim) {
     const int sig = signal_name == "STOP" ? SIGSTOP : SIGKILL;
+    const bool leave = signal_name == "LEAVE";  // the victim destroys its world in good order there, and exits 0
     std::printf("pid %d\n", int(::getpid()));
     std::fflush(stdout);
     const bool me = my_rank() == victim;
@@ -259,6 +261,12 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
     }
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
+    const auto leave_now = [&w] {
+        { const pgas::world gone = std::move(w); }
+        std::printf("left in good order\n");
+        std::fflush(stdout);
+        return 0;
+    };
     auto flag = w.alloc<std::uint64_t>(8);
     auto block = w.alloc<std::uint64_t>(16);
     w.barrier();
@@ -278,6 +286,7 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
                 }
             });
         } else if (stage == "barrier") {
+            if (me && leave) return leave_now();
             if (me) ::raise(sig);
             w.barrier();
         } else if (stage == "fd") {  // the victim dies inside the fd exchange, midway through sending its descriptor
@@ -302,6 +311,7 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
             w.barrier();
         } else if (stage == "device") {
             for (int i = 0; i < 1000000; ++i) {
+                if (me && i == 100 && leave) return leave_now();
                 if (me && i == 100) ::raise(sig);
                 pgas::barrier_all(ctx);
             }

@@ -34,7 +34,9 @@ namespace detail {
 // has not finished init) and left (its world was destroyed; a peer still
 // waiting on it has a bug of its own, which the wait's timeout reports).
 inline constexpr std::uint64_t heartbeat_none = 0;
-inline constexpr std::uint64_t heartbeat_left = ~std::uint64_t{0};
+// Left: this bit and the time it left (steady clock ns stay far below 2^63), so that a reader that finds
+// several left names the first (the others may have finished because of it).
+inline constexpr std::uint64_t heartbeat_left = std::uint64_t{1} << 63;
 // How often a process stamps (its bootstrap watcher's wake-up, ~50 ms).
 inline constexpr std::uint64_t heartbeat_period_ns = 50'000'000;
 // The least silence that counts as stopped: 10 periods, so that a process
@@ -75,7 +77,7 @@ public:
     heartbeat_stamp(const heartbeat_stamp&) = delete;
     heartbeat_stamp& operator=(const heartbeat_stamp&) = delete;
     ~heartbeat_stamp() {
-        if (own_) heartbeat_word(own_).store(heartbeat_left, cuda::memory_order_relaxed);
+        if (own_) heartbeat_word(own_).store(heartbeat_left | now_ns(), cuda::memory_order_relaxed);
     }
 
     void attach(std::uint64_t* own_word) {
@@ -85,6 +87,9 @@ public:
     void beat() const {
         if (own_) heartbeat_word(own_).store(now_ns(), cuda::memory_order_relaxed);
     }
+    // The world failed: it did not leave in good order, and its peers learn of it from the bootstrap (a peer
+    // waiting would otherwise name this PE as the one that left, not the one that failed first).
+    void abandon() { own_ = nullptr; }
 
 private:
     std::uint64_t* own_ = nullptr;
@@ -98,7 +103,7 @@ inline int stale_peer(const heartbeat_table& table, std::uint64_t now, std::uint
     for (int q = 0; q < table.n_pes; ++q) {
         if (q == table.self) continue;
         const std::uint64_t stamp = heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed);
-        if (stamp == heartbeat_none || stamp == heartbeat_left || stamp >= now) continue;
+        if (stamp == heartbeat_none || (stamp & heartbeat_left) != 0 || stamp >= now) continue;
         if (now - stamp <= table.bound_ns) continue;
         if (silent_ns) *silent_ns = now - stamp;
         return q;
@@ -106,13 +111,40 @@ inline int stale_peer(const heartbeat_table& table, std::uint64_t now, std::uint
     return -1;
 }
 
+// The peer that left (destroyed its world) first, -1 if none.
+inline int left_peer(const heartbeat_table& table) {
+    if (table.words == nullptr) return -1;
+    int first = -1;
+    std::uint64_t first_at = ~std::uint64_t{0};
+    for (int q = 0; q < table.n_pes; ++q) {
+        const std::uint64_t stamp = q == table.self ? 0 : heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed);
+        if ((stamp & heartbeat_left) != 0 && stamp < first_at) {
+            first = q;
+            first_at = stamp;
+        }
+    }
+    return first;
+}
+
 // Host side of poll_until, every 16 polls (poll_check_mask) once the wait has lasted a
 // heartbeat period: throws errc::peer_failed naming the first peer whose
-// stamp is older than the bound. n relaxed loads of lines their owners
-// write every 50 ms: nothing beside the yields of 16 host polls.
+// stamp is older than the bound, or, once the wait itself has lasted the
+// bound, the first peer that has left: a wait of the others then ran into
+// its timeout naming neither the PE nor that it left (issue 28, item 5). Not
+// at once: a wait may still be waiting for a live peer that is merely slow
+// while another has finished and left (a dissemination barrier's last round),
+// so a leave counts like a silence, past the same bound. n relaxed loads of
+// lines their owners write every 50 ms: nothing beside the yields of 16 host polls.
 inline void check_heartbeats(const heartbeat_table& table, const char* call, int pe, std::uint64_t now,
                              std::uint64_t waited_ns) {
     if (waited_ns < heartbeat_period_ns) return;
+    if (table.bound_ns != 0 && waited_ns > table.bound_ns)
+        if (const int gone = left_peer(table); gone >= 0)
+            throw_error(errc::peer_failed, pe, call,
+                        "PE " + std::to_string(gone) + " has left: it destroyed its world while this wait, " +
+                            std::to_string(waited_ns / 1000000) +
+                            " ms old, had not completed (bound max(500 ms, PGAS_TIMEOUT_MS / 4)); a PE must not "
+                            "finalize while others still wait for it");
     std::uint64_t silent = 0;
     const int q = stale_peer(table, now, &silent);
     if (q < 0) return;

@@ -726,15 +726,19 @@ private:
         // Finalize of a world of several processes: a peer failure that was recorded (or that the bootstrap
         // sees now) is reported, since it may never have surfaced through a call of this PE, which then lost
         // what it sent to that peer (issue 28, item 3); and pgasrun learns that this world was finalized.
+        // Only a world finalized in good order marks its heartbeat "left" (a wait of a peer names it so).
         ~state_t() {
             auto* tcp = dynamic_cast<detail::tcp_bootstrap*>(bootstrap.get());
-            if (!tcp || !joined_launcher) return;
-            if (std::uncaught_exceptions() == 0)
-                if (const std::string failure = tcp->failure_seen(); !failure.empty())
-                    std::fprintf(stderr,
-                                 "pgas: world finalize on PE %d: a peer failed while this world was live, and what "
-                                 "this PE sent it after may be lost: %s\n",
-                                 local_pes.front(), failure.c_str());
+            if (!tcp) return;
+            const std::string failure = tcp->failure_seen();
+            const bool unwinding = std::uncaught_exceptions() > 0;
+            if (!failure.empty() || unwinding || abort->load() != 0) heartbeat.abandon();
+            if (!joined_launcher) return;
+            if (!failure.empty() && !unwinding)
+                std::fprintf(stderr,
+                             "pgas: world finalize on PE %d: a peer failed while this world was live, and what "
+                             "this PE sent it after may be lost: %s\n",
+                             local_pes.front(), failure.c_str());
             detail::launcher_status::say('f');
         }
         bool joined_launcher = false;  // world::init of several processes completed (launcher_status 'i')
