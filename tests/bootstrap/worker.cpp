@@ -14,6 +14,7 @@
 //                             the others must fail with an error
 //   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
 //   unfinalized               PE 1 exits 0 after init without finalizing; the others put/quiet/get to it
+//   timing                    host barriers, alloc+free and device barriers timed; PE 0 prints us per call
 //   hostile_target            the job a hostile client attacks (hostile_client.cpp): the last rank waits (at most
 //                             10 s) for the file $PGAS_TEST_GATE before init, so the root is still admitting while the
 //                             client connects; then alloc, barriers, a ring of p/g, free; rank 0 prints its peak RSS
@@ -221,6 +222,25 @@ int exit_with(int rank, int code) {
     return 0;
 }
 
+// The paths that did not fail, timed (issue 28: nothing slower there): host barriers, alloc+free pairs and device
+// barriers over the shm heap; PE 0 prints microseconds per call.
+int timing() {
+    auto w = pgas::world::init(options());
+    auto ctx = w.context<pgas::host>();
+    const auto per_call = [&](int calls, auto&& call) {
+        w.barrier();
+        const auto start = clock_type::now();
+        for (int i = 0; i < calls; ++i) call();
+        return std::chrono::duration<double, std::micro>(clock_type::now() - start).count() / calls;
+    };
+    const double host = per_call(2000, [&] { w.barrier(); });
+    const double alloc = per_call(500, [&] { w.free(w.alloc<std::uint64_t>(64)); });
+    const double device = per_call(20000, [&] { pgas::barrier_all(ctx); });
+    if (w.my_pe() == 0)
+        std::printf("timing: host barrier %.1f us, alloc+free %.1f us, device barrier %.2f us\n", host, alloc, device);
+    return 0;
+}
+
 // PE 1 _exits 0 after init without finalizing; the others put to it, quiet, get from it, print "PUT_DONE" and
 // finalize (issue 28, item 3: all exited 0 though the root had recorded the death).
 int unfinalized() {
@@ -378,6 +398,7 @@ int main(int argc, char** argv) {
         if (scenario == "exit") return exit_with(std::stoi(arg(2)), std::stoi(arg(3)));
         if (scenario == "fault") return fault(arg(2), arg(3), std::stoi(arg(4)));
         if (scenario == "unfinalized") return unfinalized();
+        if (scenario == "timing") return timing();
         if (scenario == "hostile_target") return hostile_target();
     } catch (const pgas::error& e) {
         if (scenario == "fault") {  // init itself failed: the loss was found during init
