@@ -227,6 +227,20 @@ struct traffic {
     double logical = 0;
 };
 
+// Each PE's bytes in `m`: what it sends (a row's sum) or receives (a column's).
+std::vector<std::uint64_t> sent_by(const byte_matrix& m) {
+    std::vector<std::uint64_t> out(m.size(), 0);
+    for (std::size_t from = 0; from < m.size(); ++from)
+        for (std::uint64_t bytes : m[from]) out[from] += bytes;
+    return out;
+}
+std::vector<std::uint64_t> received_by(const byte_matrix& m) {
+    std::vector<std::uint64_t> out(m.size(), 0);
+    for (const auto& row : m)
+        for (std::size_t to = 0; to < row.size(); ++to) out[to] += row[to];
+    return out;
+}
+
 // Bytes that cross a link (between PEs on different GPUs) in `m`.
 std::uint64_t link_bytes(const setup& s, const byte_matrix& m) {
     std::uint64_t sum = 0;
@@ -236,8 +250,10 @@ std::uint64_t link_bytes(const setup& s, const byte_matrix& m) {
     return sum;
 }
 
-// {dispatch, combine} of `tokens` tokens per PE under routing `in`. pgas sends one row per (token, choice) and
-// combine returns the same rows in bf16. DeepEP's logical bytes (as bench/moe/peers counts them, so that GB/s
+// {dispatch, combine} of `tokens` tokens per PE under routing `in`. Low-latency mode sends one row per (token,
+// choice) and combine returns the same rows in bf16; throughput mode sends a token once to each PE holding one of
+// its experts and combine reads one bf16 partial sum back from each (the choices' indices and weights, 8 bytes
+// per choice, are left out, as DeepEP's convention leaves its own). DeepEP's logical bytes (as bench/moe/peers counts them, so that GB/s
 // compare there): throughput mode counts a token once per destination GPU, the sender's own included;
 // low-latency mode once per choice, with DeepEP's 16-byte message header on dispatch.
 std::pair<traffic, traffic> phase_bytes(const setup& s, const pgas::ep::config& c, bool low_latency, int tokens,
@@ -250,11 +266,13 @@ std::pair<traffic, traffic> phase_bytes(const setup& s, const pgas::ep::config& 
     double units = 0;  // tokens per destination GPU (throughput) or choices (low latency)
     for (int pe = 0; pe < s.n; ++pe)
         for (int t = 0; t < tokens; ++t) {
-            std::set<int> gpus;
+            std::set<int> gpus, owners;
             for (int k = 0; k < c.top_k; ++k) {
                 const int owner = in[std::size_t(pe)].idx[std::size_t(t) * c.top_k + k] / nl;
-                d.bytes[std::size_t(pe)][std::size_t(owner)] += dispatch_row;
-                cb.bytes[std::size_t(owner)][std::size_t(pe)] += bf16_row;
+                if (low_latency || owners.insert(owner).second) {
+                    d.bytes[std::size_t(pe)][std::size_t(owner)] += dispatch_row;
+                    cb.bytes[std::size_t(owner)][std::size_t(pe)] += bf16_row;
+                }
                 gpus.insert(s.w.device_of(owner));
             }
             units += low_latency ? double(c.top_k) : double(gpus.size());
@@ -268,14 +286,25 @@ std::pair<traffic, traffic> phase_bytes(const setup& s, const pgas::ep::config& 
 std::size_t expert_rows(const pgas::ep::low_latency_layout& b) {
     return std::size_t(pgas::ep::local_experts(b.cfg, b.n_pes)) * std::size_t(b.n_pes) * std::size_t(b.cfg.max_tokens);
 }
-std::size_t expert_rows(const pgas::ep::throughput_layout& b) { return std::size_t(pgas::ep::throughput_recv_rows(b.cfg)); }
+std::size_t expert_rows(const pgas::ep::throughput_layout& b) {
+    return std::size_t(pgas::ep::throughput_recv_rows(b.cfg, b.n_pes));
+}
+// Where the link kernels read, and its bf16 rows: at least what a PE sends one peer in either phase (low latency:
+// a row per choice, in io.comb_recv; throughput: a row per token, in io.x).
+std::pair<pgas::symmetric_ptr<pgas::ep::bf16>, std::size_t> link_source(const pgas::ep::low_latency_layout& b) {
+    return {b.io.comb_recv, std::size_t(b.cfg.max_tokens) * std::size_t(b.cfg.top_k)};
+}
+std::pair<pgas::symmetric_ptr<pgas::ep::bf16>, std::size_t> link_source(const pgas::ep::throughput_layout& b) {
+    return {b.io.x, std::size_t(b.cfg.max_tokens)};
+}
 
 // Every PE's link_plan for the link bytes of `m`: PE s's bytes land on PE d after those of the PEs before s, in
-// expert_y; they are read from io.comb_recv (max_tokens * top_k bf16 rows: at least what a PE sends one peer).
+// expert_y; they are read from link_source.
 template <class Layout>
 std::vector<link_plan> link_plans(const setup& s, const Layout& b, const byte_matrix& m) {
     const std::uint64_t row = 2 * std::uint64_t(b.cfg.hidden);
-    const std::uint64_t room = expert_rows(b) * row, source = std::uint64_t(b.cfg.max_tokens) * b.cfg.top_k * row;
+    const auto [from_rows, source_rows] = link_source(b);
+    const std::uint64_t room = expert_rows(b) * row, source = source_rows * row;
     if (s.n > link_plan::max_pes) {
         std::fprintf(stderr, "bench_moe: %d PEs, link_plan holds %d\n", s.n, link_plan::max_pes);
         std::abort();
@@ -284,7 +313,7 @@ std::vector<link_plan> link_plans(const setup& s, const Layout& b, const byte_ma
     std::vector<std::uint64_t> landed(std::size_t(s.n), 0);
     for (int from = 0; from < s.n; ++from) {
         link_plan& p = plans[std::size_t(from)];
-        p.from = pgas::symmetric_cast<std::byte>(b.io.comb_recv);
+        p.from = pgas::symmetric_cast<std::byte>(from_rows);
         p.to = pgas::symmetric_cast<std::byte>(b.expert_y);
         for (int to = 0; to < s.n; ++to) {
             if (s.w.device_of(from) == s.w.device_of(to)) continue;
@@ -347,8 +376,8 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
     auto experts = [&](int i, cudaStream_t st) { ep_test::launch_toy_experts(buf, i, st); };
     round(s, ev, dispatch, experts, combine);  // warm-up (and module load)
 
-    // The limits run before the phases' timed rounds: they overwrite expert_y and io.comb_recv, which the
-    // round trip checked below reads.
+    // The limits run before the phases' timed rounds: the link kernels overwrite expert_y, which the round trip
+    // checked below reads.
     const bool links = s.gpus > 1, shared = s.gpus < n;
     std::pair<double, double> link_us{}, copy_us{};
     if (links) {
@@ -361,18 +390,21 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
         };
         link_us = limit_us(s, ev, put(to_d), put(to_c));
     }
-    if (shared) {  // every PE copies the rows it sends in dispatch (gets back in combine) within its GPU
-        const std::size_t rows = std::size_t(tokens) * std::size_t(c.top_k), h = std::size_t(c.hidden);
-        const std::size_t dispatch_row = c.fp8 ? h + h / pgas::ep::fp8_group * 4 : 2 * h;
-        const auto from = pgas::symmetric_cast<std::byte>(b.expert_y), to = pgas::symmetric_cast<std::byte>(b.io.comb_recv);
-        auto copy = [&](std::size_t bytes) {
-            return [&s, bytes, from, to](int i, cudaStream_t st) {
-                cuda_ok(cudaMemcpyAsync(s.w.device_address(to, i), s.w.device_address(from, i), bytes,
-                                        cudaMemcpyDeviceToDevice, st),
+    if (shared) {  // every PE copies, within its GPU, the bytes it sends in dispatch (gets back in combine)
+        const std::vector<std::uint64_t> sent_d = sent_by(dispatched.bytes), sent_c = received_by(combined.bytes);
+        const std::uint64_t most = std::max({std::uint64_t{1}, *std::max_element(sent_d.begin(), sent_d.end()),
+                                             *std::max_element(sent_c.begin(), sent_c.end())});
+        const auto scratch = s.w.alloc<unsigned char>(2 * most);  // from its first half to its second
+        auto copy = [&](const std::vector<std::uint64_t>& bytes) {
+            return [&s, &bytes, scratch, most](int i, cudaStream_t st) {
+                cuda_ok(cudaMemcpyAsync(s.w.device_address(scratch + std::ptrdiff_t(most), i),
+                                        s.w.device_address(scratch, i), bytes[std::size_t(i)], cudaMemcpyDeviceToDevice,
+                                        st),
                         "copy");
             };
         };
-        copy_us = limit_us(s, ev, copy(rows * dispatch_row), copy(rows * 2 * h));
+        copy_us = limit_us(s, ev, copy(sent_d), copy(sent_c));
+        s.w.free(scratch);
     }
 
     double dispatch_ms = 0, combine_ms = 0;

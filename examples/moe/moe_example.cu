@@ -30,7 +30,7 @@ struct options {
 // The experts of this example: expert e multiplies its input by 1 + (e % 8) / 8.
 PGAS_HD float expert_scale(int expert) { return 1.0f + float(expert % 8) / 8.0f; }
 
-// One received row through expert e (bf16 input, or fp8 with one scale per 128 values) into y.
+// Low-latency layout: one received row through expert e (bf16 input, or fp8 with one scale per 128 values) into y.
 PGAS_HD void run_expert(const ep::config& c, int e, const ep::bf16* x, const ep::fp8* x8, const float* scale,
                         ep::bf16* y) {
     for (int i = int(ep::grid::thread()); i < c.hidden; i += int(ep::grid::threads())) {
@@ -39,7 +39,7 @@ PGAS_HD void run_expert(const ep::config& c, int e, const ep::bf16* x, const ep:
     }
 }
 
-// Every row this PE received, in either layout: recv_x (or recv_x8 and recv_scale) -> expert_y, one block a row.
+// Every row this PE received, one block a row. Low-latency layout: one row per (token, expert) choice.
 template <class Tr>
 PGAS_HD void experts(const pgas::device::context<Tr>& ctx, const ep::low_latency_layout& b) {
     const ep::config& c = b.cfg;
@@ -53,18 +53,25 @@ PGAS_HD void experts(const pgas::device::context<Tr>& ctx, const ep::low_latency
                    ctx.local(b.recv_scale) + row * g, ctx.local(b.expert_y) + row * h);
     }
 }
+// Throughput layout: one row per received token; the experts write its partial result, the sum over the token's
+// choices on this PE of weight * expert output (combine adds those of every PE the token went to).
 template <class Tr>
 PGAS_HD void experts(const pgas::device::context<Tr>& ctx, const ep::throughput_layout& b) {
     const ep::config& c = b.cfg;
-    const int nl = ep::local_experts(c, ctx.n_pes());
+    const int nl = ep::local_experts(c, ctx.n_pes()), k = c.top_k;
     const std::size_t h = std::size_t(c.hidden), g = h / ep::fp8_group;
-    const int* begin = ctx.local(b.expert_begin);
-    for (int r = int(ep::grid::block()); r < begin[nl]; r += int(ep::grid::blocks())) {
-        int le = 0;
-        while (begin[le + 1] <= r) ++le;
+    for (int r = int(ep::grid::block()); r < ctx.local(b.source_begin)[ctx.n_pes()]; r += int(ep::grid::blocks())) {
         const std::size_t row = std::size_t(r);
-        run_expert(c, ctx.my_pe() * nl + le, ctx.local(b.recv_x) + row * h, ctx.local(b.recv_x8) + row * h,
-                   ctx.local(b.recv_scale) + row * g, ctx.local(b.expert_y) + row * h);
+        const int* local = ctx.local(b.recv_topk_idx) + row * k;
+        const float* weight = ctx.local(b.recv_topk_w) + row * k;
+        for (int i = int(ep::grid::thread()); i < c.hidden; i += int(ep::grid::threads())) {
+            const float v = c.fp8 ? ep::dequantize(ctx.local(b.recv_x8)[row * h + i], ctx.local(b.recv_scale)[row * g + i / ep::fp8_group])
+                                  : ep::to_float(ctx.local(b.recv_x)[row * h + i]);
+            float sum = 0;
+            for (int choice = 0; choice < k; ++choice)
+                if (local[choice] >= 0) sum += weight[choice] * expert_scale(ctx.my_pe() * nl + local[choice]) * v;
+            ctx.local(b.expert_y)[row * h + i] = ep::to_bf16(sum);
+        }
     }
 }
 template <class Layout>
@@ -82,7 +89,6 @@ ep::config shape(bool low_latency, const options& o, int n_pes) {
         c.max_tokens = 32;
     }
     if (c.experts % n_pes != 0) c.experts = (c.experts / n_pes + 1) * n_pes;
-    c.recv_rows = n_pes * c.max_tokens * c.top_k;  // room for any routing
     c.fp8 = o.fp8;
     return c;
 }

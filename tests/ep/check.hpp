@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -85,18 +86,6 @@ inline std::vector<reference::pe_input> make_inputs(const config& c, int n_pes, 
         }
     }
     return in;
-}
-
-// The most rows one PE receives from these inputs in throughput mode: what
-// config::recv_rows must hold (its default, 2 * max_tokens * top_k, is too
-// small for skewed routings, e.g. `uneven` over 8 PEs at DeepSeek-V3 shapes
-// sends 86,635 rows to PE 0).
-inline int rows_received(const config& c, int n_pes, const std::vector<reference::pe_input>& in) {
-    const int nl = c.experts / n_pes;
-    std::vector<int> rows(static_cast<std::size_t>(n_pes), 0);
-    for (const auto& p : in)
-        for (std::size_t i = 0; i < std::size_t(p.tokens) * std::size_t(c.top_k); ++i) ++rows[std::size_t(p.idx[i] / nl)];
-    return std::max(1, *std::max_element(rows.begin(), rows.end()));
 }
 
 template <class Access>
@@ -184,29 +173,71 @@ std::string dispatch(Access& access, const low_latency_layout& b, const referenc
     return "";
 }
 
-// Throughput dispatch: local expert le's rows are the reference's, in order.
+namespace detail {
+// What throughput dispatch must deliver to one PE: per (source, token) that chose one of its experts, the
+// token's values and, per choice, its local expert (-1 elsewhere) and weight (0 elsewhere); keys in row order.
+struct received_token {
+    std::vector<int> local;
+    std::vector<float> weight;
+    const std::vector<float>* values = nullptr;
+};
+inline std::map<std::pair<int, int>, received_token> tokens_received(const config& c, const reference::result& ref,
+                                                                     int pe) {
+    std::map<std::pair<int, int>, received_token> out;
+    for (int le = 0; le < int(ref.received[std::size_t(pe)].size()); ++le)
+        for (const auto& r : ref.received[std::size_t(pe)][std::size_t(le)]) {
+            auto& tok = out[{r.source, r.token}];
+            if (tok.local.empty()) tok.local.assign(std::size_t(c.top_k), -1), tok.weight.assign(std::size_t(c.top_k), 0.0f);
+            tok.local[std::size_t(r.choice)] = le;
+            tok.weight[std::size_t(r.choice)] = r.weight;
+            tok.values = &r.values;
+        }
+    return out;
+}
+}  // namespace detail
+
+// Throughput dispatch: each PE holds, source by source in PE order and token by token, every token that chose one
+// of its experts, once, with its choices as local indices and weights; and its per-expert row counts.
 template <class Access>
 std::string dispatch(Access& access, const throughput_layout& b, const reference::result& ref) {
     const config& c = b.cfg;
     const int n = b.n_pes, nl = c.experts / n;
+    const std::size_t k = std::size_t(c.top_k);
     for (int pe = 0; pe < n; ++pe) {
-        auto begin = access.read(b.expert_begin, pe, std::size_t(nl + 1));
-        auto src = access.read(b.recv_src, pe, std::size_t(std::max(begin[std::size_t(nl)], 1)));
-        for (int le = 0; le < nl; ++le) {
-            const auto& want = ref.received[std::size_t(pe)][std::size_t(le)];
-            const int rows = begin[std::size_t(le + 1)] - begin[std::size_t(le)];
-            if (rows != int(want.size()))
-                return "PE " + std::to_string(pe) + " local expert " + std::to_string(le) + ": " + std::to_string(rows) +
-                       " rows, expected " + std::to_string(want.size());
-            for (int j = 0; j < rows; ++j) {
-                const auto& r = want[std::size_t(j)];
-                const std::size_t row = std::size_t(begin[std::size_t(le)] + j);
-                const std::uint64_t expect = std::uint64_t(r.source) << 32 | std::uint64_t(r.token * c.top_k + r.choice);
-                if (src[row] != expect) return detail::where(pe, le, r) + ": not at row " + std::to_string(row);
-                auto v = detail::row_values(access, c, b.recv_x, b.recv_x8, b.recv_scale, pe, row);
-                if (!detail::same_values(v, r.values, c.fp8)) return detail::where(pe, le, r) + ": wrong values";
-            }
+        const std::string on = "PE " + std::to_string(pe);
+        const auto want = detail::tokens_received(c, ref, pe);
+        auto begin = access.read(b.source_begin, pe, std::size_t(n + 1));
+        const int rows = begin[std::size_t(n)];
+        if (rows != int(want.size()))
+            return on + ": " + std::to_string(rows) + " rows, expected " + std::to_string(want.size());
+        for (int s = 0; s < n; ++s) {
+            const auto from = std::count_if(want.begin(), want.end(), [&](const auto& kv) { return kv.first.first == s; });
+            if (begin[std::size_t(s + 1)] - begin[std::size_t(s)] != int(from))
+                return on + ": " + std::to_string(begin[std::size_t(s + 1)] - begin[std::size_t(s)]) + " rows from PE " +
+                       std::to_string(s) + ", expected " + std::to_string(from);
         }
+        if (rows == 0) continue;
+        auto src = access.read(b.recv_src, pe, std::size_t(rows));
+        auto idx = access.read(b.recv_topk_idx, pe, std::size_t(rows) * k);
+        auto w = access.read(b.recv_topk_w, pe, std::size_t(rows) * k);
+        std::vector<int> per_expert(std::size_t(nl), 0);
+        std::size_t row = 0;
+        for (const auto& [key, tok] : want) {
+            const std::string at = on + " row " + std::to_string(row) + " (PE " + std::to_string(key.first) +
+                                   " token " + std::to_string(key.second) + ")";
+            if (src[row] != (std::uint64_t(key.first) << 32 | std::uint64_t(key.second))) return at + ": wrong recv_src";
+            for (std::size_t ch = 0; ch < k; ++ch) {
+                if (idx[row * k + ch] != tok.local[ch] || w[row * k + ch] != tok.weight[ch])
+                    return at + " choice " + std::to_string(ch) + ": local expert " + std::to_string(idx[row * k + ch]) +
+                           " weight " + std::to_string(w[row * k + ch]) + ", expected " + std::to_string(tok.local[ch]) +
+                           " and " + std::to_string(tok.weight[ch]);
+                if (tok.local[ch] >= 0) ++per_expert[std::size_t(tok.local[ch])];
+            }
+            auto v = detail::row_values(access, c, b.recv_x, b.recv_x8, b.recv_scale, pe, row);
+            if (!detail::same_values(v, *tok.values, c.fp8)) return at + ": wrong values";
+            ++row;
+        }
+        if (access.read(b.expert_count, pe, std::size_t(nl)) != per_expert) return on + ": wrong expert_count";
     }
     return "";
 }
@@ -336,47 +367,108 @@ void check_expert_y(Access& access, const low_latency_layout& b, const std::vect
     }
 }
 
-// expert_y on every PE, throughput layout.
+// Token t of `p` through the toy experts of its choices on PE d (nl experts per PE), weighted and summed in
+// choice order: the partial sum throughput mode's experts write, before its one rounding to bf16.
+inline std::vector<float> partial_sum(const config& c, const reference::pe_input& p, int t, int d, int nl) {
+    const auto values = expert_input(c, p, t);
+    std::vector<float> sum(values.size(), 0.0f);
+    for (int ch = 0; ch < c.top_k; ++ch) {
+        const int e = p.idx[std::size_t(t * c.top_k + ch)];
+        if (e / nl != d) continue;
+        for (std::size_t i = 0; i < values.size(); ++i)
+            sum[i] += p.w[std::size_t(t * c.top_k + ch)] * to_float(to_bf16(toy_expert(e, values[i])));
+    }
+    return sum;
+}
+
+// Compares a row with what it should hold (before rounding to bf16); the first differing element.
+inline void check_row(stage& st, const config& c, const bf16* got, const std::vector<float>& want, const std::string& where) {
+    ++st.checked;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const float tol = c.fp8 ? 0.07f * std::fabs(want[i]) + 1e-6f : 0.01f * std::fabs(want[i]) + 1e-3f;
+        if (!(std::fabs(to_float(got[i]) - want[i]) <= tol)) {
+            st.miss(where + " element " + std::to_string(i) + ": got " + show(got[i]) + ", expected " + show(want[i]));
+            return;
+        }
+    }
+}
+
+// expert_y on every PE, throughput layout: each received token's partial sum over its choices there.
 template <class Access>
 void check_expert_y(Access& access, const throughput_layout& b, const std::vector<reference::pe_input>& in, stage& st) {
     const config& c = b.cfg;
     const int n = b.n_pes, nl = c.experts / n;
     const std::size_t h = std::size_t(c.hidden);
     for (int pe = 0; pe < n; ++pe) {
-        auto begin = access.read(b.expert_begin, pe, std::size_t(nl + 1));
-        const int rows = std::min(begin[std::size_t(nl)], throughput_recv_rows(c));
+        const int rows = std::min(access.read(b.source_begin, pe, std::size_t(n + 1))[std::size_t(n)],
+                                  throughput_recv_rows(c, n));
         if (rows <= 0) continue;
         auto src = access.read(b.recv_src, pe, std::size_t(rows));
         auto y = access.read(b.expert_y, pe, std::size_t(rows) * h);
-        for (int le = 0; le < nl; ++le)
-            for (int r = std::max(begin[std::size_t(le)], 0); r < begin[std::size_t(le + 1)] && r < rows; ++r)
-                check_received(st, c, in, pe, pe * nl + le, int(src[std::size_t(r)] >> 32),
-                               src[std::size_t(r)] & 0xffffffffu, y.data() + std::size_t(r) * h,
-                               "PE " + std::to_string(pe) + " local expert " + std::to_string(le) + " row " +
-                                   std::to_string(r));
+        for (int r = 0; r < rows; ++r) {
+            const int s = int(src[std::size_t(r)] >> 32), t = int(src[std::size_t(r)] & 0xffffffffu);
+            const std::string where = "PE " + std::to_string(pe) + " row " + std::to_string(r);
+            if (s < 0 || s >= n || t >= in[std::size_t(s)].tokens) {
+                ++st.checked;
+                st.miss(where + ": recv_src names PE " + std::to_string(s) + " token " + std::to_string(t));
+                continue;
+            }
+            check_row(st, c, y.data() + std::size_t(r) * h, partial_sum(c, in[std::size_t(s)], t, pe, nl),
+                      where + " (PE " + std::to_string(s) + " token " + std::to_string(t) + ")");
+        }
     }
 }
-}  // namespace detail
 
-// The expert outputs PE pe's first `tokens` tokens get back, [token][choice][hidden], as combine reads them.
+// What combine reads for one home token: the rows, how it weights each, what each should hold, and their names.
+struct returned {
+    std::vector<std::vector<bf16>> rows;
+    std::vector<float> weight;
+    std::vector<std::vector<float>> want;
+    std::vector<std::string> name;
+};
+// Low latency: the token's top-k expert outputs put home (comb_recv), weighted by the gate.
 template <class Access>
-std::vector<bf16> returned_rows(Access& access, const low_latency_layout& b, int pe, int tokens) {
-    return access.read(b.io.comb_recv, pe, std::size_t(tokens) * std::size_t(b.cfg.top_k) * std::size_t(b.cfg.hidden));
-}
-template <class Access>
-std::vector<bf16> returned_rows(Access& access, const throughput_layout& b, int pe, int tokens) {
-    const std::size_t h = std::size_t(b.cfg.hidden), m = std::size_t(tokens) * std::size_t(b.cfg.top_k);
-    const int nl = b.cfg.experts / b.n_pes;
-    const auto idx = access.read(b.io.topk_idx, pe, m);
-    const auto row = access.read(b.send_row, pe, m);
-    std::vector<bf16> out(m * h);
-    for (std::size_t i = 0; i < m; ++i) {
-        if (row[i] < 0 || row[i] >= throughput_recv_rows(b.cfg) || idx[i] < 0 || idx[i] >= b.cfg.experts) continue;
-        const auto y = access.read(b.expert_y + std::ptrdiff_t(std::size_t(row[i]) * h), idx[i] / nl, h);
-        std::copy(y.begin(), y.end(), out.begin() + std::ptrdiff_t(i * h));
+std::vector<returned> returned_rows(Access& access, const low_latency_layout& b, const reference::pe_input& p, int pe) {
+    const config& c = b.cfg;
+    const std::size_t h = std::size_t(c.hidden), k = std::size_t(c.top_k);
+    const auto all = access.read(b.io.comb_recv, pe, std::size_t(p.tokens) * k * h);
+    const auto w = access.read(b.io.topk_w, pe, std::size_t(p.tokens) * k);
+    std::vector<returned> out(std::size_t(p.tokens));
+    for (int t = 0; t < p.tokens; ++t) {
+        const auto values = expert_input(c, p, t);
+        for (std::size_t ch = 0; ch < k; ++ch) {
+            const std::size_t at = std::size_t(t) * k + ch;
+            const int e = p.idx[at];
+            std::vector<float> want(values.size());
+            for (std::size_t i = 0; i < values.size(); ++i) want[i] = to_float(to_bf16(toy_expert(e, values[i])));
+            out[std::size_t(t)].rows.emplace_back(all.begin() + std::ptrdiff_t(at * h), all.begin() + std::ptrdiff_t((at + 1) * h));
+            out[std::size_t(t)].weight.push_back(w[at]);
+            out[std::size_t(t)].want.push_back(std::move(want));
+            out[std::size_t(t)].name.push_back("choice " + std::to_string(ch));
+        }
     }
     return out;
 }
+// Throughput: the token's partial sums read in place on each PE it went to (send_row), added unweighted.
+template <class Access>
+std::vector<returned> returned_rows(Access& access, const throughput_layout& b, const reference::pe_input& p, int pe) {
+    const config& c = b.cfg;
+    const int n = b.n_pes, nl = c.experts / n;
+    const std::size_t h = std::size_t(c.hidden);
+    const auto row = access.read(b.send_row, pe, std::size_t(p.tokens) * std::size_t(n));
+    std::vector<returned> out(std::size_t(p.tokens));
+    for (int t = 0; t < p.tokens; ++t)
+        for (int d = 0; d < n; ++d) {
+            const int r = row[std::size_t(t) * std::size_t(n) + std::size_t(d)];
+            if (r < 0 || r >= throughput_recv_rows(c, n)) continue;
+            out[std::size_t(t)].rows.push_back(access.read(b.expert_y + std::ptrdiff_t(std::size_t(r) * h), d, h));
+            out[std::size_t(t)].weight.push_back(1.0f);
+            out[std::size_t(t)].want.push_back(partial_sum(c, p, t, d, nl));
+            out[std::size_t(t)].name.push_back("from PE " + std::to_string(d));
+        }
+    return out;
+}
+}  // namespace detail
 
 // The report (one line per stage) of a round trip whose combine failed, for
 // these inputs and their reference. Buffers: low_latency_layout or throughput_layout.
@@ -387,7 +479,7 @@ std::string diagnose(Access& access, const Buffers& b, const std::vector<referen
     const io_layout& io = b.io;
     const std::size_t h = std::size_t(c.hidden), k = std::size_t(c.top_k);
     detail::stage topk{"topk_idx/topk_w"}, ey{"expert_y rows"}, comb{"returned rows"},
-        red{"out vs the reduction of the returned rows and topk_w"}, out_ref{"out vs the reference"};
+        red{"out vs the weighted sum of the returned rows"}, out_ref{"out vs the reference"};
     std::vector<std::vector<int>> gidx(in.size());
     std::vector<std::vector<float>> gw(in.size());
     for (int pe = 0; pe < int(in.size()); ++pe) {
@@ -411,32 +503,28 @@ std::string diagnose(Access& access, const Buffers& b, const std::vector<referen
         const auto& p = in[std::size_t(pe)];
         if (p.tokens == 0) continue;
         const std::string on = "PE " + std::to_string(pe) + " token ";
-        auto rows = returned_rows(access, b, pe, p.tokens);
+        const auto back = detail::returned_rows(access, b, p, pe);
         auto out = access.read(io.out, pe, std::size_t(p.tokens) * h);
         const auto& want = ref.combined[std::size_t(pe)];
         for (int t = 0; t < p.tokens; ++t) {
-            const auto values = detail::expert_input(c, p, t);
-            const bf16* row = rows.data() + std::size_t(t) * k * h;
-            for (std::size_t ch = 0; ch < k; ++ch)
-                detail::check_expert_row(comb, c, row + ch * h, values, p.idx[std::size_t(t) * k + ch],
-                                         on + std::to_string(t) + " choice " + std::to_string(ch));
+            const auto& r = back[std::size_t(t)];
+            for (std::size_t u = 0; u < r.rows.size(); ++u)
+                detail::check_row(comb, c, r.rows[u].data(), r.want[u], on + std::to_string(t) + " " + r.name[u]);
             for (std::size_t i = 0; i < h; ++i) {
                 float acc = 0.0f;
-                for (std::size_t ch = 0; ch < k; ++ch)
-                    acc += gw[std::size_t(pe)][std::size_t(t) * k + ch] * to_float(row[ch * h + i]);
-                const float got = to_float(out[std::size_t(t) * h + i]), r = want[std::size_t(t) * h + i];
+                std::string terms;
+                for (std::size_t u = 0; u < r.rows.size(); ++u) {
+                    acc += r.weight[u] * to_float(r.rows[u][i]);
+                    terms += " + " + std::to_string(r.weight[u]) + " * " + detail::show(r.rows[u][i]);
+                }
+                const float got = to_float(out[std::size_t(t) * h + i]), w = want[std::size_t(t) * h + i];
                 const std::string at = on + std::to_string(t) + " element " + std::to_string(i) + ": got " +
                                        detail::show(out[std::size_t(t) * h + i]) + ", expected ";
                 ++red.checked;
-                if (!(std::fabs(got - acc) <= 0.01f * std::fabs(acc) + 1e-3f)) {
-                    std::string terms;
-                    for (std::size_t ch = 0; ch < k; ++ch)
-                        terms += " + " + std::to_string(gw[std::size_t(pe)][std::size_t(t) * k + ch]) + " * " +
-                                 detail::show(row[ch * h + i]);
+                if (!(std::fabs(got - acc) <= 0.01f * std::fabs(acc) + 1e-3f))
                     red.miss(at + detail::show(to_bf16(acc)) + " =" + terms.substr(2));
-                }
                 ++out_ref.checked;
-                if (!(std::fabs(got - r) <= 0.01f * std::fabs(r) + 1e-3f)) out_ref.miss(at + detail::show(r));
+                if (!(std::fabs(got - w) <= 0.01f * std::fabs(w) + 1e-3f)) out_ref.miss(at + detail::show(w));
             }
         }
     }

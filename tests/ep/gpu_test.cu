@@ -64,13 +64,12 @@ struct gpu_pes {
     }
 };
 
-pgas::ep::config small(bool fp8, int n_pes, int blocks) {
+pgas::ep::config small(bool fp8, int blocks) {
     pgas::ep::config c;
     c.hidden = 1024;
     c.experts = 32;
     c.top_k = 4;
     c.max_tokens = 48;
-    c.recv_rows = n_pes * c.max_tokens * c.top_k;
     c.fp8 = fp8;
     c.blocks = blocks;
     return c;
@@ -99,7 +98,7 @@ template <class Buffer>
 void round_trips(const std::vector<int>& devices, bool fp8) {
     const int n = int(devices.size());
     gpu_pes g(devices);
-    const pgas::ep::config c = small(fp8, n, g.blocks);
+    const pgas::ep::config c = small(fp8, g.blocks);
     const Buffer buf(g.w, c);
     const auto& b = buf.layout();
     ep_test::check::gpu_access access{g.w};
@@ -137,7 +136,7 @@ void throughput(const std::vector<int>& devices, bool fp8) { round_trips<through
 void graph_replay(const std::vector<int>& devices) {
     const int n = int(devices.size());
     gpu_pes g(devices);
-    const pgas::ep::config c = small(false, n, g.blocks);
+    const pgas::ep::config c = small(false, g.blocks);
     const low_latency_buffer ll_buf(g.w, c);
     const throughput_buffer tp_buf(g.w, c);
     const auto& ll = ll_buf.layout();

@@ -26,6 +26,7 @@ struct pe_input {
 // as the expert reads them (after the fp8 round trip when fp8 is on).
 struct row {
     int source = 0, token = 0, choice = 0;
+    float weight = 0;
     std::vector<float> values;
 };
 
@@ -72,8 +73,8 @@ inline result run(int n_pes, int experts, int top_k, int hidden, bool fp8, const
                 for (int i = 0; i < hidden; ++i) values[std::size_t(i)] = to_float(x[i]);
             for (int c = 0; c < top_k; ++c) {
                 const int e = p.idx[std::size_t(t) * top_k + c];
-                r.received[std::size_t(e / nl)][std::size_t(e % nl)].push_back({s, t, c, values});
                 const float w = p.w[std::size_t(t) * top_k + c];
+                r.received[std::size_t(e / nl)][std::size_t(e % nl)].push_back({s, t, c, w, values});
                 float* out = r.combined[std::size_t(s)].data() + std::size_t(t) * hidden;
                 for (int i = 0; i < hidden; ++i) out[i] += w * to_float(to_bf16(expert(e, values[std::size_t(i)])));
             }

@@ -35,18 +35,26 @@ PGAS_HD void toy_experts(const pgas::device::context<Tr>& ctx, const low_latency
     }
 }
 
-// Throughput layout: rows [expert_begin[le], expert_begin[le + 1]) belong to local expert le.
+// Throughput layout: one row per received token; its partial sum over the row's local choices, weighted by the
+// gate, in float and rounded to bf16 once.
 template <class Tr>
 PGAS_HD void toy_experts(const pgas::device::context<Tr>& ctx, const throughput_layout& b) {
     const config& c = b.cfg;
-    const int nl = c.experts / ctx.n_pes();
+    const int nl = c.experts / ctx.n_pes(), k = c.top_k;
     const std::size_t h = std::size_t(c.hidden), g = h / fp8_group;
-    const int* begin = ctx.local(b.expert_begin);
-    for (int r = int(grid::block()); r < begin[nl]; r += int(grid::blocks())) {
-        int le = 0;
-        while (begin[le + 1] <= r) ++le;
-        detail::expert_row(c, ctx.my_pe() * nl + le, ctx.local(b.recv_x) + r * h, ctx.local(b.recv_x8) + r * h,
-                           ctx.local(b.recv_scale) + r * g, ctx.local(b.expert_y) + r * h);
+    const int rows = ctx.local(b.source_begin)[ctx.n_pes()];
+    for (int r = int(grid::block()); r < rows; r += int(grid::blocks())) {
+        const std::size_t row = std::size_t(r);
+        const int* idx = ctx.local(b.recv_topk_idx) + row * k;
+        const float* w = ctx.local(b.recv_topk_w) + row * k;
+        for (int i = int(grid::thread()); i < c.hidden; i += int(grid::threads())) {
+            const float v = c.fp8 ? dequantize(ctx.local(b.recv_x8)[row * h + i], ctx.local(b.recv_scale)[row * g + i / fp8_group])
+                                  : to_float(ctx.local(b.recv_x)[row * h + i]);
+            float sum = 0.0f;
+            for (int choice = 0; choice < k; ++choice)
+                if (idx[choice] >= 0) sum += w[choice] * to_float(to_bf16(toy_expert(ctx.my_pe() * nl + idx[choice], v)));
+            ctx.local(b.expert_y)[row * h + i] = to_bf16(sum);
+        }
     }
 }
 

@@ -35,7 +35,7 @@ struct config {
     int experts = 256;     ///< experts in total, a multiple of the PE count
     int top_k = 8;         ///< choices per token, at most `experts`
     int max_tokens = 128;  ///< tokens a PE dispatches per call, at most
-    int recv_rows = 0;     ///< throughput mode: rows a PE may receive per call (0: 2 * max_tokens * top_k)
+    int recv_rows = 0;     ///< throughput mode: tokens a PE may receive per call (0: n_pes * max_tokens, never exceeded)
     bool fp8 = false;      ///< dispatch payload in e4m3 with one scale per 128 values (combine stays bf16)
     int blocks = 1;        ///< blocks of every kernel (GPU), all resident at once: see pgas::ep::resident_blocks
     int threads = 256;     ///< threads per block (GPU), a multiple of 32
@@ -65,7 +65,7 @@ struct io_layout {
     symmetric_ptr<bf16> out;        ///< [max_tokens][hidden] the combined result: sum over choices of weight * output
     symmetric_ptr<fp8> x8;          ///< [max_tokens][hidden] fp8 cast of x (fp8 only; written by dispatch)
     symmetric_ptr<float> x_scale;   ///< [max_tokens][hidden/128] its scales (fp8 only)
-    symmetric_ptr<bf16> comb_recv;  ///< [max_tokens][top_k][hidden] expert outputs returned home (low latency)
+    symmetric_ptr<bf16> comb_recv;  ///< [max_tokens][top_k][hidden] expert outputs returned home (low latency only)
 };
 
 /// Low-latency mode's buffers (DeepEP's low_latency_dispatch/combine), as a kernel receives them. With
@@ -91,26 +91,32 @@ struct low_latency_layout {
     /// @endcond
 };
 
-/// Throughput mode's buffers (DeepEP's normal dispatch/combine), as a kernel receives them. Local expert `le`
-/// received rows `[expert_begin[le], expert_begin[le + 1])` of `recv_*`; within them the rows of each source PE
-/// are contiguous, sources in PE order, and within a source in token order;
-/// `recv_src[row] = source PE << 32 | token * top_k + choice`.
+/// Throughput mode's buffers (DeepEP's normal dispatch/combine), as a kernel receives them. A token goes once to
+/// each PE that holds one of its experts (not once per expert). A PE's received rows are grouped by source PE,
+/// sources in PE order, each source's tokens in token order: rows `[source_begin[s], source_begin[s + 1])` came
+/// from PE s. For each row, `recv_topk_idx` holds the token's top-k choices as local expert indices, -1 for a
+/// choice on another PE, and `recv_topk_w` their gate weights (0 where -1). The experts write, per row,
+/// `expert_y[row]` = the sum over the row's local choices of weight * expert output (DeepEP's convention); combine
+/// adds those partial sums of every PE the token went to.
 struct throughput_layout {
     config cfg;                             ///< the shape it was built for
     int n_pes = 0;                          ///< the PEs it was built for
     io_layout io;                           ///< this PE's inputs and outputs
-    symmetric_ptr<bf16> recv_x;             ///< [recv_rows][hidden] received rows (bf16)
-    symmetric_ptr<fp8> recv_x8;             ///< [recv_rows][hidden] received rows (fp8)
+    symmetric_ptr<bf16> recv_x;             ///< [recv_rows][hidden] received tokens (bf16)
+    symmetric_ptr<fp8> recv_x8;             ///< [recv_rows][hidden] received tokens (fp8)
     symmetric_ptr<float> recv_scale;        ///< [recv_rows][hidden/128] their scales (fp8)
-    symmetric_ptr<std::uint64_t> recv_src;  ///< [recv_rows] source PE << 32 | token * top_k + choice
-    symmetric_ptr<int> expert_begin;        ///< [L + 1] first row of each local expert; expert_begin[L] rows in all
-    symmetric_ptr<bf16> expert_y;           ///< [recv_rows][hidden] the experts' outputs, written by the user
+    symmetric_ptr<std::uint64_t> recv_src;  ///< [recv_rows] source PE << 32 | token index on the source
+    symmetric_ptr<int> recv_topk_idx;       ///< [recv_rows][top_k] local expert of each choice, -1 if on another PE
+    symmetric_ptr<float> recv_topk_w;       ///< [recv_rows][top_k] gate weight of each choice, 0 where the index is -1
+    symmetric_ptr<int> source_begin;        ///< [n + 1] first row from each source PE; source_begin[n] rows in all
+    symmetric_ptr<int> expert_count;        ///< [L] rows with a choice on each local expert
+    symmetric_ptr<bf16> expert_y;           ///< [recv_rows][hidden] per row: its local choices' weighted sum (user)
     /// @cond internal
-    symmetric_ptr<int> count_table;         // [n][experts]  per-expert counts of every source (notify)
-    symmetric_ptr<int> my_count;            // [experts]     this PE's per-expert counts
-    symmetric_ptr<int> block_hist;          // [blocks][experts] per-block counts
-    symmetric_ptr<int> block_next;          // [blocks][experts] the block's first row per expert
-    symmetric_ptr<int> send_row;            // [max_tokens][top_k] where each (token, choice) lands on its owner
+    symmetric_ptr<int> count_table;           // [n][n]  tokens from source s to PE d (notify)
+    symmetric_ptr<int> my_count;              // [n] this PE's tokens per destination (the row it sends)
+    symmetric_ptr<int> block_count;           // [blocks][n] this PE's tokens per destination, per block
+    symmetric_ptr<int> block_next;            // [blocks][n] the block's first row on each destination
+    symmetric_ptr<int> send_row;              // [max_tokens][n] the row token t landed in on PE d, -1: not sent there
     symmetric_ptr<std::uint64_t> notify_sig;  // [n] epoch: counts of source s arrived
     symmetric_ptr<std::uint64_t> data_sig;    // [n] epoch: every row of source s arrived
     symmetric_ptr<std::uint64_t> comb_sig;    // [n] epoch: PE s's expert outputs are complete
@@ -121,8 +127,11 @@ struct throughput_layout {
 
 /// Experts per PE: PE p holds experts [p * L, (p + 1) * L).
 PGAS_HD inline int local_experts(const config& c, int n_pes) { return c.experts / n_pes; }
-/// Rows a PE may receive per throughput-mode call (config::recv_rows, or its default).
-PGAS_HD inline int throughput_recv_rows(const config& c) { return c.recv_rows > 0 ? c.recv_rows : 2 * c.max_tokens * c.top_k; }
+/// Rows (tokens) a PE may receive per throughput-mode call: config::recv_rows, or n_pes * max_tokens (every
+/// token of every PE, which no routing exceeds).
+PGAS_HD inline int throughput_recv_rows(const config& c, int n_pes) {
+    return c.recv_rows > 0 ? c.recv_rows : n_pes * c.max_tokens;
+}
 
 // --- errors ------------------------------------------------------------------
 
@@ -154,6 +163,18 @@ PGAS_HD inline void bad_slot(const char* call, int pe, int token, int choice, in
                  (printf("pgas: %s on PE %d: token %d choice %d: expert %d receive slot %lld beyond its buffer of "
                          "%lld rows\n",
                          call, pe, token, choice, expert, slot, capacity);
+                  __trap();))
+}
+
+// A token whose row on PE `dest` is beyond that PE's receive buffer (throughput mode).
+PGAS_HD inline void bad_row(const char* call, int pe, int token, int dest, long long row, long long capacity) {
+    NV_IF_TARGET(NV_IS_HOST,
+                 (config_error(pe, call, "token " + std::to_string(token) + " to PE " + std::to_string(dest) +
+                                             ": receive row " + std::to_string(row) + " beyond its buffer of " +
+                                             std::to_string(capacity) + " rows (config::recv_rows)");),
+                 (printf("pgas: %s on PE %d: token %d to PE %d: receive row %lld beyond its buffer of %lld rows "
+                         "(config::recv_rows)\n",
+                         call, pe, token, dest, row, capacity);
                   __trap();))
 }
 
@@ -189,6 +210,8 @@ inline void check_config(const config& c, int n_pes, const char* call, int pe = 
     if (c.max_tokens < 1) config_error(pe, call, "max_tokens = " + num(c.max_tokens) + " must be positive");
     if ((long long)c.max_tokens * c.top_k >= (1ll << 31))
         config_error(pe, call, "max_tokens * top_k = " + num((long long)c.max_tokens * c.top_k) + " must fit in an int");
+    if ((long long)c.max_tokens * n_pes >= (1ll << 31))
+        config_error(pe, call, "max_tokens * n_pes = " + num((long long)c.max_tokens * n_pes) + " must fit in an int");
     if (c.blocks < 1 || c.threads < 32 || c.threads % 32 != 0)
         config_error(pe, call, "blocks = " + num(c.blocks) + ", threads = " + num(c.threads) +
                                    ": need blocks >= 1 and threads a positive multiple of 32");

@@ -98,41 +98,39 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_layout&
     }
 }
 
-// The same reduction for home tokens [begin, end), each choice's row read in place on the expert's PE (throughput
-// mode: expert_y at the row dispatch sent it to). The block's threads take (token, 8-value vector) pairs of the
-// whole range in turn and issue the loads of up to eight choices before summing any: one token per pass left an
-// eighth of the threads idle (7168 / 8 = 3.5 vectors per thread). One pair per thread and pass: two (d69a99f)
-// kept sixteen vectors and their sixteen peer pointers live, 182 registers a thread, so one block of 256 threads
-// filled an SM's registers and resident_blocks gave every MoE kernel half the blocks it asks for (combine read
-// 0.40 of the copy rate on one H200, 2026-11-26). The CI test `ep: kernels fit two blocks per SM`
-// (check_registers.cmake, ptxas's register count) keeps every MoE kernel within two blocks per SM.
+// Throughput combine's sum for home tokens [begin, end): each token's partial sums (expert_y, one row on each PE
+// it went to, at the row dispatch recorded in send_row) read in place and added. The block's threads take
+// (token, 8-value vector) pairs of the whole range in turn and issue the loads of up to eight PEs before summing
+// any: one token per pass left threads idle (7168 / 8 = 3.5 vectors per thread). One pair per thread and pass:
+// two (d69a99f) kept sixteen vectors and their pointers live, 182 registers a thread, so one block of 256
+// threads filled an SM and resident_blocks gave every kernel half its blocks (combine at 0.40 of the copy rate on
+// one H200, 2026-11-26). The CI test `ep: kernels fit two blocks per SM` keeps every ep kernel within two blocks
+// per SM.
 template <class Tr>
-PGAS_HD void reduce_tokens_in_place(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end) {
-    const config& c = b.cfg;
-    const std::size_t h = std::size_t(c.hidden), h8 = h / 8, k = std::size_t(c.top_k);
-    const int nl = c.experts / ctx.n_pes();
-    const int* idx = ctx.local(b.io.topk_idx);
+PGAS_HD void sum_partials_in_place(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin,
+                                   int end) {
+    const std::size_t h = std::size_t(b.cfg.hidden), h8 = h / 8, n = std::size_t(ctx.n_pes());
     const int* row = ctx.local(b.send_row);
-    const float* w = ctx.local(b.io.topk_w);
     bf16* out = ctx.local(b.io.out);
     constexpr std::size_t batch = 8;
     const std::size_t total = std::size_t(end - begin) * h8;
     for (std::size_t i = grid::thread(); i < total; i += grid::threads()) {
         const std::size_t t = std::size_t(begin) + i / h8, v = i % h8;
         float acc[8] = {};
-        for (std::size_t first = 0; first < k; first += batch) {
-            const std::size_t m = k - first < batch ? k - first : batch;
+        for (std::size_t first = 0; first < n; first += batch) {
             bf16x8 in[batch];
+            bool sent[batch];
             for (std::size_t j = 0; j < batch; ++j) {
-                if (j >= m) break;
-                const std::size_t tc = t * k + first + j;
-                const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[tc]) * std::int64_t(h), idx[tc] / nl);
-                in[j] = load_peer_written(y + 8 * v);
+                const std::size_t pe = first + j;
+                sent[j] = pe < n && row[t * n + pe] >= 0;
+                if (sent[j]) {
+                    const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[t * n + pe]) * std::int64_t(h), int(pe));
+                    in[j] = load_peer_written(y + 8 * v);
+                }
             }
-            for (std::size_t j = 0; j < batch; ++j) {
-                if (j >= m) break;
-                for (int e = 0; e < 8; ++e) acc[e] += w[t * k + first + j] * to_float(in[j].v[e]);
-            }
+            for (std::size_t j = 0; j < batch; ++j)
+                if (sent[j])
+                    for (int e = 0; e < 8; ++e) acc[e] += to_float(in[j].v[e]);
         }
         bf16x8 r;
         for (int e = 0; e < 8; ++e) r.v[e] = to_bf16(acc[e]);

@@ -46,7 +46,8 @@ private:
     std::vector<symmetric_ptr<std::byte>> taken_;
 };
 
-inline io_layout make_io(allocations& a, const config& c) {
+// comb_recv: the expert outputs low-latency combine puts home (throughput combine reads them in place).
+inline io_layout make_io(allocations& a, const config& c, bool comb_recv) {
     const std::size_t m = std::size_t(c.max_tokens), h = std::size_t(c.hidden), k = std::size_t(c.top_k);
     io_layout io;
     io.x = a.take<bf16>(m * h);
@@ -55,7 +56,7 @@ inline io_layout make_io(allocations& a, const config& c) {
     io.out = a.take<bf16>(m * h);
     io.x8 = a.take<fp8>(c.fp8 ? m * h : 0);
     io.x_scale = a.take<float>(c.fp8 ? m * h / fp8_group : 0);
-    io.comb_recv = a.take<bf16>(m * k * h);
+    io.comb_recv = a.take<bf16>(comb_recv ? m * k * h : 0);
     return io;
 }
 
@@ -63,7 +64,7 @@ inline void make_layout(allocations& a, low_latency_layout& b) {
     const config& c = b.cfg;
     const std::size_t n = std::size_t(b.n_pes), l = std::size_t(local_experts(c, b.n_pes));
     const std::size_t cells = l * n * std::size_t(c.max_tokens), h = std::size_t(c.hidden);
-    b.io = make_io(a, c);
+    b.io = make_io(a, c, true);
     b.recv_x = a.take<bf16>(c.fp8 ? 0 : cells * h);
     b.recv_x8 = a.take<fp8>(c.fp8 ? cells * h : 0);
     b.recv_scale = a.take<float>(c.fp8 ? cells * h / fp8_group : 0);
@@ -80,24 +81,28 @@ inline void make_layout(allocations& a, low_latency_layout& b) {
 inline void make_layout(allocations& a, throughput_layout& b) {
     const config& c = b.cfg;
     const std::size_t n = std::size_t(b.n_pes), l = std::size_t(local_experts(c, b.n_pes));
-    const std::size_t rows = std::size_t(throughput_recv_rows(c)), h = std::size_t(c.hidden), e = std::size_t(c.experts);
-    b.io = make_io(a, c);
+    const std::size_t rows = std::size_t(throughput_recv_rows(c, b.n_pes)), h = std::size_t(c.hidden);
+    const std::size_t k = std::size_t(c.top_k), blocks = std::size_t(c.blocks);
+    b.io = make_io(a, c, false);
     b.recv_x = a.take<bf16>(c.fp8 ? 0 : rows * h);
     b.recv_x8 = a.take<fp8>(c.fp8 ? rows * h : 0);
     b.recv_scale = a.take<float>(c.fp8 ? rows * h / fp8_group : 0);
     b.recv_src = a.take<std::uint64_t>(rows);
-    b.expert_begin = a.take<int>(l + 1);
+    b.recv_topk_idx = a.take<int>(rows * k);
+    b.recv_topk_w = a.take<float>(rows * k);
+    b.source_begin = a.take<int>(n + 1);
+    b.expert_count = a.take<int>(l);
     b.expert_y = a.take<bf16>(rows * h);
-    b.count_table = a.take<int>(n * e);
-    b.my_count = a.take<int>(e);
-    b.block_hist = a.take<int>(std::size_t(c.blocks) * e);
-    b.block_next = a.take<int>(std::size_t(c.blocks) * e);
-    b.send_row = a.take<int>(std::size_t(c.max_tokens) * std::size_t(c.top_k));
+    b.count_table = a.take<int>(n * n);
+    b.my_count = a.take<int>(n);
+    b.block_count = a.take<int>(blocks * n);
+    b.block_next = a.take<int>(blocks * n);
+    b.send_row = a.take<int>(std::size_t(c.max_tokens) * n);
     b.notify_sig = a.take<std::uint64_t>(n);
     b.data_sig = a.take<std::uint64_t>(n);
     b.comb_sig = a.take<std::uint64_t>(n);
     b.grid_bar = a.take<std::uint64_t>(3);
-    b.epoch = a.take<std::uint64_t>(std::size_t(c.blocks));
+    b.epoch = a.take<std::uint64_t>(blocks);
 }
 
 // The PE a host-side error names: this process's PE, or -1 when the process holds several.
