@@ -12,8 +12,8 @@
 //         exactly the bytes the phase sends it, all PEs at once (when the PEs are on more than one GPU);
 //   copy  every PE copies (cudaMemcpyAsync) on its own GPU all the rows it sends, all PEs at once (only when PEs
 //         share a GPU: there the "link" is the GPU's memory).
-// Bytes come from the routing: pgas sends one row per (token, choice), to the PE owning the expert, and combine
-// brings the same rows back (bf16).
+// Bytes come from the routing: low-latency mode sends one row per (token, choice) to the PE owning the expert,
+// throughput mode one row per (token, PE holding one of its experts); combine brings the same rows back (bf16).
 //
 // Default shapes (DeepSeek-V3): hidden 7168, 256 experts, top-8; 128 tokens
 // per PE in low-latency mode, 4096 in throughput mode; uniform routing.
@@ -25,6 +25,8 @@
 // Diagnosis knobs (defaults: the issue's shapes): MOE_BENCH_PER_SM caps the blocks per SM that the PEs sharing a
 // GPU split between them (pgas::ep::resident_blocks, default 2); MOE_BENCH_TOKENS sends that many tokens per PE and
 // call instead of max_tokens (0: only the notify and synchronisation cost of a phase).
+// SMs: throughput mode runs on MOE_BENCH_TP_SMS SMs per PE (default 24, DeepEP's normal mode's; 0: every SM the
+// PE's share of its GPU holds), low-latency mode on all of them (as DeepEP's low-latency kernels).
 #include "check.hpp"
 #include "toy_expert.cuh"
 
@@ -109,7 +111,7 @@ struct setup {
         std::vector<int> devices;
         for (int i = 0; i < n; ++i) devices.push_back(i % gpus);
         pgas::world_options o;
-        // Throughput buffers at the default shape: ~2.5 GiB per PE; low latency ~1 GiB.
+        // Buffers at the default shape, 8 PEs: throughput ~1.1 GB per PE, low latency ~1 GB.
         o.heap_bytes = small_shape ? std::uint64_t{256} << 20 : std::uint64_t{4} << 30;
         o.timeout_ms = 20000;
         return pgas::world::init_local(devices, o);
@@ -128,9 +130,11 @@ struct setup {
     }
     setup(int n_pes, bool use_fp8) : n(n_pes), gpus(gpus_for(n_pes)), w(make_world(n_pes, gpus)), fp8(use_fp8) {
         const int sharing = (n + gpus - 1) / gpus;
-        const int blocks = pgas::ep::resident_blocks(w.device_of(0), sharing, 256, knob("MOE_BENCH_PER_SM", 2));
+        const int per_sm = knob("MOE_BENCH_PER_SM", 2);
+        const int blocks = pgas::ep::resident_blocks(w.device_of(0), sharing, 256, per_sm);
+        const int tp_sms = knob("MOE_BENCH_TP_SMS", 24);
         ll = std::make_unique<pgas::ep::low_latency_buffer>(w, shape(true, blocks));
-        tp = std::make_unique<pgas::ep::throughput_buffer>(w, shape(false, blocks));
+        tp = std::make_unique<pgas::ep::throughput_buffer>(w, shape(false, tp_sms > 0 ? std::min(blocks, tp_sms * per_sm) : blocks));
         streams.resize(std::size_t(n));
         for (int i = 0; i < n; ++i) {
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
@@ -438,6 +442,7 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
         state.counters["combine_vs_copy"] = copy_us.second / c_us;
     }
     state.counters["blocks_per_pe"] = c.blocks;  // pgas::ep::resident_blocks: fewer when a kernel's registers leave no room
+    state.counters["sms_per_pe"] = double(c.blocks) / knob("MOE_BENCH_PER_SM", 2);
     state.SetLabel(std::string(mode) + (fp8 ? " fp8" : " bf16") + ", " + std::to_string(n) + " PEs on " +
                    std::to_string(s.gpus) + (s.gpus == 1 ? " GPU" : " GPUs"));
 
