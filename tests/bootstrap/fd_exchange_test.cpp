@@ -127,3 +127,28 @@ TEST_CASE("fd exchange: a PE that stalls in it is named within the bootstrap's t
         CHECK(endings[std::size_t(rank)].seconds < 2.5);
     }
 }
+
+TEST_CASE("fd exchange: PE threads stop at once when one of them fails in it, naming it") {
+    // The exchange asks the bootstrap about its peers while it waits (issue 28, item 6); between threads that is
+    // the shared abort flag, which a PE that throws raises.
+    auto shared = std::make_shared<pgas::detail::thread_bootstrap::shared>(3, std::chrono::milliseconds(5000));
+    auto endings = test::run_peers(3, [&](int rank) {
+        pgas::detail::thread_bootstrap b(shared, rank);
+        auto node = pgas::detail::discover_node(b);
+        pgas::detail::tcp::unique_fd mine(::memfd_create("fd-exchange-test", MFD_CLOEXEC));
+        if (rank != 2) {
+            (void)pgas::detail::allgather_fds(b, mine.get(), node);
+            return;
+        }
+        (void)b.allgather_value(std::array<unsigned char, 16>{});
+        b.barrier();
+        shared->fail(2);  // as world::run_threads does for a PE that throws
+    });
+    for (int rank : {0, 1}) {
+        CAPTURE(rank);
+        CHECK_MESSAGE(test::contains(endings[std::size_t(rank)].what, "fd exchange on PE " + std::to_string(rank) +
+                                                                          ": PE 2 failed"),
+                      endings[std::size_t(rank)].what);
+        CHECK(endings[std::size_t(rank)].seconds < 1.5);
+    }
+}

@@ -213,6 +213,10 @@ public:
     int size() const override { return state_->size; }
     std::atomic<int>* shared_abort_flag() override { return &state_->abort_flag; }
     std::chrono::milliseconds timeout() const override { return state_->timeout; }
+    void check_peers(const std::string& call, const std::vector<int>&) override {
+        if (const int failed = state_->abort_flag.load(); failed != 0)
+            throw_error(errc::peer_failed, rank_, call, "PE " + std::to_string(failed - 1) + " failed");
+    }
 
 protected:
     void exchange(const exchange_id& id, const void* mine, void* all, std::size_t bytes) override {
