@@ -138,15 +138,17 @@ inline int left_peer(const heartbeat_table& table) {
 inline void check_heartbeats(const heartbeat_table& table, const char* call, int pe, std::uint64_t now,
                              std::uint64_t waited_ns) {
     if (waited_ns < heartbeat_period_ns) return;
-    if (table.bound_ns != 0 && waited_ns > table.bound_ns)
+    std::uint64_t silent = 0;
+    const int q = stale_peer(table, now, &silent);
+    // A stopped peer first: a peer that named it before this wait did may have left since (its world destroyed
+    // after the error), and that is not the cause.
+    if (q < 0 && table.bound_ns != 0 && waited_ns > table.bound_ns)
         if (const int gone = left_peer(table); gone >= 0)
             throw_error(errc::peer_failed, pe, call,
                         "PE " + std::to_string(gone) + " has left: it destroyed its world while this wait, " +
                             std::to_string(waited_ns / 1000000) +
                             " ms old, had not completed (bound max(500 ms, PGAS_TIMEOUT_MS / 4)); a PE must not "
                             "finalize while others still wait for it");
-    std::uint64_t silent = 0;
-    const int q = stale_peer(table, now, &silent);
     if (q < 0) return;
     throw_error(errc::peer_failed, pe, call,
                 "PE " + std::to_string(q) + " stopped responding: no heartbeat for " + std::to_string(silent / 1000000) +
