@@ -136,6 +136,8 @@ inline constexpr env_var env_vars[] = {
     {"PGAS_COMPARE_DEADLINE_S", env_group::tools, "360", "seconds", "scripts/bench-compare", "no run goes on past this"},
     {"PGAS_COMPARE_ONLY", env_group::tools, "every benchmark", "comma list of benchmarks",
      "scripts/bench-compare, bench/compare/common.hpp", "benchmarks to run"},
+    {"PGAS_COMPARE_COLL_POLICY", env_group::tools, "auto", "auto, ll or direct", "bench/compare/pgas_compare.cu",
+     "force one collective algorithm at every size (tuning runs; records' impl pgas-ll or pgas-direct)"},
     {"PGAS_COMPARE_SKIP", env_group::tools, "", "benchmark@bytes,...", "bench/compare/common.hpp", "sizes to leave out"},
     {"PGAS_COMPARE_PROGRESS", env_group::tools, "", "a file", "bench/compare/common.hpp",
      "where a program notes the benchmark and size it is in"},

@@ -149,17 +149,42 @@ __global__ void barrier_loop(const __grid_constant__ ctx_t ctx, int rounds) {
 #if PGAS_COMPARE_COLL_ON_STREAM
 // pgas's on-stream collectives (pgas/host/coll_on_stream.cuh), on the world team.
 constexpr const char* coll_form = "on_stream";
-void launch_collective(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<float> dst,
-                       pgas::symmetric_ptr<float> src, std::size_t count, cudaStream_t s) {
+template <class Policy>
+void launch_with(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<float> dst, pgas::symmetric_ptr<float> src,
+                 std::size_t count, cudaStream_t s) {
     using compare::coll;
     const pgas::team world = ctx.world_team();
     switch (c) {
-        case coll::allreduce: pgas::allreduce_on_stream(ctx, world, dst, src, count, pgas::op::sum, s); break;
-        case coll::allgather: pgas::allgather_on_stream(ctx, world, dst, src, count, s); break;
-        case coll::reduce_scatter: pgas::reduce_scatter_on_stream(ctx, world, dst, src, count, pgas::op::sum, s); break;
-        case coll::broadcast: pgas::broadcast_on_stream(ctx, world, dst, src, count, 0, s); break;
-        case coll::alltoall: pgas::alltoall_on_stream(ctx, world, dst, src, count, s); break;
+        case coll::allreduce: pgas::allreduce_on_stream<Policy>(ctx, world, dst, src, count, pgas::op::sum, s); break;
+        case coll::allgather: pgas::allgather_on_stream<Policy>(ctx, world, dst, src, count, s); break;
+        case coll::reduce_scatter:
+            pgas::reduce_scatter_on_stream<Policy>(ctx, world, dst, src, count, pgas::op::sum, s);
+            break;
+        case coll::broadcast: pgas::broadcast_on_stream<Policy>(ctx, world, dst, src, count, 0, s); break;
+        case coll::alltoall: pgas::alltoall_on_stream<Policy>(ctx, world, dst, src, count, s); break;
     }
+}
+// PGAS_COMPARE_COLL_POLICY=ll or direct forces that algorithm at every size (the records' impl is then "pgas-ll"
+// or "pgas-direct"): tuning runs of coll/tuning.hpp's size rule with one process per GPU, as users launch, where
+// one process driving every GPU (bench_coll_tune) varied 7.5-39 us between runs of one size.
+const char* forced_policy() {
+    const char* v = std::getenv("PGAS_COMPARE_COLL_POLICY");
+    if (v == nullptr || *v == '\0' || std::string(v) == "auto") return nullptr;
+    if (std::string(v) == "ll" || std::string(v) == "direct") return v;
+    std::fprintf(stderr, "pgas_compare: PGAS_COMPARE_COLL_POLICY=%s: expected auto, ll or direct\n", v);
+    std::exit(2);
+}
+void launch_collective(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<float> dst,
+                       pgas::symmetric_ptr<float> src, std::size_t count, cudaStream_t s) {
+    static const char* forced = forced_policy();
+    if (forced == nullptr) return launch_with<pgas::coll::automatic>(c, ctx, dst, src, count, s);
+    if (forced[0] == 'l') return launch_with<pgas::coll::ll_policy>(c, ctx, dst, src, count, s);
+    launch_with<pgas::coll::direct_policy>(c, ctx, dst, src, count, s);
+}
+// The records' impl: "pgas", or "pgas-ll" / "pgas-direct" under a forced policy.
+std::string impl_name() {
+    static const std::string name = forced_policy() ? std::string("pgas-") + forced_policy() : "pgas";
+    return name;
 }
 #else
 // Without on-stream collectives, each PE runs the device-side collective in
@@ -203,6 +228,10 @@ allreduce_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst
 }
 #endif
 
+#if !(PGAS_COMPARE_COLLECTIVES && PGAS_COMPARE_COLL_ON_STREAM)
+std::string impl_name() { return "pgas"; }  // no algorithm to force without the on-stream collectives
+#endif
+
 // --- harness -------------------------------------------------------------------
 
 // One PE per process, as NVSHMEM's side runs (forked ranks, rank r on GPU r % GPUs): the same timing code
@@ -227,7 +256,7 @@ struct bench {
               double rate = 0) const {
         if (me != 0) return;
         compare::record r;
-        r.impl = "pgas";
+        r.impl = impl_name();
         r.benchmark = benchmark;
         r.ranks = rk.size();
         r.bytes = bytes;
