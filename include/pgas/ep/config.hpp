@@ -116,6 +116,7 @@ struct throughput_layout {
     symmetric_ptr<int> my_count;              // [n] this PE's tokens per destination (the row it sends)
     symmetric_ptr<int> block_count;           // [blocks][n] this PE's tokens per destination, per block
     symmetric_ptr<int> block_next;            // [blocks][n] the block's first row on each destination
+    symmetric_ptr<int> block_experts;         // [blocks][L] the block's share of expert_count
     symmetric_ptr<int> send_row;              // [max_tokens][n] the row token t landed in on PE d, -1: not sent there
     symmetric_ptr<std::uint64_t> notify_sig;  // [n] epoch: counts of source s arrived
     symmetric_ptr<std::uint64_t> data_sig;    // [n] epoch: every row of source s arrived

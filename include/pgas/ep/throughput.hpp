@@ -173,19 +173,27 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     const int rows = ctx.local(b.source_begin)[n];
     int* choice_of = ctx.local(b.recv_topk_idx);
     float* weight_of = ctx.local(b.recv_topk_w);
+    // Counted in the block first, then one device-wide add per (block, expert): not one per received choice.
+    int* experts = ctx.local(b.block_experts) + std::size_t(grid::block()) * nl;
+    for (int le = int(grid::thread()); le < nl; le += int(grid::threads())) experts[le] = 0;
+    pgas::block::sync();
     for (int r = int(grid::global_thread()); r < rows; r += int(grid::global_threads()))
         for (int choice = 0; choice < k; ++choice) {
             const std::size_t at = std::size_t(r) * k + choice;
             const int e = choice_of[at];
             if (e / nl == me) {
                 choice_of[at] = e - me * nl;
-                cuda::atomic_ref<int, cuda::thread_scope_device>(ctx.local(b.expert_count)[e - me * nl])
-                    .fetch_add(1, cuda::memory_order_relaxed);
+                cuda::atomic_ref<int, cuda::thread_scope_block>(experts[e - me * nl]).fetch_add(1, cuda::memory_order_relaxed);
             } else {
                 choice_of[at] = -1;
                 weight_of[at] = 0.0f;
             }
         }
+    pgas::block::sync();
+    for (int le = int(grid::thread()); le < nl; le += int(grid::threads()))
+        if (experts[le] != 0)
+            cuda::atomic_ref<int, cuda::thread_scope_device>(ctx.local(b.expert_count)[le])
+                .fetch_add(experts[le], cuda::memory_order_relaxed);
 }
 
 /// Throughput combine (DeepEP's normal combine): each home token's partial sums (`expert_y`, one row on each PE

@@ -97,6 +97,7 @@ inline void make_layout(allocations& a, throughput_layout& b) {
     b.my_count = a.take<int>(n);
     b.block_count = a.take<int>(blocks * n);
     b.block_next = a.take<int>(blocks * n);
+    b.block_experts = a.take<int>(blocks * l);
     b.send_row = a.take<int>(std::size_t(c.max_tokens) * n);
     b.notify_sig = a.take<std::uint64_t>(n);
     b.data_sig = a.take<std::uint64_t>(n);
