@@ -71,13 +71,7 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const low_latency_la
             // Expert e's channel, as DeepEP picks expert e's queue pair.
             const auto to_e = ctx.on_channel(e % ctx.n_channels());
             const std::size_t cell = (std::size_t(le) * n + me) * slots + slot;
-            if (c.fp8) {
-                pgas::put_nbi<pgas::warp>(to_e, b.recv_x8 + cell * h, ctx.local(b.io.x8) + t * h, h, pe);
-                pgas::put_nbi<pgas::warp>(to_e, b.recv_scale + cell * groups, ctx.local(b.io.x_scale) + t * groups,
-                                          groups, pe);
-            } else {
-                pgas::put_nbi<pgas::warp>(to_e, b.recv_x + cell * h, ctx.local(b.io.x) + t * h, h, pe);
-            }
+            detail::put_token(to_e, b, cell, t, pe);
             if (grid::lane() == 0) pgas::p(to_e, b.recv_src + cell, std::uint64_t(t) * k + choice, pe);
         }
     }

@@ -148,13 +148,7 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
         if constexpr (PGAS_EP_CHECKS) {
             if (row >= capacity) detail::bad_row(call, me, t, d, row, capacity);
         }
-        if (c.fp8) {
-            pgas::put_nbi<pgas::warp>(chan, b.recv_x8 + row * h, ctx.local(b.io.x8) + t * h, h, d);
-            pgas::put_nbi<pgas::warp>(chan, b.recv_scale + row * groups, ctx.local(b.io.x_scale) + t * groups,
-                                      groups, d);
-        } else {
-            pgas::put_nbi<pgas::warp>(chan, b.recv_x + row * h, ctx.local(b.io.x) + t * h, h, d);
-        }
+        detail::put_token(chan, b, std::size_t(row), t, d);
         pgas::put_nbi<pgas::warp>(chan, b.recv_topk_idx + row * k, idx + std::size_t(t) * k, std::size_t(k), d);
         pgas::put_nbi<pgas::warp>(chan, b.recv_topk_w + row * k, weight + std::size_t(t) * k, std::size_t(k), d);
         if (grid::lane() == 0) pgas::p(chan, b.recv_src + row, std::uint64_t(me) << 32 | std::uint64_t(t), d);

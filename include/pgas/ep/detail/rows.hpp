@@ -3,6 +3,7 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/device/rma.hpp>
 #include <pgas/ep/config.hpp>
 #include <pgas/ep/detail/sync.hpp>
 #include <pgas/ep/fp8.hpp>
@@ -76,6 +77,20 @@ PGAS_HD inline void cast_token(const bf16* x, fp8* q, float* scale, int hidden) 
             store4(out + i, packed);
         }
         if (lane == 0) scale[g] = s;
+    }
+}
+
+// Puts this PE's token t (bf16, or its fp8 cast and scales) into row `row` of PE pe's receive buffers (recv_x, or
+// recv_x8 and recv_scale) through `chan`, a channel of this PE's context. Called by a whole warp.
+template <class Tr, class Layout>
+PGAS_HD void put_token(const pgas::device::context<Tr>& chan, const Layout& b, std::size_t row, int t, int pe) {
+    const std::size_t h = std::size_t(b.cfg.hidden), groups = h / fp8_group, from = std::size_t(t);
+    if (b.cfg.fp8) {
+        pgas::put_nbi<pgas::warp>(chan, b.recv_x8 + row * h, chan.local(b.io.x8) + from * h, h, pe);
+        pgas::put_nbi<pgas::warp>(chan, b.recv_scale + row * groups, chan.local(b.io.x_scale) + from * groups, groups,
+                                  pe);
+    } else {
+        pgas::put_nbi<pgas::warp>(chan, b.recv_x + row * h, chan.local(b.io.x) + from * h, h, pe);
     }
 }
 
