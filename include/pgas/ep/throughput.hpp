@@ -158,12 +158,7 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     //    then takes its share of the received rows, makes their choices local expert indices, -1 and weight 0
     //    where the expert is on another PE, and counts the rows per local expert: num_recv_tokens_per_expert).
     detail::grid_barrier(ctx, b.grid_bar + 1, epoch);
-    if (grid::block() == 0)
-        for (int pe = int(grid::thread()); pe < n; pe += int(grid::threads()))
-            pgas::signal(ctx, b.data_sig + me, epoch, pgas::signal_op::set, pe);
-    for (int s = int(grid::thread()); s < n; s += int(grid::threads()))
-        pgas::signal_wait_until(ctx, b.data_sig + s, pgas::cmp::ge, epoch);
-    pgas::block::sync();
+    detail::tell_all_and_wait(ctx, b.data_sig, epoch);
     const int rows = ctx.local(b.source_begin)[n];
     int* choice_of = ctx.local(b.recv_topk_idx);
     float* weight_of = ctx.local(b.recv_topk_w);
@@ -200,18 +195,13 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
                   "transport (NVLink or the host transport); over a NIC use low-latency mode");
     constexpr const char* call = "ep::combine (throughput)";
     const config& c = b.cfg;
-    const int me = ctx.my_pe(), n = ctx.n_pes();
+    const int me = ctx.my_pe();
     if constexpr (PGAS_EP_CHECKS) detail::check_batch(call, me, c, a);
     const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
 
     // 1. This PE's partial sums are complete (the kernel that wrote them ran before this one on the PE's stream):
     //    say so to every PE, and wait until every PE has.
-    if (grid::block() == 0)
-        for (int pe = int(grid::thread()); pe < n; pe += int(grid::threads()))
-            pgas::signal(ctx, b.comb_sig + me, epoch, pgas::signal_op::set, pe);
-    for (int s = int(grid::thread()); s < n; s += int(grid::threads()))
-        pgas::signal_wait_until(ctx, b.comb_sig + s, pgas::cmp::ge, epoch);
-    pgas::block::sync();
+    detail::tell_all_and_wait(ctx, b.comb_sig, epoch);
 
     // 2. This block's home tokens. No PE overwrites its partial sums before every PE's next dispatch has begun
     //    (its notify waits for all), so nothing more is needed after the reads.

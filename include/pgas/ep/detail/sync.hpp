@@ -61,6 +61,20 @@ PGAS_HD void grid_barrier(const pgas::device::context<Tr>& ctx, pgas::symmetric_
     pgas::block::sync();
 }
 
+// Every PE's word `flags + s` is set to `epoch` by PE s: block 0 of this PE sets its own word on every PE, and every
+// block waits until all n words here have reached `epoch` (an all-to-all "done" of one call).
+template <class Tr>
+PGAS_HD void tell_all_and_wait(const pgas::device::context<Tr>& ctx, pgas::symmetric_ptr<std::uint64_t> flags,
+                               std::uint64_t epoch) {
+    const int n = ctx.n_pes();
+    if (grid::block() == 0)
+        for (int pe = int(grid::thread()); pe < n; pe += int(grid::threads()))
+            pgas::signal(ctx, flags + ctx.my_pe(), epoch, pgas::signal_op::set, pe);
+    for (int s = int(grid::thread()); s < n; s += int(grid::threads()))
+        pgas::signal_wait_until(ctx, flags + s, pgas::cmp::ge, epoch);
+    pgas::block::sync();
+}
+
 template <class Tr>
 PGAS_HD std::uint64_t next_epoch(const pgas::device::context<Tr>& ctx, pgas::symmetric_ptr<std::uint64_t> epoch) {
     return load_relaxed(ctx.local(epoch) + grid::block()) + 1;

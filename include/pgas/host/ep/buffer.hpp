@@ -60,14 +60,22 @@ inline io_layout make_io(allocations& a, const config& c, bool comb_recv) {
     return io;
 }
 
+// The received rows of either layout: bf16, or fp8 with one scale per 128 values (the other left at one element).
+template <class Layout>
+void take_received(allocations& a, Layout& b, std::size_t rows) {
+    const config& c = b.cfg;
+    const std::size_t h = std::size_t(c.hidden);
+    b.recv_x = a.take<bf16>(c.fp8 ? 0 : rows * h);
+    b.recv_x8 = a.take<fp8>(c.fp8 ? rows * h : 0);
+    b.recv_scale = a.take<float>(c.fp8 ? rows * h / fp8_group : 0);
+}
+
 inline void make_layout(allocations& a, low_latency_layout& b) {
     const config& c = b.cfg;
     const std::size_t n = std::size_t(b.n_pes), l = std::size_t(local_experts(c, b.n_pes));
     const std::size_t cells = l * n * std::size_t(c.max_tokens), h = std::size_t(c.hidden);
     b.io = make_io(a, c, true);
-    b.recv_x = a.take<bf16>(c.fp8 ? 0 : cells * h);
-    b.recv_x8 = a.take<fp8>(c.fp8 ? cells * h : 0);
-    b.recv_scale = a.take<float>(c.fp8 ? cells * h / fp8_group : 0);
+    take_received(a, b, cells);
     b.recv_src = a.take<std::uint64_t>(cells);
     b.recv_count = a.take<int>(l * n);
     b.expert_y = a.take<bf16>(cells * h);
@@ -84,9 +92,7 @@ inline void make_layout(allocations& a, throughput_layout& b) {
     const std::size_t rows = std::size_t(throughput_recv_rows(c, b.n_pes)), h = std::size_t(c.hidden);
     const std::size_t k = std::size_t(c.top_k), blocks = std::size_t(c.blocks);
     b.io = make_io(a, c, false);
-    b.recv_x = a.take<bf16>(c.fp8 ? 0 : rows * h);
-    b.recv_x8 = a.take<fp8>(c.fp8 ? rows * h : 0);
-    b.recv_scale = a.take<float>(c.fp8 ? rows * h / fp8_group : 0);
+    take_received(a, b, rows);
     b.recv_src = a.take<std::uint64_t>(rows);
     b.recv_topk_idx = a.take<int>(rows * k);
     b.recv_topk_w = a.take<float>(rows * k);
