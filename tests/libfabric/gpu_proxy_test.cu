@@ -101,6 +101,18 @@ struct device_buffer {
 // (PE i on GPU i % count), or under pgasrun -n 2 one process each.
 // GPU heaps: two processes under pgasrun (world::init_gpu), each PE's heap
 // on GPU local rank % count, registered with FI_HMEM by the domain.
+// Under pgasrun, the one world of this process (a host or a GPU heap), created by the first case and kept for
+// the others; main finalizes it after the last case, since pgasrun reports a rank that exits without finalizing
+// its world as failed (what its peers sent it would be lost). Each case frees what it allocated.
+struct process_world_slot {
+    pgas::world* world = nullptr;
+    heap_kind heap = heap_kind::host;
+};
+inline process_world_slot& process_world() {
+    static process_world_slot slot;
+    return slot;
+}
+
 template <class Body>
 void run_gpu(const std::string& provider, const std::string& delivery, Body body, std::uint32_t ring = 1024,
              heap_kind heap = heap_kind::host) {
@@ -129,18 +141,16 @@ void run_gpu(const std::string& provider, const std::string& delivery, Body body
         body(w, fabric, stream);
         CUDA_OK(cudaStreamDestroy(stream));
     };
-    if (heap == heap_kind::gpu) {
+    if (heap == heap_kind::gpu || under_pgasrun()) {
         REQUIRE_MESSAGE(under_pgasrun(), "GPU heaps run as two processes: pgasrun -n 2");
-        // One world per process, never destroyed (as below); a GPU heap per process.
-        static pgas::world* w = new pgas::world(pgas::world::init_gpu(wo));
-        REQUIRE(w->n_pes() == 2);
-        per_pe(*w);
-    } else if (under_pgasrun()) {
-        // One world for the whole process (never destroyed: the peer process
-        // may already be gone at exit); each test frees what it allocated.
-        static pgas::world* w = new pgas::world(pgas::world::init(wo));
-        REQUIRE(w->n_pes() == 2);
-        per_pe(*w);
+        auto& mine = process_world();
+        if (!mine.world) {
+            mine.heap = heap;
+            mine.world = new pgas::world(heap == heap_kind::gpu ? pgas::world::init_gpu(wo) : pgas::world::init(wo));
+        }
+        REQUIRE_MESSAGE(mine.heap == heap, "one run of this program takes host-heap or GPU-heap cases, not both");
+        REQUIRE(mine.world->n_pes() == 2);
+        per_pe(*mine.world);
     } else {
         pgas::world::run_threads(2, per_pe, wo);
     }
@@ -775,6 +785,9 @@ TEST_CASE("libfabric windows: GPU memory on an endpoint without FI_HMEM is refus
 int main(int argc, char** argv) {
     doctest::Context context(argc, argv);
     const int rc = context.run();
+    // Both processes ran the same cases, so both finalize here together (a failed case exits unfinalized,
+    // which pgasrun reports beside the case's own failure).
+    if (rc == 0) delete gpu_proxy_test::process_world().world;
     if (context.shouldExit() || rc != 0) return rc;
     if (!skip_reason().empty()) {
         std::printf("SKIPPED: %s\n", skip_reason().c_str());
