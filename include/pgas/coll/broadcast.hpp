@@ -34,7 +34,10 @@ PGAS_HD void broadcast_part(const device::context<Tr>& ctx, team t, symmetric_pt
 ///
 /// Small blocks: the root writes LL packets into every member's scratch, and
 /// members return as soon as they have the data. Large blocks: after a team
-/// sync every member pulls from the root, then a second sync frees the root's src.
+/// sync each non-root member pulls its 1/(n - 1) of the block from the root,
+/// a second sync, then each pulls the other sub-slices from their owners' dst;
+/// a last sync frees the root's src and every dst (the root's links carry the
+/// block once, not n - 1 times).
 ///
 /// - **Called by** every thread of `G` on every member PE of `t`, with the same `count` and `root` on every member
 ///   (`Policy`, default coll::automatic, the same too); one collective at a time per team and PE.
