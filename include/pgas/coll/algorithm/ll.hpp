@@ -13,25 +13,41 @@
 PGAS_NAMESPACE_BEGIN
 namespace detail {
 
+// Members [first, first + ll_batch) of the team but the caller, in team
+// order, and the number of their messages for chunk `chunk`: one batch for
+// ll_receive_units. Returns how many.
+template <class Tr>
+PGAS_HD int ll_batch_of(const coll_call<Tr>& c, const ll_pairs& pairs, int first, std::uint64_t chunk, int* members,
+                        std::uint64_t* messages) {
+    int count = 0;
+    for (int q = first; q < c.n && q < first + ll_batch; ++q) {
+        if (q == c.me) continue;
+        members[count] = q;
+        messages[count] = pairs.received(c, q) + 1 + chunk;
+        ++count;
+    }
+    return count;
+}
+
 // LL reduction of `len` bytes: every member's unit u, in team order, from
-// the caller's own block (own) or from member q's packet of message
-// base[q] + chunk, combined and stored at d.
+// the caller's own block (own) or from member q's packet of chunk `chunk`,
+// combined and stored at d. The members' units are received ll_batch at a
+// time, their loads overlapping.
 template <group G, class T, class Op, class Tr>
-PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, unsigned char* d, const unsigned char* own, std::size_t len,
-                             std::uint64_t chunk, Op op) {
+PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, const ll_pairs& pairs, unsigned char* d,
+                             const unsigned char* own, std::size_t len, std::uint64_t chunk, Op op) {
     const std::size_t units = (len + 7) / 8;
-    // Each member's message number, loaded once per chunk (a global load per
-    // unit and member sat in front of every poll); the array lives in local
-    // memory, which L1 serves.
-    std::uint64_t message[coll_scratch::max_ll_pes];
-    if (G::rank() < units)
-        for (int q = 0; q < c.n; ++q) message[q] = q == c.me ? 0 : ll_received(c, q) + 1 + chunk;
     for (std::size_t u = G::rank(); u < units; u += G::size()) {
         std::uint64_t acc = 0;
-        for (int q = 0; q < c.n; ++q) {
-            const std::uint64_t v =
-                q == c.me ? load_unit(own + 8 * u, len - 8 * u) : ll_receive_unit(c, q, message[q], u);
-            acc = q == 0 ? v : reduce_units<T>(acc, v, op);
+        for (int first = 0; first < c.n; first += ll_batch) {
+            int members[ll_batch];
+            std::uint64_t messages[ll_batch], units_in[ll_batch];
+            ll_receive_units(c, members, messages, ll_batch_of(c, pairs, first, chunk, members, messages), u,
+                             units_in);
+            for (int q = first, next = 0; q < c.n && q < first + ll_batch; ++q) {
+                const std::uint64_t v = q == c.me ? load_unit(own + 8 * u, len - 8 * u) : units_in[next++];
+                acc = q == 0 ? v : reduce_units<T>(acc, v, op);
+            }
         }
         store_unit(d + 8 * u, acc, len - 8 * u);
     }
@@ -51,6 +67,7 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
     if (bytes == 0) return;  // a part beyond the elements: its channel carries nothing on any member
     auto* d = reinterpret_cast<unsigned char*>(c.ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(c.ctx.local(src));
+    const ll_pairs pairs(c);
     const std::size_t payload = coll_scratch::payload_bytes(c.t.slot(), c.n);
     const std::uint64_t chunks = (bytes + payload - 1) / payload;
     auto len = [&](std::uint64_t k) { return min_size(payload, bytes - k * payload); };
@@ -60,29 +77,40 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
         for (int j = 1; j < c.n; ++j) {  // start at the right neighbour: spreads the first writes
             const int to = (c.me + j) % c.n;
             if (!from_me(to)) continue;
-            ll_send<G>(c, to, ll_sent(c, to) + 1 + k, s + p.send_offset(to) * sizeof(T) + off + k * payload, len(k));
+            ll_send<G>(c, to, pairs.sent(c, to) + 1 + k, s + p.send_offset(to) * sizeof(T) + off + k * payload,
+                       len(k));
         }
     };
     auto consume = [&](std::uint64_t k) {
         if (!p.receives(c.me)) return;
         const std::size_t at = off + k * payload;
         if constexpr (reduces_with<Op>) {
-            ll_reduce_chunk<G, T>(c, d + at, s + p.send_offset(c.me) * sizeof(T) + at, len(k), k, op);
+            ll_reduce_chunk<G, T>(c, pairs, d + at, s + p.send_offset(c.me) * sizeof(T) + at, len(k), k, op);
         } else {
-            for (int j = 1; j < c.n; ++j) {
-                const int from = (c.me + c.n - j) % c.n;  // the left neighbour's packets came first
-                if (!to_me(from)) continue;
-                unsigned char* block = d + p.recv_offset(from) * sizeof(T) + at;
-                const std::uint64_t message = ll_received(c, from) + 1 + k;  // one load, not one per unit
-                for (std::size_t u = G::rank(); u < (len(k) + 7) / 8; u += G::size())
-                    store_unit(block + 8 * u, ll_receive_unit(c, from, message, u), len(k) - 8 * u);
+            // Senders in batches, the left neighbour first (its packets came first).
+            for (int j0 = 1; j0 < c.n; j0 += ll_batch) {
+                int members[ll_batch];
+                std::uint64_t messages[ll_batch], units_in[ll_batch];
+                int count = 0;
+                for (int j = j0; j < c.n && j < j0 + ll_batch; ++j) {
+                    const int from = (c.me + c.n - j) % c.n;
+                    if (!to_me(from)) continue;
+                    members[count] = from;
+                    messages[count] = pairs.received(c, from) + 1 + k;
+                    ++count;
+                }
+                for (std::size_t u = G::rank(); u < (len(k) + 7) / 8; u += G::size()) {
+                    ll_receive_units(c, members, messages, count, u, units_in);
+                    for (int i = 0; i < count; ++i)
+                        store_unit(d + p.recv_offset(members[i]) * sizeof(T) + at + 8 * u, units_in[i], len(k) - 8 * u);
+                }
             }
         }
     };
-    ll_exchange<G>(c, chunks, send, consume, to_me);
+    ll_exchange<G>(c, pairs, chunks, send, consume, from_me, to_me);
     if (!reduces_with<Op> && p.keeps_own(c.me))
         local_copy<G>(d + p.recv_offset(c.me) * sizeof(T) + off, s + p.send_offset(c.me) * sizeof(T) + off, bytes);
-    ll_commit<G>(c, chunks, from_me, chunks, to_me);
+    ll_commit<G>(c, pairs, chunks, from_me, chunks, to_me);
 }
 
 }  // namespace detail

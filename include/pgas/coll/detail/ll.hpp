@@ -55,106 +55,171 @@ PGAS_HD std::uint64_t ll_received(const coll_call<Tr>& c, int from) {
     return *c.counter(coll_scratch::counter::recv, from);
 }
 
-// Sends message number `message` (bytes at data) to member `to`. Every
-// thread of G calls it; each writes its share of the units. Waits first for
-// the credit of the cell (the ack of message - ll_depth).
-//
-// Each thread loads its first unit before the credit check, so that load
-// overlaps the credit's; one thread polls the credit, relaxed (the cell's old
-// reads returned before the peer acked, see ll_ack), and the group syncs
-// behind it: 512 threads each polling with a system-scope acquire made an
-// 8-byte allreduce ~1 us slower on 2xH200.
+// The pair counters of one call (messages sent to and received from each
+// member on the call's channel), read once when the call starts and written
+// back once when it ends. Every thread of the group holds them: read where
+// they were needed, one member after the other, each read was a trip to L2
+// in a dependent chain, about 1 us per member and call on 4xH100 (the 8-byte
+// allreduce in a kernel: 2.6 us on 2 GPUs, 4.7 on 4). The first
+// ll_cached_pes members are read together at the start; a larger team reads
+// the others where they are needed.
+struct ll_pairs {
+    static constexpr int ll_cached_pes = 8;
+    std::uint64_t sent_before[ll_cached_pes];
+    std::uint64_t received_before[ll_cached_pes];
+
+    template <class Tr>
+    PGAS_HD explicit ll_pairs(const coll_call<Tr>& c) {
+        const int cached = c.n < ll_cached_pes ? c.n : ll_cached_pes;
+        for (int i = 0; i < cached; ++i) {
+            sent_before[i] = ll_sent(c, i);
+            received_before[i] = ll_received(c, i);
+        }
+    }
+    template <class Tr>
+    PGAS_HD std::uint64_t sent(const coll_call<Tr>& c, int to) const {
+        return to < ll_cached_pes ? sent_before[to] : ll_sent(c, to);
+    }
+    template <class Tr>
+    PGAS_HD std::uint64_t received(const coll_call<Tr>& c, int from) const {
+        return from < ll_cached_pes ? received_before[from] : ll_received(c, from);
+    }
+};
+
+// Runs f(i) for every member i other than the caller that `which` selects,
+// one member per thread of G (the group's threads take the members in turn):
+// the per-member bookkeeping of a call runs side by side, not member after
+// member.
+template <group G, class Tr, class Which, class F>
+PGAS_HD void for_each_member(const coll_call<Tr>& c, Which which, F f) {
+    for (int i = int(G::rank()); i < c.n; i += int(G::size()))
+        if (i != c.me && which(i)) f(i);
+}
+
+// Waits until the cells of chunk `chunk` to every member in `to` are free:
+// the receiver acked the message that used each cell last (message -
+// ll_depth). One thread per member, the group synced behind them. The ack is
+// a peer's write, so reading it is a trip to L2; the last value seen (often
+// a message ahead of what this send needs) is kept in the credit word.
+// Relaxed polls: the cell's old reads returned before the peer acked (see
+// ll_ack_all); a system-scope acquire per poll cost an 8-byte allreduce ~1 us
+// on 2xH200.
+template <group G, class Tr, class To>
+PGAS_HD void ll_wait_credits(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, To to) {
+    for_each_member<G>(c, to, [&](int i) {
+        const std::uint64_t message = pairs.sent(c, i) + 1 + chunk;
+        if (message <= coll_scratch::ll_depth) return;
+        const std::uint64_t needed = message - coll_scratch::ll_depth;
+        std::uint64_t* credit = c.counter(coll_scratch::counter::credit, i);
+        if (*credit < needed)
+            *credit = wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::counter::ack, i), cmp::ge,
+                                                   needed);
+    });
+    G::sync();
+}
+
+// Sends message number `message` (bytes at data) to member `to`: every
+// thread of G writes its share of the units. The cell's credit must have
+// been taken (ll_wait_credits).
 template <group G, class Tr>
 PGAS_HD void ll_send(const coll_call<Tr>& c, int to, std::uint64_t message, const unsigned char* data,
                      std::size_t bytes) {
     const std::size_t units = (bytes + 7) / 8;
-    const std::size_t first = G::rank();
-    const std::uint64_t first_value = first < units ? load_unit(data + 8 * first, bytes - 8 * first) : 0;
-    if (message > coll_scratch::ll_depth) {
-        // The ack is a peer's write, so reading it is a trip to L2; the last
-        // value seen (often a message ahead of what this send needs) is local.
-        // Only rank 0 reads and writes the credit: the group's decision to
-        // sync must not depend on which threads saw the update.
-        if (G::rank() == 0) {
-            const std::uint64_t needed = message - coll_scratch::ll_depth;
-            std::uint64_t* credit = c.counter(coll_scratch::counter::credit, to);
-            if (*credit < needed)
-                *credit = wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::counter::ack, to),
-                                                       cmp::ge, needed);
-        }
-        G::sync();
-    }
     auto* cell = c.ctx.peer(
         coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.channel, c.me, message)),
         c.world_pe(to));
-    for (std::size_t u = first; u < units; u += G::size()) {
-        const std::uint64_t v = u == first ? first_value : load_unit(data + 8 * u, bytes - 8 * u);
+    for (std::size_t u = G::rank(); u < units; u += G::size()) {
+        const std::uint64_t v = load_unit(data + 8 * u, bytes - 8 * u);
         ll_store_unit(cell + 2 * u, ll_word(std::uint32_t(v), message), ll_word(std::uint32_t(v >> 32), message));
     }
+}
+
+// The LL words of unit u of message `message` from member `from`, in the caller's scratch.
+template <class Tr>
+PGAS_HD const std::uint64_t* ll_unit_address(const coll_call<Tr>& c, int from, std::uint64_t message, std::size_t u) {
+    return c.ctx.local(coll_scratch::at<std::uint64_t>(
+               coll_scratch::cell_offset(c.t.slot(), c.n, c.channel, from, message))) +
+           2 * u;
 }
 
 // Unit u of message `message` from member `from`, once it has arrived.
 template <class Tr>
 PGAS_HD std::uint64_t ll_receive_unit(const coll_call<Tr>& c, int from, std::uint64_t message, std::size_t u) {
-    const auto* cell = c.ctx.local(
-        coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.channel, from, message)));
-    return ll_wait_unit(c, cell + 2 * u, message);
+    return ll_wait_unit(c, ll_unit_address(c, from, message, u), message);
 }
 
-// Gives the cell of message `message` from `from` back to its sender. Called
-// by one thread after G synced behind every read of that message.
+// Unit u of up to ll_batch messages at once: out[j] is unit u of message
+// messages[j] from member members[j] (j < count). Every unit is looked at
+// once before any is checked, so the loads overlap (one member at a time
+// paid a load latency per member); a unit not there yet is then polled alone.
+inline constexpr int ll_batch = 4;
+template <class Tr>
+PGAS_HD void ll_receive_units(const coll_call<Tr>& c, const int* members, const std::uint64_t* messages, int count,
+                              std::size_t u, std::uint64_t* out) {
+    std::uint64_t lo[ll_batch], hi[ll_batch];
+    for (int j = 0; j < ll_batch; ++j)
+        if (j < count) ll_load_unit(ll_unit_address(c, members[j], messages[j], u), lo[j], hi[j]);
+    for (int j = 0; j < ll_batch; ++j) {
+        if (j >= count) continue;
+        const std::uint32_t flag = std::uint32_t(messages[j]);
+        out[j] = std::uint32_t(lo[j] >> 32) == flag && std::uint32_t(hi[j] >> 32) == flag
+                     ? (hi[j] << 32) | std::uint32_t(lo[j])
+                     : ll_receive_unit(c, members[j], messages[j], u);
+    }
+}
+
+// Gives the cells of chunk `chunk` back to every member in `from`, after G
+// synced behind every read of them: one thread per member stores the ack.
 //
 // A relaxed store, not a release: the ack only has to follow the reads of the
 // cell, and every one of those reads has returned before the group sync
 // (ll_wait_unit spins on the value it loaded), so the sender's next write to
 // the cell cannot reach a read of this message. A system-scope release would
 // add a fence of about 1 us to every LL call on 2xH200 (see sync.hpp).
-template <group G, class Tr>
-PGAS_HD void ll_ack(const coll_call<Tr>& c, int from, std::uint64_t message) {
-    auto* ack = c.ctx.peer(coll_scratch::at<std::uint64_t>(
-                               coll_scratch::counter_offset(c.t.slot(), coll_scratch::counter::ack, c.channel, c.me)),
-                           c.world_pe(from));
-    store_relaxed(ack, message);
-}
-
-// Ends a phase: after every thread of G is done, rank 0 advances the pair
-// counters by `sent` messages to each member in `to` and `received` from each
-// in `from` (predicates over team indices).
-template <group G, class Tr, class To, class From>
-PGAS_HD void ll_commit(const coll_call<Tr>& c, std::uint64_t sent, To to, std::uint64_t received, From from) {
-    G::sync();
-    if (G::rank() == 0) {
-        for (int i = 0; i < c.n; ++i) {
-            if (i == c.me) continue;
-            if (to(i)) *c.counter(coll_scratch::counter::sent, i) += sent;
-            if (from(i)) *c.counter(coll_scratch::counter::recv, i) += received;
-        }
-    }
-    G::sync();
-}
-
-// Acks message `message` of every member in `from` (one thread), after G synced.
 template <group G, class Tr, class From>
-PGAS_HD void ll_ack_all(const coll_call<Tr>& c, std::uint64_t chunk, From from) {
+PGAS_HD void ll_ack_all(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, From from) {
     G::sync();
-    if (G::rank() == 0)
-        for (int i = 0; i < c.n; ++i)
-            if (i != c.me && from(i)) ll_ack<G>(c, i, ll_received(c, i) + 1 + chunk);
+    for_each_member<G>(c, from, [&](int i) {
+        auto* ack = c.ctx.peer(coll_scratch::at<std::uint64_t>(coll_scratch::counter_offset(
+                                   c.t.slot(), coll_scratch::counter::ack, c.channel, c.me)),
+                               c.world_pe(i));
+        store_relaxed(ack, pairs.received(c, i) + 1 + chunk);
+    });
+}
+
+// Ends a call: after every thread of G is done, the pair counters advance by
+// `sent` messages to each member in `to` and `received` from each in `from`
+// (predicates over team indices), one thread per member.
+template <group G, class Tr, class To, class From>
+PGAS_HD void ll_commit(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t sent, To to,
+                       std::uint64_t received, From from) {
+    G::sync();
+    for_each_member<G>(c, [](int) { return true; }, [&](int i) {
+        if (to(i)) *c.counter(coll_scratch::counter::sent, i) = pairs.sent(c, i) + sent;
+        if (from(i)) *c.counter(coll_scratch::counter::recv, i) = pairs.received(c, i) + received;
+    });
+    G::sync();
 }
 
 // The exchange loop of the LL algorithm: chunk k+1 goes out before chunk k
 // is consumed, so each chunk's one-way latency overlaps the previous chunk's
 // work (ll_depth = 2 cells per pair allow exactly one chunk ahead). send(k)
-// sends chunk k to every peer it sends to, consume(k) reads chunk k of every
-// member in `from`; the acks to those follow each consume.
-template <group G, class Tr, class Send, class Consume, class From>
-PGAS_HD void ll_exchange(const coll_call<Tr>& c, std::uint64_t chunks, Send send, Consume consume, From from) {
+// sends chunk k to every member in `to` (their credits taken here first),
+// consume(k) reads chunk k of every member in `from`; the acks to those
+// follow each consume.
+template <group G, class Tr, class Send, class Consume, class To, class From>
+PGAS_HD void ll_exchange(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunks, Send send,
+                         Consume consume, To to, From from) {
     static_assert(coll_scratch::ll_depth >= 2, "ll_exchange sends one chunk ahead");
+    ll_wait_credits<G>(c, pairs, 0, to);
     send(std::uint64_t{0});
     for (std::uint64_t k = 0; k < chunks; ++k) {
-        if (k + 1 < chunks) send(k + 1);
+        if (k + 1 < chunks) {
+            ll_wait_credits<G>(c, pairs, k + 1, to);
+            send(k + 1);
+        }
         consume(k);
-        ll_ack_all<G>(c, k, from);
+        ll_ack_all<G>(c, pairs, k, from);
     }
 }
 
@@ -162,17 +227,19 @@ PGAS_HD void ll_exchange(const coll_call<Tr>& c, std::uint64_t chunks, Send send
 // what it receives; the first difference is reported on every PE that sees it.
 template <group G, class Tr>
 PGAS_HD void ll_check_signature(const coll_call<Tr>& c, std::uint64_t mine) {
+    const ll_pairs pairs(c);
+    auto everyone = [](int) { return true; };
+    ll_wait_credits<G>(c, pairs, 0, everyone);
     for (int i = 0; i < c.n; ++i)
-        if (i != c.me) ll_send<G>(c, i, ll_sent(c, i) + 1, reinterpret_cast<const unsigned char*>(&mine), 8);
-    if (G::rank() == 0)
+        if (i != c.me) ll_send<G>(c, i, pairs.sent(c, i) + 1, reinterpret_cast<const unsigned char*>(&mine), 8);
+    if (G::rank() == 0)  // one thread, in team order: the first difference is the one reported
         for (int i = 0; i < c.n; ++i)
             if (i != c.me) {
-                const std::uint64_t theirs = ll_receive_unit(c, i, ll_received(c, i) + 1, 0);
+                const std::uint64_t theirs = ll_receive_unit(c, i, pairs.received(c, i) + 1, 0);
                 if (theirs != mine) report_mismatch(c.name, c.ctx.my_pe(), mine, theirs, i);
             }
-    auto everyone = [](int) { return true; };
-    ll_ack_all<G>(c, 0, everyone);
-    ll_commit<G>(c, 1, everyone, 1, everyone);
+    ll_ack_all<G>(c, pairs, 0, everyone);
+    ll_commit<G>(c, pairs, 1, everyone, 1, everyone);
 }
 
 }  // namespace detail
