@@ -14,12 +14,12 @@ using ep_test::check::routing;
 using pgas::ep::low_latency_buffer;
 using pgas::ep::throughput_buffer;
 
-// Small shapes: 24 experts divide over 2, 3, 4 and 8 PEs; two fp8 groups per token.
+// Small shapes: 24 experts divide over 2, 3, 4 and 8 PEs; two fp8 groups per token unless `hidden` says otherwise.
 // blocks > 1: that many concurrent threads per PE, as a GPU's resident blocks.
-pgas::ep::config small(bool fp8, int blocks = 1) {
+pgas::ep::config small(bool fp8, int blocks = 1, int hidden = 256) {
     pgas::ep::config c;
     c.blocks = blocks;
-    c.hidden = 256;
+    c.hidden = hidden;
     c.experts = 24;
     c.top_k = 4;
     c.max_tokens = 12;
@@ -38,9 +38,9 @@ pgas::world host_world(int n_pes, int channels = 0) {
 // Two rounds (the second reuses the buffers at the next epoch) of dispatch, experts, combine for every routing,
 // checked after each phase.
 template <class Buffer>
-void round_trips(int n_pes, bool fp8, int blocks, int channels = 0) {
+void round_trips(int n_pes, bool fp8, int blocks, int channels = 0, int hidden = 256) {
     auto w = host_world(n_pes, channels);
-    const pgas::ep::config c = small(fp8, blocks);
+    const pgas::ep::config c = small(fp8, blocks, hidden);
     const Buffer buf(w, c);
     const auto& b = buf.layout();
     ep_test::check::host_access access{w};
@@ -50,6 +50,7 @@ void round_trips(int n_pes, bool fp8, int blocks, int channels = 0) {
             CAPTURE(n_pes);
             CAPTURE(fp8);
             CAPTURE(blocks);
+            CAPTURE(hidden);
             INFO("routing ", ep_test::check::name(r), " round ", round);
             const auto in = ep_test::check::make_inputs(c, n_pes, r, seed);
             const auto want = ep_test::check::expected(c, n_pes, in);
@@ -67,7 +68,9 @@ void round_trips(int n_pes, bool fp8, int blocks, int channels = 0) {
 void low_latency(int n_pes, bool fp8, int blocks = 1, int channels = 0) {
     round_trips<low_latency_buffer>(n_pes, fp8, blocks, channels);
 }
-void throughput(int n_pes, bool fp8, int blocks = 1) { round_trips<throughput_buffer>(n_pes, fp8, blocks); }
+void throughput(int n_pes, bool fp8, int blocks = 1, int hidden = 256) {
+    round_trips<throughput_buffer>(n_pes, fp8, blocks, 0, hidden);
+}
 
 }  // namespace
 
@@ -90,6 +93,16 @@ TEST_CASE("throughput, 3 and 5 blocks per PE, 2/3/4 PEs") {
     for (int blocks : {3, 5})
         for (int n : {2, 3, 4})
             for (bool fp8 : {false, true}) throughput(n, fp8, blocks);
+}
+
+// Shapes whose work does not divide evenly: fp8 with three groups a token (the cast takes a block's groups as one
+// range) over blocks whose token ranges differ in length.
+TEST_CASE("throughput, fp8, three groups a token, 1/3/5 blocks per PE, 2/3/4 PEs") {
+    for (int blocks : {1, 3, 5})
+        for (int n : {2, 3, 4}) throughput(n, true, blocks, 384);
+}
+TEST_CASE("low latency, fp8, three groups a token, 2/3 PEs") {
+    for (int n : {2, 3}) round_trips<low_latency_buffer>(n, true, 3, 0, 384);
 }
 
 // The buffer owns its memory: built and destroyed ten times in a heap that holds one at a time.

@@ -42,7 +42,7 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const low_latency_la
     constexpr const char* call = "ep::dispatch (low latency)";
     const config& c = b.cfg;
     const int me = ctx.my_pe(), n = ctx.n_pes(), nl = c.experts / n, k = c.top_k;
-    const std::size_t h = std::size_t(c.hidden), groups = h / fp8_group, slots = std::size_t(c.max_tokens);
+    const std::size_t slots = std::size_t(c.max_tokens);
     if constexpr (PGAS_EP_CHECKS) detail::check_batch(call, me, c, a);
     const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
     const std::uint64_t parity = epoch & 1;
@@ -52,8 +52,7 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const low_latency_la
     //    into its slot. The slot is this PE's next one for that expert.
     for (int t = int(grid::block()); t < a.tokens; t += int(grid::blocks())) {
         if (c.fp8) {
-            detail::cast_token(ctx.local(b.io.x) + t * h, ctx.local(b.io.x8) + t * h,
-                               ctx.local(b.io.x_scale) + t * groups, c.hidden);
+            detail::cast_tokens(ctx.local(b.io.x), ctx.local(b.io.x8), ctx.local(b.io.x_scale), c.hidden, t, t + 1);
             pgas::block::sync();
         }
         for (int choice = int(grid::warp()); choice < k; choice += int(grid::warps())) {

@@ -57,7 +57,6 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     constexpr const char* call = "ep::dispatch (throughput)";
     const config& c = b.cfg;
     const int me = ctx.my_pe(), n = ctx.n_pes(), nl = c.experts / n, k = c.top_k, ne = c.experts;
-    const std::size_t h = std::size_t(c.hidden), groups = h / fp8_group;
     const std::int64_t capacity = throughput_recv_rows(c, n);
     if constexpr (PGAS_EP_CHECKS) detail::check_batch(call, me, c, a);
     const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
@@ -84,9 +83,8 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
             cuda::atomic_ref<int, cuda::thread_scope_block>(count[e / nl]).fetch_add(1, cuda::memory_order_relaxed);
     }
     if (c.fp8)
-        for (int t = mine.begin; t < mine.end; ++t)
-            detail::cast_token(ctx.local(b.io.x) + t * h, ctx.local(b.io.x8) + t * h,
-                               ctx.local(b.io.x_scale) + t * groups, c.hidden);
+        detail::cast_tokens(ctx.local(b.io.x), ctx.local(b.io.x8), ctx.local(b.io.x_scale), c.hidden, mine.begin,
+                            mine.end);
     detail::grid_barrier(ctx, b.grid_bar, epoch);
 
     // 2. Notify: block 0 sums the blocks' counts per destination and sends them to every PE.

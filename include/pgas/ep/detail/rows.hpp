@@ -1,4 +1,4 @@
-// Internals of the ep bodies: rows as 16-byte vectors, the fp8 cast of a token, and the weighted top-k reductions.
+// Internals of the ep bodies: rows as 16-byte vectors, the fp8 cast of tokens, and the weighted top-k reductions.
 #pragma once
 
 #include <pgas/core/config.hpp>
@@ -37,47 +37,75 @@ PGAS_HD inline void store8(bf16* p, const bf16x8& r) {
                  (std::memcpy(static_cast<void*>(p), &r, 16);))
 }
 
-// Four bf16 in, four fp8 out, as one 8-byte load and one 4-byte store (p 8- and 4-byte aligned: groups of 128
-// values in rows of a multiple of 128).
-struct alignas(8) bf16x4 {
-    bf16 v[4];
-};
-struct alignas(4) fp8x4 {
-    fp8 v[4];
-};
-PGAS_HD inline bf16x4 load4(const bf16* p) {
-    bf16x4 r;
-    NV_IF_TARGET(NV_IS_DEVICE, (const uint2 u = *reinterpret_cast<const uint2*>(p); std::memcpy(static_cast<void*>(&r), &u, 8);),
-                 (std::memcpy(static_cast<void*>(&r), p, 8);))
+// Eight bf16 as one plain 16-byte load (p 16-byte aligned, as store8's).
+PGAS_HD inline bf16x8 load8(const bf16* p) {
+    bf16x8 r;
+    NV_IF_TARGET(NV_IS_DEVICE, (const uint4 u = *reinterpret_cast<const uint4*>(p); std::memcpy(static_cast<void*>(&r), &u, 16);),
+                 (std::memcpy(static_cast<void*>(&r), p, 16);))
     return r;
 }
-PGAS_HD inline void store4(fp8* p, const fp8x4& r) {
-    NV_IF_TARGET(NV_IS_DEVICE, (unsigned u; std::memcpy(&u, static_cast<const void*>(&r), 4); *reinterpret_cast<unsigned*>(p) = u;),
-                 (std::memcpy(static_cast<void*>(p), &r, 4);))
+// Eight fp8 stored as one 8-byte vector (p 8-byte aligned: eight values of a 128-value group).
+struct alignas(8) fp8x8 {
+    fp8 v[8];
+};
+PGAS_HD inline void store8(fp8* p, const fp8x8& r) {
+    NV_IF_TARGET(NV_IS_DEVICE, (uint2 u; std::memcpy(&u, static_cast<const void*>(&r), 8); *reinterpret_cast<uint2*>(p) = u;),
+                 (std::memcpy(static_cast<void*>(p), &r, 8);))
 }
 
-// Casts one token to fp8 with one scale per 128 values: each warp takes groups, each lane four consecutive values
-// (one load and one store: a warp covers a group at once; a lane per value made 2-byte loads and 1-byte stores,
-// four of each per lane and group). Called by the whole block.
-PGAS_HD inline void cast_token(const bf16* x, fp8* q, float* scale, int hidden) {
-    const int lanes = int(grid::lanes()), lane = int(grid::lane());
-    for (int g = int(grid::warp()); g < hidden / fp8_group; g += int(grid::warps())) {
-        const bf16* in = x + std::size_t(g) * fp8_group;
-        fp8* out = q + std::size_t(g) * fp8_group;
-        float amax = 0.0f;
-        for (int i = 4 * lane; i < fp8_group; i += 4 * lanes) {
-            const bf16x4 four = load4(in + i);
-            for (int j = 0; j < 4; ++j) amax = fmaxf(amax, fabsf(to_float(four.v[j])));
+// Casts 128-value groups [first, last) of x (groups numbered from x, q and scale) to fp8 with one scale each. Each
+// group is taken by `group_lanes` lanes of a warp, each lane 8 values (16 bytes) per load; a warp takes
+// lanes / group_lanes groups a step, `steps` steps a trip, and loads the next trip's groups before it casts this
+// trip's. Called by the whole block.
+template <int group_lanes, int steps>
+PGAS_HD void cast_groups(const bf16* x, fp8* q, float* scale, std::size_t first, std::size_t last) {
+    constexpr int loads = fp8_group / 8 / group_lanes;  // 16-byte loads per lane and group
+    const std::size_t per_warp = grid::lanes() / group_lanes, per_trip = steps * per_warp * grid::warps();
+    const std::size_t mine = grid::warp() * per_warp + grid::lane() / group_lanes;
+    const std::size_t at = 8 * (grid::lane() % group_lanes);  // this lane's first value in its group
+    const auto group = [&](std::size_t base, int s) { return base + (s * grid::warps()) * per_warp + mine; };
+    bf16x8 next[steps][loads] = {};
+    const auto load_trip = [&](std::size_t base) {
+        for (int s = 0; s < steps; ++s)
+            if (const std::size_t g = group(base, s); g < last)
+                for (int j = 0; j < loads; ++j) next[s][j] = load8(x + g * fp8_group + at + 8 * group_lanes * j);
+    };
+    load_trip(first);
+    for (std::size_t base = first; base < last; base += per_trip) {  // the same trips in the whole block
+        bf16x8 in[steps][loads];
+        for (int s = 0; s < steps; ++s)
+            for (int j = 0; j < loads; ++j) in[s][j] = next[s][j];
+        load_trip(base + per_trip);
+        for (int s = 0; s < steps; ++s) {
+            const std::size_t g = group(base, s);
+            float amax = 0.0f;
+            for (int j = 0; j < loads; ++j)
+                for (int e = 0; e < 8; ++e) amax = fmaxf(amax, fabsf(to_float(in[s][j].v[e])));
+            const float sc = fp8_scale(warp_max<group_lanes>(amax));  // every lane: the shuffles need them all
+            if (g >= last) continue;
+            for (int j = 0; j < loads; ++j) {
+                fp8x8 packed;
+                for (int e = 0; e < 8; ++e) packed.v[e] = quantize(to_float(in[s][j].v[e]), sc);
+                store8(q + g * fp8_group + at + 8 * group_lanes * j, packed);
+            }
+            if (at == 0) scale[g] = sc;
         }
-        const float s = fp8_scale(warp_max(amax));
-        for (int i = 4 * lane; i < fp8_group; i += 4 * lanes) {
-            const bf16x4 four = load4(in + i);
-            fp8x4 packed;
-            for (int j = 0; j < 4; ++j) packed.v[j] = quantize(to_float(four.v[j]), s);
-            store4(out + i, packed);
-        }
-        if (lane == 0) scale[g] = s;
     }
+}
+
+// Casts tokens [begin, end) of x (the token array) into q and scale (theirs) with one scale per 128 values. The
+// block's warps take the tokens' groups as one flat range (a token's groups are consecutive in memory): on a GPU
+// 16 lanes per group and 8 values a lane, two groups per warp and step, the group's largest magnitude reduced
+// over its half-warp, the values quantized from registers, and the next four steps' loads in flight while a warp
+// casts these four. A token at a time, a group per warp with a load, a warp max, a reload and a store, kept almost
+// nothing in flight: the fp8 throughput dispatch took 656 us at 2 PEs (bf16: 274-286) and 870 at 4 (bf16: 625);
+// this way 371-380 and 594-602 (4xH100, 24 SMs, 2026-11-27). Two steps ahead: 403 and 627; four take the
+// throughput dispatch kernel to 122 registers, within two blocks per SM. On the host transport a warp is one
+// lane: it takes a group a step. Called by the whole block.
+PGAS_HD inline void cast_tokens(const bf16* x, fp8* q, float* scale, int hidden, int begin, int end) {
+    const std::size_t groups = std::size_t(hidden) / fp8_group;
+    const std::size_t first = std::size_t(begin) * groups, last = std::size_t(end) * groups;
+    NV_IF_TARGET(NV_IS_DEVICE, (cast_groups<16, 4>(x, q, scale, first, last);), (cast_groups<1, 1>(x, q, scale, first, last);))
 }
 
 // Puts this PE's token t (bf16, or its fp8 cast and scales) into row `row` of PE pe's receive buffers (recv_x, or

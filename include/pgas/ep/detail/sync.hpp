@@ -20,9 +20,13 @@ PGAS_HD inline std::uint64_t warp_broadcast(std::uint64_t v) {
     NV_IF_TARGET(NV_IS_DEVICE, (return __shfl_sync(0xffffffffu, (unsigned long long)v, 0);), (return v;))
 }
 
-PGAS_HD inline float warp_max(float v) {
+// The largest v over each aligned run of `width` lanes (a power of two, at most 32), in every lane of the run.
+// Called by every lane of the warp. On the host transport a warp is one lane: v itself.
+template <int width = 32>
+PGAS_HD float warp_max(float v) {
+    static_assert(width > 0 && width <= 32 && (width & (width - 1)) == 0, "pgas: warp_max over a power of two lanes");
     NV_IF_TARGET(NV_IS_DEVICE,
-                 (for (int d = 16; d > 0; d /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d)); return v;),
+                 (for (int d = width / 2; d > 0; d /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d)); return v;),
                  (return v;))
 }
 
