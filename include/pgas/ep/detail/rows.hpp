@@ -142,42 +142,49 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_layout&
 }
 
 // Throughput combine's sum for home tokens [begin, end): each token's partial sums (expert_y, one row on each PE
-// it went to, at the row dispatch recorded in send_row) read in place and added. The block's threads take
-// (token, 8-value vector) pairs of the whole range in turn and issue the loads of up to eight PEs before summing
-// any: one token per pass left threads idle (7168 / 8 = 3.5 vectors per thread). One pair per thread and pass:
-// two (d69a99f) kept sixteen vectors and their pointers live, 182 registers a thread, so one block of 256
-// threads filled an SM and resident_blocks gave every kernel half its blocks (combine at 0.40 of the copy rate on
-// one H200, 2026-11-26). The CI test `ep: kernels fit two blocks per SM` keeps every ep kernel within two blocks
-// per SM.
+// it went to, at the row dispatch recorded in send_row) read in place and added, per element in PE order, in
+// float, rounded once. The block's warps take (token, tile) pairs in turn; a tile gives each lane `per` = 8 / n
+// vectors of 8 values (at least one), lane l's vectors l, l + lanes, ..., so each load of a warp reads 512
+// contiguous bytes. A lane loads its token's row indices and issues the peer loads of all its vectors (per x n,
+// up to eight) before it sums any; past eight PEs a vector's PEs go eight at a time. One vector per pass, a row
+// index then one load per PE, took 704 us at 2 PEs and 1359 at 4; this way 599 and 1319 (4xH100, 24 SMs,
+// 2026-11-27). The rest is the SMs' rate of remote reads, not the loads in flight: on 48 SMs 369 -> 321 us at 2
+// PEs, on all 132 both 190 (link 179). Eight loads, not sixteen: two passes' loads at once (d69a99f) kept sixteen
+// vectors and their pointers live, 182 registers a thread, so one block of 256 threads filled an SM and
+// resident_blocks gave every kernel half its blocks (combine at 0.40 of the copy rate on one H200, 2026-11-26).
+// The CI test `ep: kernels fit two blocks per SM` keeps every ep kernel within two blocks per SM.
 template <class Tr>
 PGAS_HD void sum_partials_in_place(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin,
                                    int end) {
-    const std::size_t h = std::size_t(b.cfg.hidden), h8 = h / 8, n = std::size_t(ctx.n_pes());
+    constexpr int batch = 8;  // peer loads a lane keeps in flight
+    const int h = b.cfg.hidden, h8 = h / 8, n = ctx.n_pes(), lanes = int(grid::lanes());
+    const int per = n < batch ? batch / n : 1, tiles = (h8 + per * lanes - 1) / (per * lanes), items = per * n;
     const int* row = ctx.local(b.send_row);
     bf16* out = ctx.local(b.io.out);
-    constexpr std::size_t batch = 8;
-    const std::size_t total = std::size_t(end - begin) * h8;
-    for (std::size_t i = grid::thread(); i < total; i += grid::threads()) {
-        const std::size_t t = std::size_t(begin) + i / h8, v = i % h8;
+    for (int i = int(grid::warp()); i < (end - begin) * tiles; i += int(grid::warps())) {
+        const int t = begin + i / tiles, v0 = (i % tiles) * per * lanes + int(grid::lane());
         float acc[8] = {};
-        for (std::size_t first = 0; first < n; first += batch) {
+        for (int first = 0; first < items; first += batch) {  // item f: this lane's vector f / n, from PE f % n
             bf16x8 in[batch];
             bool sent[batch];
-            for (std::size_t j = 0; j < batch; ++j) {
-                const std::size_t pe = first + j;
-                sent[j] = pe < n && row[t * n + pe] >= 0;
-                if (sent[j]) {
-                    const bf16* y = ctx.peer(b.expert_y + std::int64_t(row[t * n + pe]) * std::int64_t(h), int(pe));
-                    in[j] = load_peer_written(y + 8 * v);
-                }
+            for (int j = 0, pe = first % n, v = v0 + first / n * lanes; j < batch; ++j) {
+                const int r = first + j < items && v < h8 ? row[t * n + pe] : -1;
+                sent[j] = r >= 0;
+                if (sent[j]) in[j] = load_peer_written(ctx.peer(b.expert_y + std::int64_t(r) * h, pe) + 8 * v);
+                if (++pe == n) pe = 0, v += lanes;
             }
-            for (std::size_t j = 0; j < batch; ++j)
+            for (int j = 0, pe = first % n, v = v0 + first / n * lanes; j < batch && first + j < items; ++j) {
                 if (sent[j])
                     for (int e = 0; e < 8; ++e) acc[e] += to_float(in[j].v[e]);
+                if (pe == n - 1 && v < h8) {
+                    bf16x8 sum;
+                    for (int e = 0; e < 8; ++e) sum.v[e] = to_bf16(acc[e]);
+                    store8(out + std::int64_t(t) * h + 8 * v, sum);
+                    for (float& a : acc) a = 0.0f;
+                }
+                if (++pe == n) pe = 0, v += lanes;
+            }
         }
-        bf16x8 r;
-        for (int e = 0; e < 8; ++e) r.v[e] = to_bf16(acc[e]);
-        store8(out + t * h + 8 * v, r);
     }
 }
 
