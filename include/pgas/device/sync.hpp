@@ -451,19 +451,7 @@ PGAS_HD std::size_t wait_until_some_vector(const device::context<Tr>& ctx, symme
 }
 
 namespace detail {
-// Teams of at most this many members synchronize in one round: each member
-// adds 1 to round 0's arrival counter of every other member (the adds leave
-// one thread back to back) and waits for n - 1 arrivals per call. One one-way
-// latency instead of ceil(log2 n): at 4 PEs the dissemination's two rounds
-// made the device barrier 1.26x NVSHMEM's on 4xH100 (5.64 against 4.46 us).
-// A member at most one call ahead adds to the counter early; that is sound,
-// since it passed this call only after every member arrived, and arrivals
-// are release adds whose order is transitive. Larger teams: dissemination,
-// whose n - 1 adds per member per call would queue behind each other.
-inline constexpr int barrier_one_round_max = 8;
-
-// The rounds of sync/barrier, run by one thread per PE: one round in a team
-// of at most barrier_one_round_max members (above), else dissemination,
+// The dissemination rounds of sync/barrier, run by one thread per PE:
 // ceil(log2 n) rounds; in round r member i adds 1 to the round-r arrival
 // counter of member (i + 2^r) mod n and waits until its own counter reaches
 // this call's epoch. Counters only grow, so repeated calls need no reset.
@@ -497,13 +485,6 @@ PGAS_HD void disseminate_over(const device::context<Tr>& ctx, team t, const char
     if (n <= 1) return;
     auto* epoch = static_cast<std::uint64_t*>(ctx.transport.local_address(epoch_offset));
     std::uint64_t target = 0;
-    if (n <= barrier_one_round_max) {
-        const std::uint64_t word = arrival_offset(0);
-        for (int j = 1; j < n; ++j) ctx.transport.signal(word, 1, signal_op::add, t.world_pe((me + j) % n));
-        target = ++*epoch * std::uint64_t(n - 1);
-        wait_local(ctx, call, static_cast<const std::uint64_t*>(ctx.transport.local_address(word)), cmp::ge, target);
-        return;
-    }
     for (int round = 0, distance = 1; distance < n; ++round, distance <<= 1) {
         const std::uint64_t word = arrival_offset(round);
         const int to = t.world_pe((me + distance) % n);
@@ -528,10 +509,9 @@ PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* cal
 /// Team synchronisation without completing outstanding puts (as nvshmem_team_sync): returns once every member
 /// of `t` has arrived.
 ///
-/// Teams of up to 8 members: one round, each member adds 1 to an arrival counter on every other member and waits
-/// for all of theirs. Larger teams: dissemination, ceil(log2 n) rounds; in round r each member adds 1 to the round-r
-/// arrival counter of member (i + 2^r) mod n and waits until its own counter reaches this call's epoch. Counters
-/// only grow, so repeated calls need no reset.
+/// Dissemination: ceil(log2 n) rounds; in round r each member adds 1 to the round-r arrival counter of member
+/// (i + 2^r) mod n and waits until its own counter reaches this call's epoch. Counters only grow, so repeated calls
+/// need no reset.
 ///
 /// - **Called by** every thread of `G` on every member PE of `t`; one group per PE at a time per team.
 /// - **Returns** when every member has arrived. What it guarantees about earlier puts depends on the transport:
