@@ -271,8 +271,8 @@ std::string combine(Access& access, const config& c, const io_layout& io, const 
 //   topk      topk_idx / topk_w as the PEs hold them (what combine reads)
 //   expert_y  every received row's toy expert output (on the expert's PE)
 //   returned  every [token][choice] expert output as combine reads it: low
-//             latency: comb_recv at home; throughput: expert_y on the
-//             expert's PE at the row dispatch sent it to (send_row)
+//             latency: comb_recv at home; throughput: each PE's partial
+//             sum at home (comb_recv, or the home's own expert_y row)
 //   out       against the reduction of those rows and the home's topk_w
 //             (isolates the reduction) and against the reference
 // Only reads; the first stage that differs is where it goes wrong.
@@ -449,7 +449,8 @@ std::vector<returned> returned_rows(Access& access, const low_latency_layout& b,
     }
     return out;
 }
-// Throughput: the token's partial sums read in place on each PE it went to (send_row), added unweighted.
+// Throughput: the token's partial sums as combine reads them at home: another PE's in comb_recv[token][PE] (pushed
+// there), the home's own in its expert_y at the row send_row names; added unweighted.
 template <class Access>
 std::vector<returned> returned_rows(Access& access, const throughput_layout& b, const reference::pe_input& p, int pe) {
     const config& c = b.cfg;
@@ -461,7 +462,9 @@ std::vector<returned> returned_rows(Access& access, const throughput_layout& b, 
         for (int d = 0; d < n; ++d) {
             const int r = row[std::size_t(t) * std::size_t(n) + std::size_t(d)];
             if (r < 0 || r >= throughput_recv_rows(c, n)) continue;
-            out[std::size_t(t)].rows.push_back(access.read(b.expert_y + std::ptrdiff_t(std::size_t(r) * h), d, h));
+            const auto at = d == pe ? b.expert_y + std::ptrdiff_t(std::size_t(r) * h)
+                                    : b.io.comb_recv + std::ptrdiff_t((std::size_t(t) * std::size_t(n) + std::size_t(d)) * h);
+            out[std::size_t(t)].rows.push_back(access.read(at, pe, h));
             out[std::size_t(t)].weight.push_back(1.0f);
             out[std::size_t(t)].want.push_back(partial_sum(c, p, t, d, nl));
             out[std::size_t(t)].name.push_back("from PE " + std::to_string(d));

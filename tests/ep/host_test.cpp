@@ -113,12 +113,13 @@ TEST_CASE("throughput, bf16, hidden 200 (a tail of vectors), 1/3 blocks per PE, 
 // The buffer owns its memory: built and destroyed ten times in a heap that holds one at a time.
 TEST_CASE("a buffer frees its symmetric memory when destroyed") {
     pgas::world_options o;
-    o.heap_bytes = std::uint64_t{64} << 20;
+    o.heap_bytes = std::uint64_t{96} << 20;
     auto w = pgas::world::init_local(2, o);
     pgas::ep::config c = pgas::ep::throughput_defaults();
     c.hidden = 1024;
     c.experts = 8;
-    c.max_tokens = 4096;  // ~49 MiB: 16 MiB of received tokens (2 * 4096), 16 MiB of partial sums, 16 MiB of io
+    c.max_tokens = 4096;  // ~65 MiB: 16 MiB each of received tokens (2 * 4096), partial sums, the partial sums
+                          // pushed home (comb_recv, 4096 * 2), and io
     for (int i = 0; i < 10; ++i) {
         CAPTURE(i);
         const throughput_buffer buf(w, c);
@@ -261,17 +262,19 @@ void diagnosis() {
     INFO(good);
     CHECK(good.find("no stage differs") != std::string::npos);
     CHECK(good.find(" 1 differ") == std::string::npos);
-    // PE 1 token 2's result as if it came back wrong: in low-latency mode element 5 of choice 1's row put home; in
-    // throughput mode, where combine reads the partial sums in place, dispatch's record of where the token went on
-    // the first PE it went to.
+    // PE 1 token 2's result as if it came back wrong: element 5 of a row combine read at home. In low-latency mode
+    // choice 1's row put home; in throughput mode the partial sum of the first PE the token went to: PE 0's, pushed
+    // into comb_recv, or PE 1's own expert_y row.
     std::string first = "returned rows: 1 of 88 differ; first: PE 1 token 2 choice 1 element 5";
     if constexpr (std::is_same_v<Buffer, throughput_buffer>) {
-        auto rows = access.read(b.send_row, 1, std::size_t(3 * 2));
+        const auto rows = access.read(b.send_row, 1, std::size_t(3 * 2));
         const int to = rows[2 * 2] >= 0 ? 0 : 1;
-        int& r = rows[std::size_t(2 * 2 + to)];
-        r = r + 1 < pgas::ep::throughput_recv_rows(c, 2) ? r + 1 : r - 1;
-        access.write(b.send_row, 1, rows);
-        first = "; first: PE 1 token 2 from PE " + std::to_string(to) + " element ";  // whichever differs first
+        const auto at = to == 0 ? b.io.comb_recv + std::ptrdiff_t((2 * 2 + 0) * c.hidden)
+                                : b.expert_y + std::ptrdiff_t(std::ptrdiff_t(rows[2 * 2 + 1]) * c.hidden);
+        auto row = access.read(at, 1, std::size_t(c.hidden));
+        row[5] = pgas::ep::to_bf16(pgas::ep::to_float(row[5]) + 1.0f);
+        access.write(at, 1, row);
+        first = "; first: PE 1 token 2 from PE " + std::to_string(to) + " element 5";
     } else {
         auto row = access.read(b.io.comb_recv + std::ptrdiff_t((2 * c.top_k + 1) * c.hidden), 1, std::size_t(c.hidden));
         row[5] = pgas::ep::to_bf16(pgas::ep::to_float(row[5]) + 1.0f);

@@ -65,7 +65,8 @@ struct io_layout {
     symmetric_ptr<bf16> out;        ///< [max_tokens][hidden] the combined result: sum over choices of weight * output
     symmetric_ptr<fp8> x8;          ///< [max_tokens][hidden] fp8 cast of x (fp8 only; written by dispatch)
     symmetric_ptr<float> x_scale;   ///< [max_tokens][hidden/128] its scales (fp8 only)
-    symmetric_ptr<bf16> comb_recv;  ///< [max_tokens][top_k][hidden] expert outputs returned home (low latency only)
+    symmetric_ptr<bf16> comb_recv;  ///< expert outputs combine pushes home: [max_tokens][top_k][hidden] (low latency),
+                                    ///< [max_tokens][n_pes][hidden] (throughput: PE d's partial sum, none from home)
 };
 
 /// Low-latency mode's buffers (DeepEP's low_latency_dispatch/combine), as a kernel receives them. With

@@ -141,26 +141,28 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_layout&
     }
 }
 
-// Throughput combine's sum for home tokens [begin, end): each token's partial sums (expert_y, one row on each PE
-// it went to, at the row dispatch recorded in send_row) read in place and added, per element in PE order, in
-// float, rounded once. The block's warps take (token, tile) pairs in turn; a tile gives each lane `per` = 8 / n
-// vectors of 8 values (at least one), lane l's vectors l, l + lanes, ..., so each load of a warp reads 512
-// contiguous bytes. A lane loads its token's row indices and issues the peer loads of all its vectors (per x n,
-// up to eight) before it sums any; past eight PEs a vector's PEs go eight at a time. One vector per pass, a row
-// index then one load per PE, took 704 us at 2 PEs and 1359 at 4; this way 599 and 1319 (4xH100, 24 SMs,
-// 2026-11-27). The rest is the SMs' rate of remote reads, not the loads in flight: on 48 SMs 369 -> 321 us at 2
-// PEs, on all 132 both 190 (link 179). Eight loads, not sixteen: two passes' loads at once (d69a99f) kept sixteen
-// vectors and their pointers live, 182 registers a thread, so one block of 256 threads filled an SM and
-// resident_blocks gave every kernel half its blocks (combine at 0.40 of the copy rate on one H200, 2026-11-26).
-// The CI test `ep: kernels fit two blocks per SM` keeps every ep kernel within two blocks per SM.
+// Throughput combine's sum for home tokens [begin, end): each token's partial sums, one from each PE it went to
+// (send_row says which: -1 where it did not go), added per element in PE order, in float, rounded once. Another
+// PE's arrived in comb_recv[token][PE] (pushed by that PE's combine); this PE's own is read in place, at the row
+// of expert_y dispatch recorded in send_row. All loads are local.
+//
+// The block's warps take (token, tile) pairs in turn; a tile gives each lane `per` = 4 / n vectors of 8 values
+// (at least one), lane l's vectors l, l + lanes, ..., so each load of a warp reads 512 contiguous bytes. A lane
+// loads its token's row indices and issues the loads of all its vectors (per x n, up to four) before it sums any;
+// past four PEs a vector's PEs go four at a time. When this pass read the partial sums over NVLink, eight loads in
+// flight took the 4xH100 combine from 1359 to 1319 us (24 SMs): the SMs' rate of remote reads bounded it, hence
+// the push. Four, not eight, now that the loads are local: eight took 136 registers with the push, past the 128
+// that two blocks of 256 threads per SM allow (CI's `ep: kernels fit two blocks per SM`; one block per SM halves
+// every kernel's grid, see pgas::ep::resident_blocks).
 template <class Tr>
-PGAS_HD void sum_partials_in_place(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin,
-                                   int end) {
-    constexpr int batch = 8;  // peer loads a lane keeps in flight
-    const int h = b.cfg.hidden, h8 = h / 8, n = ctx.n_pes(), lanes = int(grid::lanes());
+PGAS_HD void sum_partials(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end) {
+    constexpr int batch = 4;  // loads a lane keeps in flight
+    const int h = b.cfg.hidden, h8 = h / 8, n = ctx.n_pes(), me = ctx.my_pe(), lanes = int(grid::lanes());
     const int per = n < batch ? batch / n : 1, tiles = (h8 + per * lanes - 1) / (per * lanes), items = per * n;
     const int* row = ctx.local(b.send_row);
     bf16* out = ctx.local(b.io.out);
+    const bf16* own = ctx.local(b.expert_y);
+    const bf16* received = ctx.local(b.io.comb_recv);
     for (int i = int(grid::warp()); i < (end - begin) * tiles; i += int(grid::warps())) {
         const int t = begin + i / tiles, v0 = (i % tiles) * per * lanes + int(grid::lane());
         float acc[8] = {};
@@ -170,7 +172,9 @@ PGAS_HD void sum_partials_in_place(const pgas::device::context<Tr>& ctx, const t
             for (int j = 0, pe = first % n, v = v0 + first / n * lanes; j < batch; ++j) {
                 const int r = first + j < items && v < h8 ? row[t * n + pe] : -1;
                 sent[j] = r >= 0;
-                if (sent[j]) in[j] = load_peer_written(ctx.peer(b.expert_y + std::int64_t(r) * h, pe) + 8 * v);
+                if (sent[j])
+                    in[j] = load_peer_written((pe == me ? own + std::int64_t(r) * h
+                                                        : received + (std::int64_t(t) * n + pe) * h) + 8 * v);
                 if (++pe == n) pe = 0, v += lanes;
             }
             for (int j = 0, pe = first % n, v = v0 + first / n * lanes; j < batch && first + j < items; ++j) {

@@ -46,8 +46,9 @@ private:
     std::vector<symmetric_ptr<std::byte>> taken_;
 };
 
-// comb_recv: the expert outputs low-latency combine puts home (throughput combine reads them in place).
-inline io_layout make_io(allocations& a, const config& c, bool comb_recv) {
+// comb_recv: the rows combine pushes home, `comb_rows` per token (low latency: one per choice; throughput: one per
+// PE, the home's own slot unused).
+inline io_layout make_io(allocations& a, const config& c, std::size_t comb_rows) {
     const std::size_t m = std::size_t(c.max_tokens), h = std::size_t(c.hidden), k = std::size_t(c.top_k);
     io_layout io;
     io.x = a.take<bf16>(m * h);
@@ -56,7 +57,7 @@ inline io_layout make_io(allocations& a, const config& c, bool comb_recv) {
     io.out = a.take<bf16>(m * h);
     io.x8 = a.take<fp8>(c.fp8 ? m * h : 0);
     io.x_scale = a.take<float>(c.fp8 ? m * h / fp8_group : 0);
-    io.comb_recv = a.take<bf16>(comb_recv ? m * k * h : 0);
+    io.comb_recv = a.take<bf16>(m * comb_rows * h);
     return io;
 }
 
@@ -74,7 +75,7 @@ inline void make_layout(allocations& a, low_latency_layout& b) {
     const config& c = b.cfg;
     const std::size_t n = std::size_t(b.n_pes), l = std::size_t(local_experts(c, b.n_pes));
     const std::size_t cells = l * n * std::size_t(c.max_tokens), h = std::size_t(c.hidden);
-    b.io = make_io(a, c, true);
+    b.io = make_io(a, c, std::size_t(c.top_k));
     take_received(a, b, cells);
     b.recv_src = a.take<std::uint64_t>(cells);
     b.recv_count = a.take<int>(l * n);
@@ -91,7 +92,7 @@ inline void make_layout(allocations& a, throughput_layout& b) {
     const std::size_t n = std::size_t(b.n_pes), l = std::size_t(local_experts(c, b.n_pes));
     const std::size_t rows = std::size_t(throughput_recv_rows(c, b.n_pes)), h = std::size_t(c.hidden);
     const std::size_t k = std::size_t(c.top_k), blocks = std::size_t(c.blocks);
-    b.io = make_io(a, c, false);
+    b.io = make_io(a, c, n);
     take_received(a, b, rows);
     b.recv_src = a.take<std::uint64_t>(rows);
     b.recv_topk_idx = a.take<int>(rows * k);
