@@ -64,9 +64,9 @@ struct gpu_pes {
     }
 };
 
-pgas::ep::config small(bool fp8, int blocks) {
+pgas::ep::config small(bool fp8, int blocks, int hidden = 1024) {
     pgas::ep::config c;
-    c.hidden = 1024;
+    c.hidden = hidden;
     c.experts = 32;
     c.top_k = 4;
     c.max_tokens = 48;
@@ -95,10 +95,10 @@ int gpus_wanted() {
 }
 
 template <class Buffer>
-void round_trips(const std::vector<int>& devices, bool fp8) {
+void round_trips(const std::vector<int>& devices, bool fp8, int hidden = 1024) {
     const int n = int(devices.size());
     gpu_pes g(devices);
-    const pgas::ep::config c = small(fp8, g.blocks);
+    const pgas::ep::config c = small(fp8, g.blocks, hidden);
     const Buffer buf(g.w, c);
     const auto& b = buf.layout();
     ep_test::check::gpu_access access{g.w};
@@ -108,6 +108,7 @@ void round_trips(const std::vector<int>& devices, bool fp8) {
         for (int round = 0; round < 2; ++round, ++seed) {
             CAPTURE(n);
             CAPTURE(fp8);
+            CAPTURE(hidden);
             INFO("routing ", ep_test::check::name(r), " round ", round);
             const auto in = ep_test::check::make_inputs(c, n, r, seed);
             const auto want = ep_test::check::expected(c, n, in);
@@ -129,8 +130,20 @@ void round_trips(const std::vector<int>& devices, bool fp8) {
     }
 }
 
-void low_latency(const std::vector<int>& devices, bool fp8) { round_trips<low_latency_buffer>(devices, fp8); }
-void throughput(const std::vector<int>& devices, bool fp8) { round_trips<throughput_buffer>(devices, fp8); }
+void low_latency(const std::vector<int>& devices, bool fp8, int hidden = 1024) {
+    round_trips<low_latency_buffer>(devices, fp8, hidden);
+}
+void throughput(const std::vector<int>& devices, bool fp8, int hidden = 1024) {
+    round_trips<throughput_buffer>(devices, fp8, hidden);
+}
+// Rows that do not fill the kernels' tiles: bf16 hidden 200 (25 vectors: a partial last tile of the combine's sum),
+// fp8 hidden 384 (three 128-value groups: the cast's half-warp steps end mid-warp).
+void odd_rows(const std::vector<int>& devices) {
+    low_latency(devices, false, 200);
+    low_latency(devices, true, 384);
+    throughput(devices, false, 200);
+    throughput(devices, true, 384);
+}
 
 // A whole round trip of each mode captured in one CUDA graph per PE and replayed: no host step between phases.
 void graph_replay(const std::vector<int>& devices) {
@@ -184,6 +197,9 @@ TEST_SUITE("one_gpu") {
     TEST_CASE("throughput, bf16, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) throughput(shared_gpu(n), false); }
     TEST_CASE("throughput, fp8, 2/4/8 PEs on one GPU") { for (int n : {2, 4, 8}) throughput(shared_gpu(n), true); }
     TEST_CASE("both modes replay from a CUDA graph, 4 PEs on one GPU") { graph_replay(shared_gpu(4)); }
+    TEST_CASE("rows that do not fill a tile or a warp, 2/4 PEs on one GPU") {
+        for (int n : {2, 4}) odd_rows(shared_gpu(n));
+    }
 }
 
 TEST_SUITE("gpus") {
@@ -196,4 +212,5 @@ TEST_SUITE("gpus") {
         throughput(one_gpu_each(gpus_wanted()), true);
     }
     TEST_CASE("both modes replay from a CUDA graph, one PE per GPU") { graph_replay(one_gpu_each(gpus_wanted())); }
+    TEST_CASE("rows that do not fill a tile or a warp, one PE per GPU") { odd_rows(one_gpu_each(gpus_wanted())); }
 }
