@@ -12,6 +12,13 @@
 //                             barrier (KIND=device; device-unwatched: without the peer-failure flag and the heartbeats;
 //                             device-after-send: the victim dies inside a host barrier the others skip);
 //                             the others must fail with an error
+//   leave VICTIM WHEN         VICTIM finalizes its world in good order and exits 0 (issue 28, item 5).
+//                             WHEN=unentered: 50 ms after a host barrier, while the others wait in a device barrier it
+//                             never enters; they print "barrier failed after N ms (peer_failed): <what()>", N from
+//                             their entry. WHEN=entered: VICTIM enters the device barrier 200 ms after the others
+//                             and leaves as soon as it returns (the last to enter finishes first, while others still
+//                             wait in later rounds); the others then meet in a device barrier of their own team (every
+//                             PE but VICTIM, the last PE) that PE 0 enters 200 ms late, and print "completed in N ms"
 //   exit RANK CODE            RANK exits with CODE after init, the others stay busy (sleep)
 //   unfinalized               PE 1 exits 0 after init without finalizing; the others put/quiet/get to it
 //   timing                    host barriers, alloc+free and device barriers timed; PE 0 prints us per call
@@ -209,6 +216,49 @@ int die_in_barrier(int victim, const std::string& kind) {
     }
 }
 
+int leave(int victim, const std::string& when) {
+    auto w = pgas::world::init(options());
+    auto ctx = w.context<pgas::host>();
+    const int me = w.my_pe();
+    const auto leave_now = [&w] {
+        { const pgas::world gone = std::move(w); }
+        std::printf("left in good order\n");
+        std::fflush(stdout);
+        return 0;
+    };
+    const auto since = [](clock_type::time_point at) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - at).count();
+    };
+    if (when == "unentered") {
+        w.barrier();
+        if (me == victim) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            return leave_now();
+        }
+        const auto entered = clock_type::now();
+        try {
+            pgas::barrier_all(ctx);
+            std::printf("PE %d: the barrier completed without PE %d\n", me, victim);
+            return 1;
+        } catch (const pgas::error& e) {
+            std::printf("barrier failed after %lld ms (%s): %s\n", static_cast<long long>(since(entered)),
+                        e.code() == pgas::errc::peer_failed ? "peer_failed" : "another code", e.what());
+            return 0;
+        }
+    }
+    if (victim != w.n_pes() - 1) return 2;  // the others' team is every PE but the last
+    pgas::team others = w.split_strided(w.team_world(), 0, 1, w.n_pes() - 1);
+    w.barrier();
+    if (me == victim) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    pgas::barrier_all(ctx);
+    if (me == victim) return leave_now();
+    if (me == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto entered = clock_type::now();
+    pgas::barrier(ctx, others);
+    std::printf("completed in %lld ms\n", static_cast<long long>(since(entered)));
+    return 0;
+}
+
 int exit_with(int rank, int code) {
     auto w = pgas::world::init(options());
     if (w.my_pe() == rank) {
@@ -266,7 +316,8 @@ int unfinalized() {
 // inside an fd exchange, its descriptor message cut short; device: inside a loop of device barriers; collective:
 // inside a loop of allreduces in launch_host; external: every PE prints "ready", VICTIM sleeps until the test kills it, the
 // others wait in a host barrier). The survivors must fail with an error naming the victim; they print it
-// with the time it took and exit 1, as a real program would.
+// with the time it took (in a loop of device barriers: since entering the barrier that failed) and exit 1, as a
+// real program would.
 int fault(const std::string& stage, const std::string& signal_name, int victim) {
     const int sig = signal_name == "STOP" ? SIGSTOP : SIGKILL;
     const bool leave = signal_name == "LEAVE";  // the victim destroys its world in good order there, and exits 0
@@ -290,7 +341,7 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
     auto flag = w.alloc<std::uint64_t>(8);
     auto block = w.alloc<std::uint64_t>(16);
     w.barrier();
-    const auto before = clock_type::now();
+    auto before = clock_type::now();
     try {
         if (stage == "alloc") {
             if (me) ::raise(sig);
@@ -333,6 +384,7 @@ int fault(const std::string& stage, const std::string& signal_name, int victim) 
             for (int i = 0; i < 1000000; ++i) {
                 if (me && i == 100 && leave) return leave_now();
                 if (me && i == 100) ::raise(sig);
+                before = clock_type::now();
                 pgas::barrier_all(ctx);
             }
         }
@@ -395,6 +447,7 @@ int main(int argc, char** argv) {
         if (scenario == "window_processes") return window_processes();
         if (scenario == "die_in_init") return die_in_init(std::stoi(arg(2)), arg(3));
         if (scenario == "die_in_barrier") return die_in_barrier(std::stoi(arg(2)), arg(3));
+        if (scenario == "leave") return leave(std::stoi(arg(2)), arg(3));
         if (scenario == "exit") return exit_with(std::stoi(arg(2)), std::stoi(arg(3)));
         if (scenario == "fault") return fault(arg(2), arg(3), std::stoi(arg(4)));
         if (scenario == "unfinalized") return unfinalized();

@@ -3,9 +3,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <cuda/atomic>
 
 TEST_CASE_TEMPLATE("put_signal never exposes stale data (set and add)", G, pgas::thread, pgas::block) {
     test::for_each_pe_count([](int n_pes) {
@@ -196,4 +199,65 @@ TEST_CASE("a wait whose polls yield slowly still names a stopped process soon af
     const auto waited = duration_cast<milliseconds>(steady_clock::now() - start).count();
     CHECK_MESSAGE(what.find("PE 1 stopped responding") != std::string::npos, what);
     CHECK_MESSAGE(waited < 500, "named after " << waited << " ms");
+}
+
+// Waits that know whose write they wait for (a dissemination round: its partner's arrival; issue 28, item 5). A
+// context of PE 0 with a heartbeat table of three: PE 1 has left, PE 2 is live.
+namespace {
+struct awaiting_ctx {
+    pgas::runtime_state runtime;
+    int my_pe() const { return 0; }
+};
+
+void arrive_after(std::uint64_t& counter, std::chrono::milliseconds delay) {
+    std::this_thread::sleep_for(delay);
+    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(counter).fetch_add(1, cuda::memory_order_release);
+}
+}  // namespace
+
+TEST_CASE("a wait for a PE's arrival fails at once when that PE has left, and never blames one that arrived first") {
+    using namespace std::chrono;
+    std::uint64_t own = pgas::detail::now_ns(), live = own;
+    std::uint64_t left = pgas::detail::heartbeat_left | own;
+    std::uint64_t* words[3] = {&own, &left, &live};
+    const pgas::detail::heartbeat_table table{words, 3, 0, 500'000'000};
+    awaiting_ctx ctx;
+    ctx.runtime.timeout_ns = 60'000'000'000;
+    ctx.runtime.heartbeats = &table;
+    std::uint64_t counter = 0;
+
+    SUBCASE("left without arriving: named at once, not after the 500 ms bound") {
+        const auto start = steady_clock::now();
+        std::string what;
+        try {
+            pgas::detail::wait_address(ctx, "barrier", &counter, 0, pgas::cmp::ge, std::uint64_t{1}, 1);
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::peer_failed);
+            what = e.what();
+        }
+        const auto waited = duration_cast<milliseconds>(steady_clock::now() - start).count();
+        CHECK_MESSAGE(what.find("barrier on PE 0: PE 1 has left (it destroyed its world) while this barrier waited "
+                                "for its arrival") != std::string::npos,
+                      what);
+        CHECK_MESSAGE(waited < 100, "named after " << waited << " ms");
+    }
+    SUBCASE("arrived, then left, between a failed poll and the check: the condition is tried again first") {
+        bool arrived = false;
+        const auto attempt = [&] { return arrived; };
+        pgas::detail::poll_until(
+            ctx.runtime, 0, "barrier", attempt, [](std::uint64_t) { FAIL("timed out instead"); },
+            pgas::detail::no_hook{},
+            [&](unsigned polls) { arrived = arrived || (polls & pgas::detail::poll_check_mask()) == 0; },
+            [&] { pgas::detail::check_awaited(ctx.runtime, 0, "barrier", 1, attempt); });
+        CHECK(arrived);
+    }
+    SUBCASE("a wait for a live PE, or for no PE it knows, still waits while another has left") {
+        for (int awaited : {2, -1}) {
+            CAPTURE(awaited);
+            const std::uint64_t target = counter + 1;
+            std::thread writer(arrive_after, std::ref(counter), milliseconds(100));
+            CHECK(pgas::detail::wait_address(ctx, "barrier", &counter, 0, pgas::cmp::ge, target, awaited) == target);
+            writer.join();
+        }
+    }
 }

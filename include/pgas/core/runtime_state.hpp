@@ -19,7 +19,8 @@ struct runtime_state {
     const volatile int* abort_flag = nullptr;  ///< non-zero: a peer failed (its PE is the value - 1), waits stop
     /// The node's process heartbeats (multi-process shared-memory heaps only;
     /// null elsewhere): a host-side wait names a peer silent for longer than
-    /// max(500 ms, timeout / 4) (errc::peer_failed). Never read on the GPU.
+    /// max(500 ms, timeout / 4), and one that left, at once when the wait is
+    /// for its write (errc::peer_failed). Never read on the GPU.
     const detail::heartbeat_table* heartbeats = nullptr;
 };
 

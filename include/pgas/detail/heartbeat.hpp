@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include <cuda/atomic>
@@ -31,8 +32,9 @@ namespace detail {
 // peer, which ends device-side waits too (kernels cannot read host clocks).
 
 // Stamps that are not times: not yet beating (the heap's zeros: the owner
-// has not finished init) and left (its world was destroyed; a peer still
-// waiting on it has a bug of its own, which the wait's timeout reports).
+// has not finished init) and left (its world was destroyed in good order; a
+// peer still waiting on it has a bug of its own: a wait that knows it waits for
+// that PE names it at once, any other wait after the bound, check_heartbeats).
 inline constexpr std::uint64_t heartbeat_none = 0;
 // Left: this bit and the time it left (steady clock ns stay far below 2^63), so that a reader that finds
 // several left names the first (the others may have finished because of it).
@@ -76,8 +78,9 @@ public:
     heartbeat_stamp() = default;
     heartbeat_stamp(const heartbeat_stamp&) = delete;
     heartbeat_stamp& operator=(const heartbeat_stamp&) = delete;
+    // Release: a reader that acquires "left" sees every write this PE made before (has_left).
     ~heartbeat_stamp() {
-        if (own_) heartbeat_word(own_).store(heartbeat_left | now_ns(), cuda::memory_order_relaxed);
+        if (own_) heartbeat_word(own_).store(heartbeat_left | now_ns(), cuda::memory_order_release);
     }
 
     void attach(std::uint64_t* own_word) {
@@ -126,15 +129,60 @@ inline int left_peer(const heartbeat_table& table) {
     return first;
 }
 
+// Whether PE `q` has left (destroyed its world in good order), read with acquire: a wait that then still finds
+// its condition false knows that what q wrote before it left (its arrival) did not satisfy it, and never will.
+inline bool has_left(const heartbeat_table& table, int q) {
+    if (table.words == nullptr || q < 0 || q >= table.n_pes || q == table.self || table.words[q] == nullptr)
+        return false;
+    return (heartbeat_word(table.words[q]).load(cuda::memory_order_acquire) & heartbeat_left) != 0;
+}
+
+// A wait's error for peer q, silent for `silent` ns (more than the table's bound).
+[[noreturn]] inline void report_stopped(const heartbeat_table& table, const char* call, int pe, int q,
+                                       std::uint64_t silent) {
+    throw_error(errc::peer_failed, pe, call,
+                "PE " + std::to_string(q) + " stopped responding: no heartbeat for " +
+                    std::to_string(silent / 1000000) + " ms (bound " + std::to_string(table.bound_ns / 1000000) +
+                    " ms: max(500 ms, PGAS_TIMEOUT_MS / 4)); the process is stopped (SIGSTOP, a debugger) "
+                    "or starved of CPU");
+}
+
+// The error of a wait for PE `awaited`'s write (a dissemination round: its arrival) that found it left with the
+// condition still false. The awaited PE may itself have caught an error of this kind, or a stopped peer's, and
+// finalized (its partner left or stopped; its own waiters then learn only of its leave): so a stopped peer is
+// named first, as in check_heartbeats (a peer stale for the awaited PE is stale here too: one clock, one bound),
+// and a PE that left before the awaited one is named beside it.
+[[noreturn]] inline void report_awaited_left(const heartbeat_table& table, const char* call, int pe, int awaited) {
+    std::uint64_t silent = 0;
+    if (const int q = stale_peer(table, now_ns(), &silent); q >= 0) report_stopped(table, call, pe, q, silent);
+    std::string text = "PE " + std::to_string(awaited) + " has left (it destroyed its world) while this " + call +
+                       " waited for its arrival; a PE must not finalize while others still wait for it";
+    const int first = left_peer(table);
+    if (first >= 0 && first != awaited) {
+        const auto at = [&](int q) {
+            return heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed) & ~heartbeat_left;
+        };
+        const std::uint64_t first_at = at(first), awaited_at = at(awaited);
+        char before[64];
+        std::snprintf(before, sizeof before, "; PE %d left first, %.1f ms before it", first,
+                      double(awaited_at > first_at ? awaited_at - first_at : 0) / 1e6);
+        text += before;
+    }
+    throw_error(errc::peer_failed, pe, call, text);
+}
+
 // Host side of poll_until, every 16 polls (poll_check_mask) once the wait has lasted a
 // heartbeat period: throws errc::peer_failed naming the first peer whose
 // stamp is older than the bound, or, once the wait itself has lasted the
 // bound, the first peer that has left: a wait of the others then ran into
 // its timeout naming neither the PE nor that it left (issue 28, item 5). Not
-// at once: a wait may still be waiting for a live peer that is merely slow
-// while another has finished and left (a dissemination barrier's last round),
-// so a leave counts like a silence, past the same bound. n relaxed loads of
-// lines their owners write every 50 ms: nothing beside the yields of 16 host polls.
+// at once: such a wait does not know whose write it waits for, and may still be
+// waiting for a live peer that is merely slow while another has finished and
+// left (a dissemination barrier's last round), so a leave counts like a
+// silence, past the same bound. A wait that knows its awaited PE (a
+// dissemination round) asks has_left for that one PE at every check instead,
+// and fails at once (wait.hpp check_awaited). n relaxed loads of lines their
+// owners write every 50 ms: nothing beside the yields of 16 host polls.
 inline void check_heartbeats(const heartbeat_table& table, const char* call, int pe, std::uint64_t now,
                              std::uint64_t waited_ns) {
     if (waited_ns < heartbeat_period_ns) return;
@@ -149,12 +197,7 @@ inline void check_heartbeats(const heartbeat_table& table, const char* call, int
                             std::to_string(waited_ns / 1000000) +
                             " ms old, had not completed (bound max(500 ms, PGAS_TIMEOUT_MS / 4)); a PE must not "
                             "finalize while others still wait for it");
-    if (q < 0) return;
-    throw_error(errc::peer_failed, pe, call,
-                "PE " + std::to_string(q) + " stopped responding: no heartbeat for " + std::to_string(silent / 1000000) +
-                    " ms (bound " + std::to_string(table.bound_ns / 1000000) +
-                    " ms: max(500 ms, PGAS_TIMEOUT_MS / 4)); the process is stopped (SIGSTOP, a debugger) "
-                    "or starved of CPU");
+    if (q >= 0) report_stopped(table, call, pe, q, silent);
 }
 
 }  // namespace detail

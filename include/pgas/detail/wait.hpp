@@ -131,6 +131,21 @@ PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnT
     poll_until(ctx.runtime, ctx.my_pe(), call, attempt, on_timeout);
 }
 
+// poll_until's check() for a wait that knows whose write it waits for: world PE `awaited` (a dissemination
+// round: its partner's arrival; -1: unknown, nothing checked). Host only, with a heartbeat table: when that PE
+// has left (its world destroyed in good order) and attempt() still fails after that was seen, the write will never
+// come, and the wait fails at once naming it (errc::peer_failed; issue 28, item 5: it was named only after the
+// heartbeat bound, as by a wait that does not know whom it waits for). The condition is tried after the left
+// state is read, so a PE that arrived and then left is never blamed (its arrival happens before its left stamp:
+// heartbeat_stamp's release, has_left's acquire). On the GPU nothing: kernels cannot read the table (GPU heaps
+// keep it in host pages, and the watcher raises the peer-failure flag only for stopped PEs), so a PE that left is
+// not named there and the wait ends by its timeout.
+template <class Attempt>
+PGAS_HD void check_awaited(const runtime_state& runtime, int pe, const char* call, int awaited, Attempt& attempt) {
+    NV_IF_TARGET(NV_IS_HOST, (if (awaited >= 0 && runtime.heartbeats && has_left(*runtime.heartbeats, awaited) &&
+                                  !attempt()) report_awaited_left(*runtime.heartbeats, call, pe, awaited);))
+}
+
 // Spins until `*address <op> value` holds and returns the value that made it
 // hold (acquire: later reads see what the writer wrote before its release).
 // Polls with ld.acquire: on 2xH200 relaxed polls plus one acquire fence on
@@ -142,6 +157,9 @@ PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnT
 // polling::relaxed polls with relaxed system-scope loads instead, for waits
 // whose caller needs no acquire (the LL credits): an acquire load at system
 // scope also invalidates L1, which costs every later load of the caller.
+//
+// awaited: the world PE whose write makes the condition hold, when the caller
+// knows it (check_awaited: fails at once when it has left); -1 when not.
 enum class polling { acquire, relaxed };
 
 template <class T>
@@ -152,20 +170,21 @@ PGAS_HD T load_relaxed_word(const T* address) {
 
 template <polling Ordering = polling::acquire, class T, class Ctx>
 PGAS_HD T wait_address(const Ctx& ctx, const char* call, const T* address, std::uint64_t offset,
-                       cmp op, T value) {
+                       cmp op, T value, int awaited = -1) {
     T seen{};
+    auto attempt = [&] {
+        if constexpr (Ordering == polling::acquire)
+            seen = load_acquire(address);
+        else
+            seen = load_relaxed_word(address);
+        return compare(seen, op, value);
+    };
     poll_until(
-        ctx, call,
-        [&] {
-            if constexpr (Ordering == polling::acquire)
-                seen = load_acquire(address);
-            else
-                seen = load_relaxed_word(address);
-            return compare(seen, op, value);
-        },
+        ctx.runtime, ctx.my_pe(), call, attempt,
         [&](std::uint64_t waited_ms) {
             report_wait_timeout(call, ctx.my_pe(), offset, op, value, seen, waited_ms);
-        });
+        },
+        no_hook{}, relax_back_off{}, [&] { check_awaited(ctx.runtime, ctx.my_pe(), call, awaited, attempt); });
     return seen;
 }
 
@@ -176,8 +195,8 @@ PGAS_HD std::uint64_t local_offset(const Ctx& ctx, const void* address) {
 }
 
 template <polling Ordering = polling::acquire, class T, class Ctx>
-PGAS_HD T wait_local(const Ctx& ctx, const char* call, const T* address, cmp op, T value) {
-    return wait_address<Ordering>(ctx, call, address, local_offset(ctx, address), op, value);
+PGAS_HD T wait_local(const Ctx& ctx, const char* call, const T* address, cmp op, T value, int awaited = -1) {
+    return wait_address<Ordering>(ctx, call, address, local_offset(ctx, address), op, value, awaited);
 }
 
 }  // namespace detail

@@ -455,6 +455,10 @@ namespace detail {
 // ceil(log2 n) rounds; in round r member i adds 1 to the round-r arrival
 // counter of member (i + 2^r) mod n and waits until its own counter reaches
 // this call's epoch. Counters only grow, so repeated calls need no reset.
+// Each wait knows whose arrival it waits for, member (i - 2^r) mod n: on the
+// host it fails at once, naming that PE, when it has left (check_awaited in
+// detail/wait.hpp; a wait that does not know names a leave only after the
+// heartbeat bound, since another member may have finished and left legitimately).
 //
 // Each arrival is the transport's signal add: on a load/store transport a
 // release add (detail::add_release, a `red`), and each wait an acquire poll of
@@ -493,7 +497,8 @@ PGAS_HD void disseminate_over(const device::context<Tr>& ctx, team t, const char
         // local and only this thread touches it, so its load latency overlaps
         // the arrival's flight instead of preceding it.
         if (round == 0) target = ++*epoch;
-        wait_local(ctx, call, static_cast<const std::uint64_t*>(ctx.transport.local_address(word)), cmp::ge, target);
+        wait_local(ctx, call, static_cast<const std::uint64_t*>(ctx.transport.local_address(word)), cmp::ge, target,
+                   t.world_pe((me + n - distance) % n));
     }
 }
 
@@ -523,7 +528,9 @@ PGAS_HD void disseminate(const device::context<Tr>& ctx, team t, const char* cal
 ///   pgas::signal_transport".
 /// - **Errors:** the caller not a member of `t`: errc::pe_out_of_range (always checked). After PGAS_TIMEOUT_MS
 ///   without the condition: errc::timeout naming the heap offset, the condition and the value seen; errc::peer_failed
-///   at once when another PE failed.
+///   at once when another PE failed, or (host-side waits of processes on one node) when the member whose arrival a
+///   round waits for has left (destroyed its world) without arriving: "PE 3 has left ... while this sync waited for
+///   its arrival".
 template <group G = thread, class Tr>
 PGAS_HD void sync(const device::context<Tr>& ctx, team t) {
     detail::require_signal<Tr>();
@@ -552,7 +559,7 @@ PGAS_HD void sync_all(const device::context<Tr>& ctx) {
 ///   pgas::signal_transport".
 /// - **Errors:** the caller not a member of `t`: errc::pe_out_of_range (always checked); errors of quiet. After
 ///   PGAS_TIMEOUT_MS without the condition: errc::timeout naming the heap offset, the condition and the value seen;
-///   errc::peer_failed at once when another PE failed.
+///   errc::peer_failed at once when another PE failed, or when a member whose arrival it waits for has left (as sync).
 template <group G = thread, class Tr>
 PGAS_HD void barrier(const device::context<Tr>& ctx, team t) {
     detail::require_signal<Tr>();
