@@ -256,7 +256,7 @@ std::uint64_t link_bytes(const setup& s, const byte_matrix& m) {
 
 // {dispatch, combine} of `tokens` tokens per PE under routing `in`. Low-latency mode sends one row per (token,
 // choice) and combine returns the same rows in bf16; throughput mode sends a token once to each PE holding one of
-// its experts and combine reads one bf16 partial sum back from each (the choices' indices and weights, 8 bytes
+// its experts and combine returns one bf16 partial sum home from each (the choices' indices and weights, 8 bytes
 // per choice, are left out, as DeepEP's convention leaves its own). DeepEP's logical bytes (as bench/moe/peers counts them, so that GB/s
 // compare there): throughput mode counts a token once per destination GPU, the sender's own included;
 // low-latency mode once per choice, with DeepEP's 16-byte message header on dispatch.
