@@ -194,7 +194,8 @@ TEST_CASE("processes: a PE that leaves while the others wait in a device barrier
         REQUIRE_MESSAGE(at != std::string::npos, r.output);
         const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
         const long long ms = std::atoll(line.c_str() + prefix.size());
-        CHECK_MESSAGE(ms < 300, line);  // the victim leaves 50 ms after the others entered
+        // The victim leaves 50 ms after the others entered (50-52 ms here); the bound it took before was 750 ms.
+        CHECK_MESSAGE(ms < 500, line);
         CHECK_MESSAGE(test::contains(line, "(peer_failed): pgas: barrier on PE " + std::to_string(rank) + ": "), line);
         if (rank == 1)
             CHECK_MESSAGE(test::contains(line, "PE 3 has left (it destroyed its world) while this barrier waited for "
@@ -496,7 +497,7 @@ bool names_pe(const std::string& line, int pe) {
 // heartbeat max(500 ms, 3 s / 4) = 750 ms), pgasrun exits non-zero (137 naming the victim when it was killed), no
 // process is left, nothing in /dev/shm. After init every wait, host collectives and the fd exchange included,
 // names a stopped PE by its heartbeat (issue 28, item 9: host collectives waited out the bootstrap timeout; item
-// 6: the fd exchange its own 30 s, and a survivor named no PE). A PE that leaves is named within 300 ms: in a host
+// 6: the fd exchange its own 30 s, and a survivor named no PE). A PE that leaves is named within 500 ms: in a host
 // barrier by its bye, in a device barrier by the rounds that wait for its arrival (issue 28, item 5: after the
 // 750 ms bound before).
 void fault_table(int victim) {
@@ -547,7 +548,8 @@ void fault_table(int victim) {
                     CHECK_MESSAGE(test::contains(line, "stopped responding: no heartbeat for"), line);
                 if (std::string(sig) == "LEAVE") {
                     CHECK_MESSAGE(test::contains(line, "has left"), line);  // and names it (above)
-                    CHECK_MESSAGE(ms < 300, line);
+                    // At once (0-2 ms here): below the 750 ms bound it took before, with room for a loaded runner.
+                    CHECK_MESSAGE(ms < 500, line);
                 }
                 if (at_stage == "admission" && std::string(sig) == "STOP" && victim == 0)  // not "another PE did not join"
                     CHECK_MESSAGE(test::contains(line, "sent no verdict within 3000 ms: a root that waits for a PE "
