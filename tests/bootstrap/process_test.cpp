@@ -180,11 +180,18 @@ TEST_CASE("processes: a PE that dies with its next collective's frame sent still
 // once by the rounds that wait for its arrival (it was named after max(500 ms, PGAS_TIMEOUT_MS / 4), 750 ms here).
 // With 4 PEs, PE 2's arrival is awaited by PE 3 (round 0) and PE 0 (round 1); PE 1 waits in round 1 for PE 3,
 // which named PE 2 and finalized in turn: PE 1 names PE 3 and PE 2 that left first.
-TEST_CASE("processes: a PE that leaves while the others wait in a device barrier it never enters is named at once") {
-    auto results = test::run_world(4, {"leave", "2", "unentered"},
+// The worker's "leave" run on 4 PEs: PE `victim` finalizes `how` ("unentered": without entering the others'
+// device barrier; "entered": after finishing it), which it must do in good order.
+std::vector<test::process_result> leave_run(int victim, const char* how) {
+    auto results = test::run_world(4, {"leave", std::to_string(victim), how},
                                    {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "3000"}}, 60s);
-    CHECK_MESSAGE((results[2].exited(0) && test::contains(results[2].output, "left in good order")),
-                  results[2].output);
+    const auto& v = results[std::size_t(victim)];
+    CHECK_MESSAGE((v.exited(0) && test::contains(v.output, "left in good order")), v.output);
+    return results;
+}
+
+TEST_CASE("processes: a PE that leaves while the others wait in a device barrier it never enters is named at once") {
+    auto results = leave_run(2, "unentered");
     for (int rank : {0, 1, 3}) {
         CAPTURE(rank);
         const auto& r = results[std::size_t(rank)];
@@ -216,10 +223,7 @@ TEST_CASE("processes: a PE that leaves while the others wait in a device barrier
 TEST_CASE("processes: a PE that finishes a device barrier and leaves is not blamed by the others still in it") {
     for (int run = 0; run < 3; ++run) {
         CAPTURE(run);
-        auto results = test::run_world(4, {"leave", "3", "entered"},
-                                       {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "3000"}}, 60s);
-        CHECK_MESSAGE((results[3].exited(0) && test::contains(results[3].output, "left in good order")),
-                      results[3].output);
+        auto results = leave_run(3, "entered");
         for (int rank : {0, 1, 2}) {
             CAPTURE(rank);
             const auto& r = results[std::size_t(rank)];

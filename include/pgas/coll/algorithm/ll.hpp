@@ -13,15 +13,15 @@
 PGAS_NAMESPACE_BEGIN
 namespace detail {
 
-// Members [first, first + ll_batch) of the team but the caller, in team
-// order, and the number of their messages for chunk `chunk`: one batch for
-// ll_receive_units. Returns how many.
-template <class Tr>
-PGAS_HD int ll_batch_of(const coll_call<Tr>& c, const ll_pairs& pairs, int first, std::uint64_t chunk, int* members,
-                        std::uint64_t* messages) {
+// One batch for ll_receive_units: the members member(j) for j in [first, first + ll_batch), j < c.n, that
+// `keep` selects, in that order, and the numbers of their messages of chunk `chunk`. Returns how many.
+template <class Tr, class Member, class Keep>
+PGAS_HD int ll_batch_of(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, int first, Member member,
+                        Keep keep, int* members, std::uint64_t* messages) {
     int count = 0;
-    for (int q = first; q < c.n && q < first + ll_batch; ++q) {
-        if (q == c.me) continue;
+    for (int j = first; j < c.n && j < first + ll_batch; ++j) {
+        const int q = member(j);
+        if (!keep(q)) continue;
         members[count] = q;
         messages[count] = pairs.received(c, q) + 1 + chunk;
         ++count;
@@ -42,8 +42,9 @@ PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, const ll_pairs& pairs, unsi
         for (int first = 0; first < c.n; first += ll_batch) {
             int members[ll_batch];
             std::uint64_t messages[ll_batch], units_in[ll_batch];
-            ll_receive_units(c, members, messages, ll_batch_of(c, pairs, first, chunk, members, messages), u,
-                             units_in);
+            const int count = ll_batch_of(
+                c, pairs, chunk, first, [](int q) { return q; }, [&](int q) { return q != c.me; }, members, messages);
+            ll_receive_units(c, members, messages, count, u, units_in);
             for (int q = first, next = 0; q < c.n && q < first + ll_batch; ++q) {
                 const std::uint64_t v = q == c.me ? load_unit(own + 8 * u, len - 8 * u) : units_in[next++];
                 acc = q == 0 ? v : reduce_units<T>(acc, v, op);
@@ -91,14 +92,8 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
             for (int j0 = 1; j0 < c.n; j0 += ll_batch) {
                 int members[ll_batch];
                 std::uint64_t messages[ll_batch], units_in[ll_batch];
-                int count = 0;
-                for (int j = j0; j < c.n && j < j0 + ll_batch; ++j) {
-                    const int from = (c.me + c.n - j) % c.n;
-                    if (!to_me(from)) continue;
-                    members[count] = from;
-                    messages[count] = pairs.received(c, from) + 1 + k;
-                    ++count;
-                }
+                const int count = ll_batch_of(
+                    c, pairs, k, j0, [&](int j) { return (c.me + c.n - j) % c.n; }, to_me, members, messages);
                 for (std::size_t u = G::rank(); u < (len(k) + 7) / 8; u += G::size()) {
                     ll_receive_units(c, members, messages, count, u, units_in);
                     for (int i = 0; i < count; ++i)
