@@ -97,7 +97,7 @@ TEST_CASE("throughput, 3 and 5 blocks per PE, 2/3/4 PEs") {
 
 // Shapes whose work does not divide evenly: fp8 with three groups a token (the cast takes a block's groups as one
 // range) over blocks whose token ranges differ in length; bf16 with 25 vectors of 8 a token, which the combine's
-// sum takes 8 / n at a time per lane (a tail on 2, 3 and 4 PEs).
+// sum takes 8 / N at a time per lane (N = 2, 4 or 8 by the PE count: a tail on 2, 3 and 4 PEs).
 TEST_CASE("throughput, fp8, three groups a token, 1/3/5 blocks per PE, 2/3/4 PEs") {
     for (int blocks : {1, 3, 5})
         for (int n : {2, 3, 4}) throughput(n, true, blocks, 384);
@@ -105,9 +105,10 @@ TEST_CASE("throughput, fp8, three groups a token, 1/3/5 blocks per PE, 2/3/4 PEs
 TEST_CASE("low latency, fp8, three groups a token, 2/3 PEs") {
     for (int n : {2, 3}) round_trips<low_latency_buffer>(n, true, 3, 0, 384);
 }
-TEST_CASE("throughput, bf16, hidden 200 (a tail of vectors), 1/3 blocks per PE, 2/3/4/8 PEs") {
+TEST_CASE("throughput, bf16, hidden 200 (a tail of vectors), 1/3 blocks per PE, 2/3/4/8/12 PEs") {
+    // 12 PEs: the combine's sum adds eight PEs a pass, then four.
     for (int blocks : {1, 3})
-        for (int n : {2, 3, 4, 8}) throughput(n, false, blocks, 200);
+        for (int n : {2, 3, 4, 8, 12}) throughput(n, false, blocks, 200);
 }
 
 // The buffer owns its memory: built and destroyed ten times in a heap that holds one at a time.

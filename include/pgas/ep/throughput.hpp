@@ -201,12 +201,16 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
     //    (a pull) reached 0.38 of the link on 24 SMs (4xH100, 1310 us against DeepEP's 600). No PE overwrites a
     //    home's slots before the home has read them: the next combine's pushes follow the next dispatch's notify,
     //    which waits for every PE, each after its own combine. The rows from this PE stay where they are.
-    const int rows = ctx.local(b.source_begin)[n];
+    //    The rows are grouped by home (source order); PE p starts with home p + 1's and wraps around, so that at
+    //    any time the PEs push to different homes: all starting with home 0 put three PEs' pushes through home 0's
+    //    links at once, the combine's push taking 811 us instead of 499 on 4xH100 (the link's time: 492).
+    const int rows = ctx.local(b.source_begin)[n], first = ctx.local(b.source_begin)[me + 1];
     const std::uint64_t* from = ctx.local(b.recv_src);
     const bf16* y = ctx.local(b.expert_y);
     const auto chan = ctx.on_channel(int(grid::block()) % ctx.n_channels());
     const int warp = int(grid::block() * grid::warps() + grid::warp()), warps = int(grid::blocks() * grid::warps());
-    for (int r = warp; r < rows; r += warps) {
+    for (int i = warp; i < rows; i += warps) {
+        const int r = (i + first) % rows;
         const std::uint64_t src = from[r];
         const int home = int(src >> 32), t = int(src & 0xffffffffu);
         if (home == me) continue;

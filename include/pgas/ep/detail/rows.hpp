@@ -146,50 +146,58 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_layout&
 // PE's arrived in comb_recv[token][PE] (pushed by that PE's combine); this PE's own is read in place, at the row
 // of expert_y dispatch recorded in send_row. All loads are local.
 //
-// The block's warps take (token, tile) pairs in turn; a tile gives each lane `per` = 4 / n vectors of 8 values
-// (at least one), lane l's vectors l, l + lanes, ..., so each load of a warp reads 512 contiguous bytes. A lane
-// loads its token's row indices and issues the loads of all its vectors (per x n, up to four) before it sums any;
-// past four PEs a vector's PEs go four at a time. When this pass read the partial sums over NVLink, eight loads in
-// flight took the 4xH100 combine from 1359 to 1319 us (24 SMs): the SMs' rate of remote reads bounded it, hence
-// the push. Four, not eight, now that the loads are local: eight took 136 registers with the push, past the 128
-// that two blocks of 256 threads per SM allow (CI's `ep: kernels fit two blocks per SM`; one block per SM halves
-// every kernel's grid, see pgas::ep::resident_blocks).
-template <class Tr>
-PGAS_HD void sum_partials(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end) {
-    constexpr int batch = 4;  // loads a lane keeps in flight
+// The loads' latency bounds this pass on 24 SMs, so each lane keeps eight 16-byte loads in flight: the block's
+// warps take (token, tile) pairs in turn, a tile giving each lane `per` = 8 / N vectors of 8 values (at least
+// one), lane l's vectors l, l + lanes, ..., so that each load of a warp reads 512 contiguous bytes. A lane
+// computes its token's N source addresses once, then issues all per x N loads before it sums any. N, the PEs
+// summed per pass, is a compile-time bound on n (2, 4 or 8; past eight, passes of eight): with n known only at
+// run time, the bookkeeping of which load came from which PE took 136 registers for eight loads, past the 128
+// that two blocks of 256 threads per SM allow (CI's `ep: kernels fit two blocks per SM`).
+template <int N, class Tr>
+PGAS_HD void sum_partials_upto(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end) {
+    constexpr int loads = 8, per = loads / N > 0 ? loads / N : 1;
     const int h = b.cfg.hidden, h8 = h / 8, n = ctx.n_pes(), me = ctx.my_pe(), lanes = int(grid::lanes());
-    const int per = n < batch ? batch / n : 1, tiles = (h8 + per * lanes - 1) / (per * lanes), items = per * n;
+    const int span = per * lanes, tiles = (h8 + span - 1) / span;
     const int* row = ctx.local(b.send_row);
     bf16* out = ctx.local(b.io.out);
     const bf16* own = ctx.local(b.expert_y);
     const bf16* received = ctx.local(b.io.comb_recv);
     for (int i = int(grid::warp()); i < (end - begin) * tiles; i += int(grid::warps())) {
-        const int t = begin + i / tiles, v0 = (i % tiles) * per * lanes + int(grid::lane());
-        float acc[8] = {};
-        for (int first = 0; first < items; first += batch) {  // item f: this lane's vector f / n, from PE f % n
-            bf16x8 in[batch];
-            bool sent[batch];
-            for (int j = 0, pe = first % n, v = v0 + first / n * lanes; j < batch; ++j) {
-                const int r = first + j < items && v < h8 ? row[t * n + pe] : -1;
-                sent[j] = r >= 0;
-                if (sent[j])
-                    in[j] = load_peer_written((pe == me ? own + std::int64_t(r) * h
-                                                        : received + (std::int64_t(t) * n + pe) * h) + 8 * v);
-                if (++pe == n) pe = 0, v += lanes;
+        const int t = begin + i / tiles, v0 = (i % tiles) * span + int(grid::lane());
+        float acc[per][8] = {};
+        const int passes = N < 8 ? 1 : (n + N - 1) / N;  // known to be one below eight: acc then lives briefly
+        for (int first = 0; first < passes * N; first += N) {
+            const bf16* src[N];
+            for (int j = 0; j < N; ++j) {
+                const int pe = first + j, r = pe < n ? row[t * n + pe] : -1;
+                src[j] = r < 0 ? nullptr : pe == me ? own + std::int64_t(r) * h : received + (std::int64_t(t) * n + pe) * h;
             }
-            for (int j = 0, pe = first % n, v = v0 + first / n * lanes; j < batch && first + j < items; ++j) {
-                if (sent[j])
-                    for (int e = 0; e < 8; ++e) acc[e] += to_float(in[j].v[e]);
-                if (pe == n - 1 && v < h8) {
-                    bf16x8 sum;
-                    for (int e = 0; e < 8; ++e) sum.v[e] = to_bf16(acc[e]);
-                    store8(out + std::int64_t(t) * h + 8 * v, sum);
-                    for (float& a : acc) a = 0.0f;
-                }
-                if (++pe == n) pe = 0, v += lanes;
-            }
+            bf16x8 in[per][N];
+            for (int m = 0; m < per; ++m)
+                for (int j = 0; j < N; ++j)
+                    if (const int v = v0 + m * lanes; v < h8 && src[j] != nullptr) in[m][j] = load_peer_written(src[j] + 8 * v);
+            for (int m = 0; m < per; ++m)
+                for (int j = 0; j < N; ++j)
+                    if (src[j] != nullptr)
+                        for (int e = 0; e < 8; ++e) acc[m][e] += to_float(in[m][j].v[e]);
         }
+        for (int m = 0; m < per; ++m)
+            if (const int v = v0 + m * lanes; v < h8) {
+                bf16x8 sum;
+                for (int e = 0; e < 8; ++e) sum.v[e] = to_bf16(acc[m][e]);
+                store8(out + std::int64_t(t) * h + 8 * v, sum);
+            }
     }
+}
+template <class Tr>
+PGAS_HD void sum_partials(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end) {
+    const int n = ctx.n_pes();
+    if (n <= 2)
+        sum_partials_upto<2>(ctx, b, begin, end);
+    else if (n <= 4)
+        sum_partials_upto<4>(ctx, b, begin, end);
+    else
+        sum_partials_upto<8>(ctx, b, begin, end);
 }
 
 }  // namespace ep::detail
