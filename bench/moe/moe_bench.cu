@@ -17,6 +17,8 @@
 //
 // Default shapes (DeepSeek-V3): hidden 7168, 256 experts, top-8; 128 tokens
 // per PE in low-latency mode, 4096 in throughput mode; uniform routing.
+// Payloads (the second argument, "fp8"): 0 bf16, 1 fp8 cast by dispatch, 2 (throughput mode) fp8 cast by the caller
+// before the timed calls, as DeepEP's normal-mode dispatch takes its tokens.
 // PEs go round-robin over min(visible GPUs, PEs) GPUs: one PE per GPU where
 // there are enough. MOE_BENCH_GPUS=g uses g GPUs instead (1: all PEs share
 // GPU 0). --small: a small shape (the smoke test).
@@ -357,7 +359,7 @@ template <class Buffer>
 void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setup::*which) {
     constexpr bool low_latency = std::is_same_v<Buffer, pgas::ep::low_latency_buffer>;
     const int n = int(state.range(0));
-    const bool fp8 = state.range(1) != 0;
+    const bool fp8 = state.range(1) != 0, caller_casts = state.range(1) == 2;
     setup& s = get(n, fp8);
     const Buffer& buf = *(s.*which);
     const auto& b = buf.layout();
@@ -378,7 +380,9 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
     auto dispatch = [&](int i, cudaStream_t st) { pgas::ep::dispatch_on_stream(buf, i, batches[std::size_t(i)], st); };
     auto combine = [&](int i, cudaStream_t st) { pgas::ep::combine_on_stream(buf, i, batches[std::size_t(i)], st); };
     auto experts = [&](int i, cudaStream_t st) { ep_test::launch_toy_experts(buf, i, st); };
-    round(s, ev, dispatch, experts, combine);  // warm-up (and module load)
+    round(s, ev, dispatch, experts, combine);  // warm-up (and module load); it cast the tokens into io.x8 (fp8)
+    if (caller_casts)
+        for (auto& a : batches) a.cast = false;  // from here the timed dispatches read that cast, as given
 
     // The limits run before the phases' timed rounds: the link kernels overwrite expert_y, which the round trip
     // checked below reads.
@@ -443,7 +447,8 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
     }
     state.counters["blocks_per_pe"] = c.blocks;  // pgas::ep::resident_blocks: fewer when a kernel's registers leave no room
     state.counters["sms_per_pe"] = double(c.blocks) / knob("MOE_BENCH_PER_SM", 2);
-    state.SetLabel(std::string(mode) + (fp8 ? " fp8" : " bf16") + ", " + std::to_string(n) + " PEs on " +
+    state.SetLabel(std::string(mode) + (caller_casts ? " fp8 cast by the caller" : fp8 ? " fp8" : " bf16") + ", " +
+                   std::to_string(n) + " PEs on " +
                    std::to_string(s.gpus) + (s.gpus == 1 ? " GPU" : " GPUs"));
 
     // The round trip must still be right at this shape (checked once, outside the timing; not when
@@ -461,16 +466,17 @@ void throughput(benchmark::State& state) {
     run(state, "throughput", &setup::tp);
 }
 
-// Args: {PEs, fp8}; grouped by PE count so each world is built once.
+// Args: {PEs, payload}: 0 bf16, 1 fp8 (dispatch casts), 2 fp8 cast by the caller (batch::cast = false, as
+// DeepEP's normal dispatch takes its tokens); grouped by PE count so each world is built once.
 void shapes(benchmark::internal::Benchmark* b) {
     b->UseManualTime()->Iterations(20)->ArgNames({"pes", "fp8"});
 }
 BENCHMARK(low_latency)->Apply(shapes)->Args({2, 0})->Args({2, 1});
-BENCHMARK(throughput)->Apply(shapes)->Args({2, 0})->Args({2, 1});
+BENCHMARK(throughput)->Apply(shapes)->Args({2, 0})->Args({2, 1})->Args({2, 2});
 BENCHMARK(low_latency)->Apply(shapes)->Args({4, 0})->Args({4, 1});
-BENCHMARK(throughput)->Apply(shapes)->Args({4, 0})->Args({4, 1});
+BENCHMARK(throughput)->Apply(shapes)->Args({4, 0})->Args({4, 1})->Args({4, 2});
 BENCHMARK(low_latency)->Apply(shapes)->Args({8, 0})->Args({8, 1});
-BENCHMARK(throughput)->Apply(shapes)->Args({8, 0})->Args({8, 1});
+BENCHMARK(throughput)->Apply(shapes)->Args({8, 0})->Args({8, 1})->Args({8, 2});
 
 }  // namespace
 

@@ -97,6 +97,29 @@ void upload(Access& access, const io_layout& io, const std::vector<reference::pe
     }
 }
 
+// As upload, for a caller that casts its own tokens to fp8 (batch::cast = false): x8 and x_scale get each token's
+// cast (one scale per 128 values, as the reference's), and x is filled with NaN, so that a dispatch that still read
+// it would fail the checks.
+template <class Access>
+void upload_cast(Access& access, const io_layout& io, const std::vector<reference::pe_input>& in) {
+    for (int pe = 0; pe < int(in.size()); ++pe) {
+        const auto& x = in[std::size_t(pe)].x;
+        std::vector<fp8> q(x.size());
+        std::vector<float> scale(x.size() / fp8_group);
+        for (std::size_t g = 0; g < scale.size(); ++g) {
+            float amax = 0.0f;
+            for (int i = 0; i < fp8_group; ++i) amax = std::max(amax, std::fabs(to_float(x[g * fp8_group + i])));
+            scale[g] = fp8_scale(amax);
+            for (int i = 0; i < fp8_group; ++i) q[g * fp8_group + i] = quantize(to_float(x[g * fp8_group + i]), scale[g]);
+        }
+        access.write(io.x8, pe, q);
+        access.write(io.x_scale, pe, scale);
+        access.write(io.x, pe, std::vector<bf16>(x.size(), to_bf16(std::nanf(""))));
+        access.write(io.topk_idx, pe, in[std::size_t(pe)].idx);
+        access.write(io.topk_w, pe, in[std::size_t(pe)].w);
+    }
+}
+
 namespace detail {
 // The values of received row `row` as the expert reads them.
 template <class Access>

@@ -36,9 +36,9 @@ pgas::world host_world(int n_pes, int channels = 0) {
 }
 
 // Two rounds (the second reuses the buffers at the next epoch) of dispatch, experts, combine for every routing,
-// checked after each phase.
+// checked after each phase. caller_casts: the tokens go in already cast to fp8 (batch::cast = false).
 template <class Buffer>
-void round_trips(int n_pes, bool fp8, int blocks, int channels = 0, int hidden = 256) {
+void round_trips(int n_pes, bool fp8, int blocks, int channels = 0, int hidden = 256, bool caller_casts = false) {
     auto w = host_world(n_pes, channels);
     const pgas::ep::config c = small(fp8, blocks, hidden);
     const Buffer buf(w, c);
@@ -54,8 +54,13 @@ void round_trips(int n_pes, bool fp8, int blocks, int channels = 0, int hidden =
             INFO("routing ", ep_test::check::name(r), " round ", round);
             const auto in = ep_test::check::make_inputs(c, n_pes, r, seed);
             const auto want = ep_test::check::expected(c, n_pes, in);
-            const auto batches = ep_test::check::batches(c, in);
-            ep_test::check::upload(access, b.io, in);
+            auto batches = ep_test::check::batches(c, in);
+            if (caller_casts) {
+                for (auto& a : batches) a.cast = false;
+                ep_test::check::upload_cast(access, b.io, in);
+            } else {
+                ep_test::check::upload(access, b.io, in);
+            }
             buf.dispatch(batches);
             CHECK(ep_test::check::dispatch(access, b, want) == "");
             ep_test::host_toy_experts(buf);
@@ -101,6 +106,12 @@ TEST_CASE("throughput, 3 and 5 blocks per PE, 2/3/4 PEs") {
 TEST_CASE("throughput, fp8, three groups a token, 1/3/5 blocks per PE, 2/3/4 PEs") {
     for (int blocks : {1, 3, 5})
         for (int n : {2, 3, 4}) throughput(n, true, blocks, 384);
+}
+TEST_CASE("fp8 tokens cast by the caller (batch::cast = false, x not read), both modes, 2/3/4 PEs, 3 blocks") {
+    for (int n : {2, 3, 4}) {
+        round_trips<low_latency_buffer>(n, true, 3, 0, 256, true);
+        round_trips<throughput_buffer>(n, true, 3, 0, 256, true);
+    }
 }
 TEST_CASE("low latency, fp8, three groups a token, 2/3 PEs") {
     for (int n : {2, 3}) round_trips<low_latency_buffer>(n, true, 3, 0, 384);
@@ -167,6 +178,7 @@ void only_pe1_to_expert0(inputs& in, batches& b) {
 }
 void wrong_hidden(inputs&, batches& b) { b[1].hidden = 128; }
 void too_many_tokens(inputs&, batches& b) { b[1].tokens = 13; }
+void fp8_given_to_bf16(inputs&, batches& b) { b[1].cast = false; }
 }  // namespace
 
 TEST_CASE("bad input: expert index out of range (negative or >= experts)") {
@@ -212,12 +224,15 @@ TEST_CASE("bad input: top_k larger than the number of experts, experts not divis
                          "pgas: ep::buffer: experts = 25 must be a positive multiple of the PE count 2", pgas::error);
 }
 
-TEST_CASE("bad input: a hidden size or token count the buffer was not built for") {
+TEST_CASE("bad input: a hidden size, token count or payload the buffer was not built for") {
     const pgas::ep::config c = small(false);
     CHECK(dispatch_error<low_latency_buffer>(c, wrong_hidden) ==
           "pgas: ep::dispatch (low latency) on PE 1: hidden size 128 but the buffer was built for 256");
     CHECK(dispatch_error<throughput_buffer>(c, too_many_tokens) ==
           "pgas: ep::dispatch (throughput) on PE 1: tokens 13 but the buffer was built for 12");
+    CHECK(dispatch_error<low_latency_buffer>(c, fp8_given_to_bf16) ==
+          "pgas: ep::dispatch (low latency) on PE 1: batch::cast = false (tokens given in fp8) but the buffer was "
+          "built for bf16 (config::fp8 = false)");
 }
 
 // PEs as separate worlds (one per thread, as processes): a buffer whose shape differs on one PE is refused by

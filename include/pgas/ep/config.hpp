@@ -52,8 +52,10 @@ inline config throughput_defaults() {
 
 /// What one dispatch or combine works on; checked against the config the buffer was built for.
 struct batch {
-    int tokens = 0;  ///< tokens this PE dispatches, at most config::max_tokens (0 is allowed)
-    int hidden = 0;  ///< must equal config::hidden
+    int tokens = 0;     ///< tokens this PE dispatches, at most config::max_tokens (0 is allowed)
+    int hidden = 0;     ///< must equal config::hidden
+    bool cast = true;   ///< fp8 dispatch: casts io.x into io.x8 and io.x_scale; false: the caller wrote them (its
+                        ///< own fp8 tokens, as DeepEP's normal dispatch takes them) and io.x is not read
 };
 
 /// A PE's inputs and outputs, in the symmetric heap (so that a GPU and the host transport address them alike).
@@ -189,11 +191,19 @@ PGAS_HD inline void bad_batch(const char* call, int pe, const char* what, long l
                   __trap();))
 }
 
+// batch::cast = false (fp8 tokens given) to a bf16 buffer.
+PGAS_HD inline void bad_cast(const char* call, int pe) {
+    constexpr const char* what = "batch::cast = false (tokens given in fp8) but the buffer was built for bf16 "
+                                 "(config::fp8 = false)";
+    NV_IF_TARGET(NV_IS_HOST, (config_error(pe, call, what);), (printf("pgas: %s on PE %d: %s\n", call, pe, what); __trap();))
+}
+
 // The checks a call can make without reading data: host side before a launch,
 // and again in the body (device side under PGAS_EP_CHECKS).
 PGAS_HD inline void check_batch(const char* call, int pe, const config& c, const batch& a) {
     if (a.hidden != c.hidden) bad_batch(call, pe, "hidden size", a.hidden, c.hidden);
     if (a.tokens < 0 || a.tokens > c.max_tokens) bad_batch(call, pe, "tokens", a.tokens, c.max_tokens);
+    if (!a.cast && !c.fp8) bad_cast(call, pe);
 }
 
 }  // namespace detail

@@ -48,10 +48,10 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const low_latency_la
     const std::uint64_t parity = epoch & 1;
     const int* idx = ctx.local(b.io.topk_idx);
 
-    // 1. One block per token: cast it (fp8), then one warp per choice puts it
+    // 1. One block per token: cast it (fp8, unless the caller did), then one warp per choice puts it
     //    into its slot. The slot is this PE's next one for that expert.
     for (int t = int(grid::block()); t < a.tokens; t += int(grid::blocks())) {
-        if (c.fp8) {
+        if (c.fp8 && a.cast) {
             detail::cast_tokens(ctx.local(b.io.x), ctx.local(b.io.x8), ctx.local(b.io.x_scale), c.hidden, t, t + 1);
             pgas::block::sync();
         }

@@ -69,8 +69,9 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     int* row_of = ctx.local(b.send_row);
     const auto mine = detail::my_tokens(a.tokens);
 
-    // 1. This block's tokens: counted once per PE they go to; the fp8 cast. Block 0 clears the expert counts this
-    //    PE fills as a receiver in step 6 (the user read the last ones before this call).
+    // 1. This block's tokens: counted once per PE they go to; the fp8 cast (unless the caller cast them). Block 0
+    //    clears the expert counts this PE fills as a receiver in step 6 (the user read the last ones before this
+    //    call).
     for (int d = int(grid::thread()); d < n; d += int(grid::threads())) count[d] = 0;
     if (grid::block() == 0)
         for (int le = int(grid::thread()); le < nl; le += int(grid::threads())) ctx.local(b.expert_count)[le] = 0;
@@ -83,7 +84,7 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
         if (detail::first_on_pe(idx + (i - i % k), i % k, nl))
             cuda::atomic_ref<int, cuda::thread_scope_block>(count[e / nl]).fetch_add(1, cuda::memory_order_relaxed);
     }
-    if (c.fp8)
+    if (c.fp8 && a.cast)
         detail::cast_tokens(ctx.local(b.io.x), ctx.local(b.io.x8), ctx.local(b.io.x_scale), c.hidden, mine.begin,
                             mine.end);
     detail::grid_barrier(ctx, b.grid_bar, epoch);
