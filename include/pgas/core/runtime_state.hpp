@@ -22,6 +22,10 @@ struct runtime_state {
     /// max(500 ms, timeout / 4), and one that left, at once when the wait is
     /// for its write (errc::peer_failed). Never read on the GPU.
     const detail::heartbeat_table* heartbeats = nullptr;
+    /// GPU heaps of several processes: left[q] != 0 once world PE q has left (destroyed its world in good order),
+    /// set by this process's bootstrap watcher in pinned, mapped host memory, so that a kernel's wait that knows
+    /// whose write it waits for (a dissemination round) names that PE at once (detail::check_awaited). Null elsewhere.
+    const volatile int* left = nullptr;
 };
 
 PGAS_NAMESPACE_END

@@ -137,6 +137,15 @@ inline bool has_left(const heartbeat_table& table, int q) {
     return (heartbeat_word(table.words[q]).load(cuda::memory_order_acquire) & heartbeat_left) != 0;
 }
 
+// The watcher's side of runtime_state::left (GPU heaps): every peer found left is marked in `left` (by world PE;
+// nothing when null), with release, so that a kernel that reads the mark with acquire and then still finds its
+// condition false knows the left PE's last writes did not satisfy it (has_left's reasoning, one hop longer).
+inline void mark_left_peers(const heartbeat_table& table, int* left) {
+    if (left == nullptr) return;
+    for (int q = 0; q < table.n_pes; ++q)
+        if (has_left(table, q)) cuda::atomic_ref<int, cuda::thread_scope_system>(left[q]).store(1, cuda::memory_order_release);
+}
+
 // A wait's error for peer q, silent for `silent` ns (more than the table's bound).
 [[noreturn]] inline void report_stopped(const heartbeat_table& table, const char* call, int pe, int q,
                                        std::uint64_t silent) {

@@ -137,13 +137,20 @@ PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnT
 // come, and the wait fails at once naming it (errc::peer_failed; issue 28, item 5: it was named only after the
 // heartbeat bound, as by a wait that does not know whom it waits for). The condition is tried after the left
 // state is read, so a PE that arrived and then left is never blamed (its arrival happens before its left stamp:
-// heartbeat_stamp's release, has_left's acquire). On the GPU nothing: kernels cannot read the table (GPU heaps
-// keep it in host pages, and the watcher raises the peer-failure flag only for stopped PEs), so a PE that left is
-// not named there and the wait ends by its timeout.
+// heartbeat_stamp's release, has_left's acquire). Kernels cannot read the table (GPU heaps keep it in host pages);
+// there the bootstrap watcher marks a PE that left in runtime.left every tick (mark_left_peers), and the wait
+// reads that mark the same way: on a GPU heap a PE that left is named within a tick (~50 ms) instead of the
+// wait's timeout.
 template <class Attempt>
 PGAS_HD void check_awaited(const runtime_state& runtime, int pe, const char* call, int awaited, Attempt& attempt) {
-    NV_IF_TARGET(NV_IS_HOST, (if (awaited >= 0 && runtime.heartbeats && has_left(*runtime.heartbeats, awaited) &&
-                                  !attempt()) report_awaited_left(*runtime.heartbeats, call, pe, awaited);))
+    if (awaited < 0) return;
+    NV_IF_TARGET(NV_IS_HOST, (if (runtime.heartbeats && has_left(*runtime.heartbeats, awaited) && !attempt())
+                                  report_awaited_left(*runtime.heartbeats, call, pe, awaited);))
+    if (runtime.left && load_acquire(const_cast<const int*>(runtime.left) + awaited) != 0 && !attempt())
+        report(errc::peer_failed, call, pe,
+               "stopped waiting: it needs the arrival of a PE that has left (destroyed its world) while others still "
+               "wait for it; PE",
+               awaited);
 }
 
 // Spins until `*address <op> value` holds and returns the value that made it

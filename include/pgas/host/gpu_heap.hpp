@@ -90,6 +90,7 @@ public:
         for (auto handle : handles_) driver().cuMemRelease(handle);
         if (base_ != 0) driver().cuMemAddressFree(base_, stride_ * std::uint64_t(n_pes_));
         if (abort_flag_ != nullptr) cudaFreeHost(abort_flag_);
+        if (left_flags_ != nullptr) cudaFreeHost(left_flags_);
         for (void* page : heartbeat_pages_) ::munmap(page, page_bytes_);
     }
 
@@ -109,6 +110,8 @@ public:
     int device_of(int local) const { return devices_[std::size_t(local)]; }
     // Set to failed PE + 1 by world::abort_waits; device waits poll it.
     volatile int* abort_flag() const { return abort_flag_; }
+    /// By world PE: non-zero once that PE has left (several processes only; null for one process).
+    int* left_flags() const { return left_flags_; }
 
 private:
     static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
@@ -222,6 +225,11 @@ private:
                                  cudaHostAllocMapped | cudaHostAllocPortable),
                    me, "world::init_gpu", "cudaHostAlloc of the abort flag");
         *abort_flag_ = 0;
+        // Which peers have left (runtime_state::left), beside the abort flag and like it mapped for kernels.
+        check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&left_flags_), sizeof(int) * std::size_t(n_pes_),
+                                 cudaHostAllocMapped | cudaHostAllocPortable),
+                   me, "world::init_gpu", "cudaHostAlloc of the left flags");
+        std::memset(left_flags_, 0, sizeof(int) * std::size_t(n_pes_));
         bases_.resize(std::size_t(n_pes_));
         for (int pe = 0; pe < n_pes_; ++pe) bases_[std::size_t(pe)] = pe_base(pe);
     }
@@ -283,6 +291,7 @@ private:
     std::vector<CUmemGenericAllocationHandle> handles_;
     std::vector<std::byte*> bases_;
     int* abort_flag_ = nullptr;
+    int* left_flags_ = nullptr;  // [n_pes], processes only
     std::vector<std::uint64_t*> heartbeats_;  // by world PE (processes only)
     std::vector<void*> heartbeat_pages_;
     std::size_t page_bytes_ = 0;

@@ -201,6 +201,8 @@ public:
                            if (!kernels_wait) return;
                            const int stopped = detail::stale_peer(state->heartbeats, detail::now_ns());
                            if (stopped >= 0) raise_abort(*state, stopped);
+                           if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state->memory.get()))
+                               detail::mark_left_peers(state->heartbeats, gpu->left_flags());
                        },
                        [state = &s](std::uint64_t* silent_ns) {  // host collectives apply the same rule
                            return detail::stale_peer(state->heartbeats, detail::now_ns(), silent_ns);
@@ -684,7 +686,10 @@ public:
         device::runtime_state r;
         r.timeout_ns = state_->timeout_ns;
         r.abort_flag = reinterpret_cast<const volatile int*>(state_->abort);
-        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) r.abort_flag = gpu->abort_flag();
+        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) {
+            r.abort_flag = gpu->abort_flag();
+            r.left = gpu->left_flags();
+        }
         if (state_->heartbeats.words) r.heartbeats = &state_->heartbeats;
         return r;
     }
