@@ -62,9 +62,11 @@ PGAS_HD constexpr coll_plan plan_of(std::size_t count, int root) {
 // Every on-stream collective: collective K's plan run by the one driver, each block as one part. K is a template
 // parameter, not a plan passed in: with the plan's shape unknown the one kernel took 142-148 registers against
 // 93-96 for the per-collective kernels before it. The launch bound holds the registers to what
-// Policy::stream_threads threads per block can have (more failed to launch: cudaErrorLaunchOutOfResources, 4xH100).
+// Policy::stream_threads threads per block can have (more failed to launch: cudaErrorLaunchOutOfResources, 4xH100),
+// and says one block per SM is enough: with the thread count alone, ptxas took the broadcast kernels down to 64
+// registers (two blocks per SM) and spilled 312-328 bytes (LL since cd9075b, direct since 089a74a's cold check).
 template <class Policy, coll_kind K, class Tr, class T, class Op>
-PGAS_KERNEL void __launch_bounds__(coll::resolve_policy<Policy, Tr>::stream_threads)
+PGAS_KERNEL void __launch_bounds__(coll::resolve_policy<Policy, Tr>::stream_threads, 1)
     collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                       symmetric_ptr<const T> src, std::size_t count, int root, Op op) {
     run_collective<block, Policy>(ctx, t, plan_of<K>(count, root), dst, src, op, launch_part());
