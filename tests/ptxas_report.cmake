@@ -1,0 +1,43 @@
+# ptxas's report of a CUDA source compiled as programs build it (sm_90, -O3, no PGAS_CHECKS): for each kernel its
+# mangled name, registers a thread, and bytes spilled (stores plus loads). Used by the register and spill checks
+# (tests/ep/check_registers.cmake, tests/coll/check_spills.cmake); no GPU needed.
+#   ptxas_report(<source> <include dirs joined by |> <work dir> <names var> <registers var> <spills var>)
+function(ptxas_report source includes work names_var registers_var spills_var)
+  string(REPLACE "|" ";" includes "${includes}")
+  set(flags "")
+  foreach(dir IN LISTS includes)
+    list(APPEND flags -I${dir})
+  endforeach()
+  file(MAKE_DIRECTORY ${work})
+  get_filename_component(stem ${source} NAME_WE)
+  execute_process(COMMAND ${NVCC} -std=c++20 -O3 -DNDEBUG -arch=sm_90 -cubin -Xptxas=-v ${flags} ${source}
+                          -o ${work}/${stem}.cubin
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ptxas report of ${source}: nvcc failed (${rc}):\n${err}")
+  endif()
+  # Per kernel: "Compiling entry function '<mangled>'", then "N bytes stack frame, S bytes spill stores, L bytes
+  # spill loads", then "Used R registers".
+  string(REPLACE "\n" ";" lines "${out}${err}")
+  set(names "")
+  set(registers "")
+  set(spills "")
+  set(kernel "")
+  set(spill 0)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "Compiling entry function '([^']*)'")
+      set(kernel "${CMAKE_MATCH_1}")
+      set(spill 0)
+    elseif(kernel AND line MATCHES "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads")
+      math(EXPR spill "${CMAKE_MATCH_1} + ${CMAKE_MATCH_2}")
+    elseif(kernel AND line MATCHES "Used ([0-9]+) registers")
+      list(APPEND names "${kernel}")
+      list(APPEND registers ${CMAKE_MATCH_1})
+      list(APPEND spills ${spill})
+      set(kernel "")
+    endif()
+  endforeach()
+  set(${names_var} "${names}" PARENT_SCOPE)
+  set(${registers_var} "${registers}" PARENT_SCOPE)
+  set(${spills_var} "${spills}" PARENT_SCOPE)
+endfunction()
