@@ -1,4 +1,4 @@
-// Tuning runs for the collectives' policies and the barrier's fences on N GPUs of one process (numbers behind tuning.hpp and sync.hpp).
+// Tuning runs for the collectives' policies, put_on_stream's blocks and the barrier's fences on N GPUs of one process (numbers behind tuning.hpp, on_stream.cuh and sync.hpp).
 //
 // Collectives: graph-captured loops of *_on_stream on every GPU
 // (PGAS_TUNE_GPUS, default all), timed on GPU 0 with CUDA events, for
@@ -6,6 +6,7 @@
 // Fences and barriers: in-kernel loops on GPUs 0 and 1, per-operation time,
 // for the memory-model forms a barrier could use.
 #include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/on_stream.cuh>
 #include <pgas/pgas.hpp>
 
 #include <benchmark/benchmark.h>
@@ -208,6 +209,42 @@ PGAS_TUNE(allreduce, rma_threads<128>, "rma_128_threads", small_sizes);
 PGAS_TUNE(allreduce, rma_threads<256>, "rma_256_threads", small_sizes);
 PGAS_TUNE(allreduce, rma_threads<512>, "rma_512_threads", small_sizes);
 #undef PGAS_TUNE
+
+// --- put_on_stream's blocks ---------------------------------------------------
+// The number behind host/on_stream.cuh's bytes_per_block (still a placeholder): put_on_stream's kernel at a fixed
+// block count, every PE putting `bytes` to the next PE at once, per size. The default's row (blocks_for) beside
+// them; bytes_per_block should be the slice per block above which more blocks stop paying.
+template <unsigned Blocks>  // 0: what put_on_stream picks (rma_stream::blocks_for)
+void put_blocks(benchmark::State& state) {
+    const std::size_t bytes = std::size_t(state.range(0));
+    auto& w = two_gpus();
+    auto& b = bufs();
+    const int n = w.n_pes();
+    const unsigned blocks = Blocks != 0 ? Blocks : pgas::detail::rma_stream::blocks_for(bytes);
+    const double us = graph_us(state, iters_for(bytes), [&](int i, cudaStream_t s) {
+        const auto ctx = w.context<pgas::nvlink>(i);
+        const float* src = static_cast<const float*>(w.device_address(b.src, i));
+        pgas::detail::rma_stream::put_kernel<pgas::nvlink, float>
+            <<<blocks, pgas::detail::rma_stream::threads, 0, s>>>(ctx, b.dst, src, bytes / 4, (i + 1) % n);
+        cuda_ok(cudaGetLastError(), "put kernel");
+    });
+    state.counters["us"] = us;
+    state.counters["blocks"] = blocks;
+    state.counters["GBps"] = double(bytes) / us / 1e3;
+}
+void put_sizes(benchmark::internal::Benchmark* b) {
+    for (long s = 4L << 10; s <= (256L << 20); s *= 4) b->Arg(s);
+}
+#define PGAS_TUNE_PUT(BLOCKS, NAME) \
+    BENCHMARK(put_blocks<BLOCKS>)->Name("put_on_stream/" NAME)->Apply(put_sizes)->UseManualTime()->Iterations(5)
+PGAS_TUNE_PUT(0, "default");
+PGAS_TUNE_PUT(1, "1_block");
+PGAS_TUNE_PUT(4, "4_blocks");
+PGAS_TUNE_PUT(16, "16_blocks");
+PGAS_TUNE_PUT(32, "32_blocks");
+PGAS_TUNE_PUT(64, "64_blocks");
+PGAS_TUNE_PUT(128, "128_blocks");
+#undef PGAS_TUNE_PUT
 
 // --- fences and barrier forms ------------------------------------------------
 

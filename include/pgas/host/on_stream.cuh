@@ -20,7 +20,8 @@ PGAS_KERNELS_BEGIN
 
 // Bytes one block moves per launch before another block is added: below it a
 // single block's latency wins, above it NVLink bandwidth needs many SMs.
-// Placeholder: to be tuned on 2xH200 with bench/nvlink.
+// Still a placeholder: bench_coll_tune's put_on_stream rows (bench/nvlink/coll_tune_bench.cu) measure each block
+// count per size, and have not run on GPUs yet.
 inline constexpr std::size_t bytes_per_block = std::size_t{256} << 10;
 inline constexpr unsigned max_blocks = 128;
 inline constexpr unsigned threads = 512;
