@@ -198,13 +198,12 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
     const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
 
     // 1. Every received row from another PE goes home, one warp per row over the grid's warps, each block on its
-    //    channel: stores travel without a round trip, where reading the partial sums over NVLink from the home
-    //    (a pull) reached 0.38 of the link on 24 SMs (4xH100, 1310 us against DeepEP's 600). No PE overwrites a
-    //    home's slots before the home has read them: the next combine's pushes follow the next dispatch's notify,
-    //    which waits for every PE, each after its own combine. The rows from this PE stay where they are.
-    //    The rows are grouped by home (source order); PE p starts with home p + 1's and wraps around, so that at
-    //    any time the PEs push to different homes: all starting with home 0 put three PEs' pushes through home 0's
-    //    links at once, the combine's push taking 811 us instead of 499 on 4xH100 (the link's time: 492).
+    //    channel: stores travel without a round trip (reading the partial sums from the home over NVLink, a pull,
+    //    was bound by the SMs' rate of remote reads). No PE overwrites a home's slots before the home has read
+    //    them: the next combine's pushes follow the next dispatch's notify, which waits for every PE, each after
+    //    its own combine. The rows from this PE stay where they are. The rows are grouped by home (source order);
+    //    PE p starts with home p + 1's and wraps around, so that at any time the PEs push to different homes
+    //    rather than all through home 0's links first.
     const int rows = ctx.local(b.source_begin)[n], first = ctx.local(b.source_begin)[me + 1];
     const std::uint64_t* from = ctx.local(b.recv_src);
     const bf16* y = ctx.local(b.expert_y);

@@ -195,14 +195,15 @@ public:
                 s.heartbeat.attach(words[launch.rank]);
             }
             const bool kernels_wait = !s.memory->host_accessible();
+            auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(s.memory.get());
+            int* left_flags = gpu ? gpu->left_flags() : nullptr;  // runtime_state::left, which kernels read
             tcp->watch([state = &s](int failed_pe) { raise_abort(*state, failed_pe); },
-                       [state = &s, kernels_wait] {
+                       [state = &s, kernels_wait, left_flags] {
                            state->heartbeat.beat();
                            if (!kernels_wait) return;
                            const int stopped = detail::stale_peer(state->heartbeats, detail::now_ns());
                            if (stopped >= 0) raise_abort(*state, stopped);
-                           if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state->memory.get()))
-                               detail::mark_left_peers(state->heartbeats, gpu->left_flags());
+                           detail::mark_left_peers(state->heartbeats, left_flags);
                        },
                        [state = &s](std::uint64_t* silent_ns) {  // host collectives apply the same rule
                            return detail::stale_peer(state->heartbeats, detail::now_ns(), silent_ns);

@@ -97,11 +97,9 @@ PGAS_HD void cast_groups(const bf16* x, fp8* q, float* scale, std::size_t first,
 // block's warps take the tokens' groups as one flat range (a token's groups are consecutive in memory): on a GPU
 // 16 lanes per group and 8 values a lane, two groups per warp and step, the group's largest magnitude reduced
 // over its half-warp, the values quantized from registers, and the next four steps' loads in flight while a warp
-// casts these four. A token at a time, a group per warp with a load, a warp max, a reload and a store, kept almost
-// nothing in flight: the fp8 throughput dispatch took 656 us at 2 PEs (bf16: 274-286) and 870 at 4 (bf16: 625);
-// this way 371-380 and 594-602 (4xH100, 24 SMs, 2026-11-27). Two steps ahead: 403 and 627; four take the
-// throughput dispatch kernel to 122 registers, within two blocks per SM. On the host transport a warp is one
-// lane: it takes a group a step. Called by the whole block.
+// casts these four: the cast is bound by its loads' latency, and four steps ahead is what the throughput dispatch
+// kernel's registers allow (122, within two blocks per SM). On the host transport a warp is one lane: it takes a
+// group a step. Called by the whole block.
 PGAS_HD inline void cast_tokens(const bf16* x, fp8* q, float* scale, int hidden, int begin, int end) {
     const std::size_t groups = std::size_t(hidden) / fp8_group;
     const std::size_t first = std::size_t(begin) * groups, last = std::size_t(end) * groups;
