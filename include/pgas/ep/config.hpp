@@ -123,8 +123,9 @@ struct throughput_layout {
     symmetric_ptr<int> send_row;              // [max_tokens][n] the row token t landed in on PE d, -1: not sent there
     symmetric_ptr<std::uint64_t> notify_sig;  // [n] epoch: counts of source s arrived
     symmetric_ptr<std::uint64_t> data_sig;    // [n] epoch: every row of source s arrived
-    symmetric_ptr<std::uint64_t> comb_sig;    // [n] epoch: PE s's expert outputs are complete
-    symmetric_ptr<std::uint64_t> grid_bar;    // [3] grid barrier arrivals
+    symmetric_ptr<int> chunk_row;             // [n][chunks + 1] first row from source s of its token chunk j
+    symmetric_ptr<std::uint64_t> chunk_sig;   // [chunks] pushes of home token chunk j arrived: n - 1 per call
+    symmetric_ptr<std::uint64_t> grid_bar;    // [2] grid barrier arrivals
     symmetric_ptr<std::uint64_t> epoch;       // [blocks]
     /// @endcond
 };
@@ -136,6 +137,19 @@ PGAS_HD inline int local_experts(const config& c, int n_pes) { return c.experts 
 PGAS_HD inline int throughput_recv_rows(const config& c, int n_pes) {
     return c.recv_rows > 0 ? c.recv_rows : n_pes * c.max_tokens;
 }
+
+namespace detail {
+// The throughput combine's pipeline unit: a home PE's tokens in chunks of combine_chunk_tokens, at most
+// max_combine_chunks of them, so that a home sums chunk j while later chunks are still on their way (ep/throughput.hpp).
+inline constexpr int max_combine_chunks = 64;
+PGAS_HD inline int combine_chunk_tokens(const config& c) {
+    return (c.max_tokens + max_combine_chunks - 1) / max_combine_chunks;
+}
+PGAS_HD inline int combine_chunks(const config& c) {
+    const int per = combine_chunk_tokens(c);
+    return (c.max_tokens + per - 1) / per;
+}
+}  // namespace detail
 
 // --- errors ------------------------------------------------------------------
 

@@ -4,9 +4,9 @@
 //             once to each PE that holds one of its experts, at a row every PE computes from those counts
 //             (sources in PE order, tokens in order), with its choices as the receiver's local expert indices;
 //             one warp-level put per (token, destination) over the grid's warps.
-//   combine   the experts wrote one partial sum per received token (its local choices, weighted); each PE pushes
-//             its partial sums home (one warp-level put per row), then each home token adds the ones it received
-//             and its own, read locally.
+//   combine   the experts wrote one partial sum per received token (its local choices, weighted); a quarter of
+//             the blocks push the partial sums home (one warp-level put per row, a home token chunk at a time),
+//             while the others add, chunk by chunk as each arrives, every home token's partial sums and its own.
 // A token with several experts on one PE crosses the link once, as in DeepEP's normal mode: at 4 PEs and top-8
 // that is about 2.2x fewer bytes than one row per (token, expert).
 //
@@ -45,6 +45,80 @@ PGAS_HD inline bool goes_to(const int* choices, int k, int nl, int d) {
         if (choices[j] / nl == d) return true;
     return false;
 }
+
+// Where combine's pushes start: chunk_row[s][j] is the first received row from source s whose token is in s's
+// token chunk j or later (rows of a source are in token order), chunk_row[s][chunks] the end of s's rows. Row r
+// writes the entries of the chunks from its predecessor's (exclusive) to its own; the last row of a source also
+// those after its own; a source with no rows is written whole by `entry`, a flat index over [n][chunks + 1]. Called
+// once per row and once per entry, by any threads.
+template <class Tr>
+PGAS_HD void mark_chunk_row(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int r) {
+    const std::uint64_t* src = ctx.local(b.recv_src);
+    const int* begin = ctx.local(b.source_begin);
+    const int chunks = combine_chunks(b.cfg), per = combine_chunk_tokens(b.cfg);
+    const int s = int(src[r] >> 32), j = int(src[r] & 0xffffffffu) / per;
+    int* first = ctx.local(b.chunk_row) + std::size_t(s) * std::size_t(chunks + 1);
+    const int before = r == begin[s] ? -1 : int(src[r - 1] & 0xffffffffu) / per;
+    for (int i = before + 1; i <= j; ++i) first[i] = r;
+    if (r + 1 == begin[s + 1])
+        for (int i = j + 1; i <= chunks; ++i) first[i] = r + 1;
+}
+template <class Tr>
+PGAS_HD void mark_empty_source(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int entry) {
+    const int chunks = combine_chunks(b.cfg), s = entry / (chunks + 1);
+    const int* begin = ctx.local(b.source_begin);
+    if (begin[s] == begin[s + 1]) ctx.local(b.chunk_row)[entry] = begin[s];
+}
+
+// The throughput combine's sum of this PE's `tokens` (n = N, or at most N: sum_partials_upto), in a block of the
+// `summers` that sum, `summer` among them: a chunk's tokens are summed once the n - 1 pushes of call `epoch` to it
+// have arrived. On a GPU warp 0 waits for the chunks in order (acquire) and publishes each in shared memory; the
+// other warps sum, each spinning on that word before it reads a token of a chunk not yet published (a one-warp
+// block waits for every chunk, then sums). The summing loop itself holds no pgas wait: one in it (inline or a
+// call) took the combine kernel from 127 registers to 146-158, past the 128 of two blocks per SM. On the host
+// transport a block is one thread: it waits for a chunk itself before summing it.
+template <int N, class Tr>
+PGAS_HD void sum_arrived(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int tokens,
+                         std::uint64_t epoch, int summer, int summers) {
+    const int per = combine_chunk_tokens(b.cfg);
+    const std::uint64_t pushes = epoch * std::uint64_t(ctx.n_pes() - 1);
+#if PGAS_DEVICE_PASS
+    __shared__ int published;  // chunks [0, published) have arrived
+    if (threadIdx.x == 0) published = 0;
+    pgas::block::sync();
+    const int waiters = grid::warps() > 1 ? 1 : 0;  // a one-warp block waits for every chunk, then sums
+    if (grid::warp() == 0) {
+        for (int j = 0; j * per < tokens; ++j) {
+            if (grid::lane() == 0) {
+                pgas::wait_until(ctx, b.chunk_sig + j, pgas::cmp::ge, pushes);
+                cuda::atomic_ref<int, cuda::thread_scope_block>(published).store(j + 1, cuda::memory_order_release);
+            }
+        }
+        if (waiters == 1) return;
+        pgas::warp::sync();
+    }
+    const int worker = summer * int(grid::warps() - waiters) + int(grid::warp()) - waiters;
+    const int workers = summers * int(grid::warps() - waiters);
+    int seen = 0;
+    auto ready = [&](int t) {
+        while (t / per >= seen)
+            seen = cuda::atomic_ref<int, cuda::thread_scope_block>(published).load(cuda::memory_order_acquire);
+    };
+#else
+    const int worker = summer, workers = summers;
+    int seen = 0;
+    auto ready = [&](int t) {
+        for (; t / per >= seen; ++seen) pgas::wait_until(ctx, b.chunk_sig + seen, pgas::cmp::ge, pushes);
+    };
+#endif
+    sum_partials_upto<N>(ctx, b, 0, tokens, worker, workers, ready);
+}
+
+// The throughput combine's blocks that push (the others sum): a quarter of them, at least one. With one block, it
+// pushes and then sums. Measured on 4xH100 with 48 blocks (bench_moe, us at 2 and at 4 PEs): 4 senders 595 and
+// 1599, 6 senders 433 and 1114, 8 senders 349 and 879, 12 senders 295 and 641, 16 senders 325 and 663, 24 senders
+// 451 and 846, 32 senders 629 and 1159.
+PGAS_HD inline int combine_senders(int blocks) { return blocks / 4 > 1 ? blocks / 4 : 1; }
 }  // namespace detail
 
 /// Throughput dispatch (DeepEP's get_dispatch_layout + notify_dispatch + dispatch), one kernel with no host round
@@ -166,7 +240,11 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     int* experts = ctx.local(b.block_experts) + std::size_t(grid::block()) * nl;
     for (int le = int(grid::thread()); le < nl; le += int(grid::threads())) experts[le] = 0;
     pgas::block::sync();
-    for (int r = int(grid::global_thread()); r < rows; r += int(grid::global_threads()))
+    const int chunk_entries = n * (detail::combine_chunks(c) + 1);
+    for (int i = int(grid::global_thread()); i < chunk_entries; i += int(grid::global_threads()))
+        detail::mark_empty_source(ctx, b, i);
+    for (int r = int(grid::global_thread()); r < rows; r += int(grid::global_threads())) {
+        detail::mark_chunk_row(ctx, b, r);
         for (int choice = 0; choice < k; ++choice) {
             const std::size_t at = std::size_t(r) * k + choice;
             const int e = choice_of[at];
@@ -178,6 +256,7 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
                 weight_of[at] = 0.0f;
             }
         }
+    }
     pgas::block::sync();
     for (int le = int(grid::thread()); le < nl; le += int(grid::threads()))
         if (experts[le] != 0)
@@ -196,35 +275,55 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
     const std::size_t h = std::size_t(c.hidden);
     if constexpr (PGAS_EP_CHECKS) detail::check_batch(call, me, c, a);
     const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
+    const int blocks = int(grid::blocks()), block = int(grid::block());
+    const int senders = detail::combine_senders(blocks), chunks = detail::combine_chunks(c);
 
-    // 1. Every received row from another PE goes home, one warp per row over the grid's warps, each block on its
-    //    channel: stores travel without a round trip (reading the partial sums from the home over NVLink, a pull,
-    //    was bound by the SMs' rate of remote reads). No PE overwrites a home's slots before the home has read
-    //    them: the next combine's pushes follow the next dispatch's notify, which waits for every PE, each after
-    //    its own combine. The rows from this PE stay where they are. The rows are grouped by home (source order);
-    //    PE p starts with home p + 1's and wraps around, so that at any time the PEs push to different homes
-    //    rather than all through home 0's links first.
-    const int rows = ctx.local(b.source_begin)[n], first = ctx.local(b.source_begin)[me + 1];
-    const std::uint64_t* from = ctx.local(b.recv_src);
-    const bf16* y = ctx.local(b.expert_y);
-    const auto chan = ctx.on_channel(int(grid::block()) % ctx.n_channels());
-    const int warp = int(grid::block() * grid::warps() + grid::warp()), warps = int(grid::blocks() * grid::warps());
-    for (int i = warp; i < rows; i += warps) {
-        const int r = (i + first) % rows;
-        const std::uint64_t src = from[r];
-        const int home = int(src >> 32), t = int(src & 0xffffffffu);
-        if (home == me) continue;
-        pgas::put_nbi<pgas::warp>(chan, b.io.comb_recv + (std::size_t(t) * std::size_t(n) + std::size_t(me)) * h,
-                                  y + std::size_t(r) * h, h, home);
+    // The two parts run side by side: the first `senders` blocks push, the others sum what has arrived, a home
+    // token chunk at a time, so that the sum hides behind the pushes (one after the other, the sum added about half
+    // the push's time at 4 PEs).
+    //
+    // 1. Push: one item per (home, home token chunk), chunk by chunk, each chunk's homes from this PE's right
+    //    neighbour on (at any time the PEs push to different homes, not all through home 0's links first); a
+    //    sending block's warps take the item's rows (chunk_row, from dispatch) one warp per row, on the block's
+    //    channel. Stores travel without a round trip (reading the partial sums from the home over NVLink, a pull,
+    //    was bound by the SMs' rate of remote reads). When an item's rows are out the block adds 1 to the home's
+    //    chunk_sig[chunk]. No PE overwrites a home's slots before the home has read them: the next combine's
+    //    pushes follow the next dispatch's notify, which waits for every PE, each after its own combine. The rows
+    //    from this PE stay where they are.
+    if (block < senders) {
+        const std::uint64_t* from = ctx.local(b.recv_src);
+        const int* first = ctx.local(b.chunk_row);
+        const bf16* y = ctx.local(b.expert_y);
+        const auto chan = ctx.on_channel(block % ctx.n_channels());
+        for (int item = block; item < (n - 1) * chunks; item += senders) {
+            const int j = item / (n - 1), home = (me + 1 + item % (n - 1)) % n;
+            const int* rows = first + std::size_t(home) * std::size_t(chunks + 1);
+            for (int r = rows[j] + int(grid::warp()); r < rows[j + 1]; r += int(grid::warps())) {
+                const std::size_t t = std::size_t(from[r] & 0xffffffffu);
+                pgas::put_nbi<pgas::warp>(chan, b.io.comb_recv + (t * std::size_t(n) + std::size_t(me)) * h,
+                                          y + std::size_t(r) * h, h, home);
+            }
+            // A load/store transport's signal is a release after the block's sync; another transport completes the
+            // block's puts first.
+            if constexpr (pgas::load_store_transport<Tr>)
+                pgas::block::sync();
+            else
+                pgas::quiet<pgas::block>(chan);
+            if (grid::thread() == 0) pgas::signal(chan, b.chunk_sig + j, 1, pgas::signal_op::add, home);
+        }
     }
 
-    // 2. Every block's rows are out: tell every PE, and wait until every PE has pushed its rows here.
-    detail::grid_barrier(ctx, b.grid_bar + 2, epoch);
-    detail::tell_all_and_wait(ctx, b.comb_sig, epoch);
-
-    // 3. This block's home tokens.
-    const auto mine = detail::my_tokens(a.tokens);
-    detail::sum_partials(ctx, b, mine.begin, mine.end);
+    // 2. Sum: every summing block takes every chunk of this PE's tokens in turn, once its n - 1 pushes of this call
+    //    have arrived, its warps sharing the chunk's (token, tile) pairs with the other summing blocks'.
+    if (block >= senders || blocks == 1) {
+        const int summer = blocks == 1 ? 0 : block - senders, summers = blocks == 1 ? 1 : blocks - senders;
+        if (n <= 2)
+            detail::sum_arrived<2>(ctx, b, a.tokens, epoch, summer, summers);
+        else if (n <= 4)
+            detail::sum_arrived<4>(ctx, b, a.tokens, epoch, summer, summers);
+        else
+            detail::sum_arrived<8>(ctx, b, a.tokens, epoch, summer, summers);
+    }
     detail::finish_call(ctx, b.epoch, epoch);
 }
 

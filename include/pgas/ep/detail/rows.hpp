@@ -142,17 +142,20 @@ PGAS_HD void reduce_token(const pgas::device::context<Tr>& ctx, const io_layout&
 // Throughput combine's sum for home tokens [begin, end): each token's partial sums, one from each PE it went to
 // (send_row says which: -1 where it did not go), added per element in PE order, in float, rounded once. Another
 // PE's arrived in comb_recv[token][PE] (pushed by that PE's combine); this PE's own is read in place, at the row
-// of expert_y dispatch recorded in send_row. All loads are local.
+// of expert_y dispatch recorded in send_row. All loads are local. Called by whole warps: warp `worker` of the
+// `workers` that share the range (every warp of the summing blocks), each calling ready(t) before it reads token t
+// (tokens in increasing order): the combine waits there until t's partial sums have arrived.
 //
-// The loads' latency bounds this pass on 24 SMs, so each lane keeps eight 16-byte loads in flight: the block's
-// warps take (token, tile) pairs in turn, a tile giving each lane `per` = 8 / N vectors of 8 values (at least
+// The loads' latency bounds this pass on 24 SMs, so each lane keeps eight 16-byte loads in flight: the workers
+// take (token, tile) pairs in turn, a tile giving each lane `per` = 8 / N vectors of 8 values (at least
 // one), lane l's vectors l, l + lanes, ..., so that each load of a warp reads 512 contiguous bytes. A lane
 // computes its token's N source addresses once, then issues all per x N loads before it sums any. N, the PEs
 // summed per pass, is a compile-time bound on n (2, 4 or 8; past eight, passes of eight): with n known only at
 // run time, the bookkeeping of which load came from which PE took 136 registers for eight loads, past the 128
 // that two blocks of 256 threads per SM allow (CI's `ep: kernels fit two blocks per SM`).
-template <int N, class Tr>
-PGAS_HD void sum_partials_upto(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end) {
+template <int N, class Tr, class Ready>
+PGAS_HD void sum_partials_upto(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end,
+                               int worker, int workers, Ready& ready) {
     constexpr int loads = 8, per = loads / N > 0 ? loads / N : 1;
     const int h = b.cfg.hidden, h8 = h / 8, n = ctx.n_pes(), me = ctx.my_pe(), lanes = int(grid::lanes());
     const int span = per * lanes, tiles = (h8 + span - 1) / span;
@@ -160,8 +163,9 @@ PGAS_HD void sum_partials_upto(const pgas::device::context<Tr>& ctx, const throu
     bf16* out = ctx.local(b.io.out);
     const bf16* own = ctx.local(b.expert_y);
     const bf16* received = ctx.local(b.io.comb_recv);
-    for (int i = int(grid::warp()); i < (end - begin) * tiles; i += int(grid::warps())) {
+    for (int i = worker; i < (end - begin) * tiles; i += workers) {
         const int t = begin + i / tiles, v0 = (i % tiles) * span + int(grid::lane());
+        ready(t);
         float acc[per][8] = {};
         const int passes = N < 8 ? 1 : (n + N - 1) / N;  // known to be one below eight: acc then lives briefly
         for (int first = 0; first < passes * N; first += N) {
@@ -187,16 +191,5 @@ PGAS_HD void sum_partials_upto(const pgas::device::context<Tr>& ctx, const throu
             }
     }
 }
-template <class Tr>
-PGAS_HD void sum_partials(const pgas::device::context<Tr>& ctx, const throughput_layout& b, int begin, int end) {
-    const int n = ctx.n_pes();
-    if (n <= 2)
-        sum_partials_upto<2>(ctx, b, begin, end);
-    else if (n <= 4)
-        sum_partials_upto<4>(ctx, b, begin, end);
-    else
-        sum_partials_upto<8>(ctx, b, begin, end);
-}
-
 }  // namespace ep::detail
 PGAS_NAMESPACE_END

@@ -108,8 +108,10 @@ inline void make_layout(allocations& a, throughput_layout& b) {
     b.send_row = a.take<int>(std::size_t(c.max_tokens) * n);
     b.notify_sig = a.take<std::uint64_t>(n);
     b.data_sig = a.take<std::uint64_t>(n);
-    b.comb_sig = a.take<std::uint64_t>(n);
-    b.grid_bar = a.take<std::uint64_t>(3);
+    const std::size_t chunks = std::size_t(detail::combine_chunks(c));
+    b.chunk_row = a.take<int>(n * (chunks + 1));
+    b.chunk_sig = a.take<std::uint64_t>(chunks);
+    b.grid_bar = a.take<std::uint64_t>(2);
     b.epoch = a.take<std::uint64_t>(blocks);
 }
 
