@@ -59,6 +59,21 @@ TEST_CASE("an on-stream launch spreads LL over the team's channels and the direc
     CHECK(launch_blocks<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024), sizeof(float)) == 1);
 }
 
+TEST_CASE("an on-stream LL launch gives a small call no more warps than one 8-byte unit of its part per thread") {
+    using namespace pgas::detail;
+    const pgas::team world4 = pgas::team::world_team(0, 4);
+    auto threads = [&](const coll_plan& p) {
+        return launch_threads<P>(world4, p, sizeof(float), launch_blocks<P>(world4, p, sizeof(float)));
+    };
+    CHECK(threads(allreduce_plan(2)) == 32);     // 8 B (+16 of slice rounding): 3 units, one warp
+    CHECK(threads(allreduce_plan(256)) == 160);  // 1 KiB: 130 units, five warps
+    CHECK(threads(allgather_plan(64)) == 64);    // 256 B from each PE: 34 units
+    CHECK(threads(allreduce_plan(4096)) == P::stream_threads);         // 16 KiB on 2 blocks: 1026 units each
+    CHECK(threads(allreduce_plan(1024 * 1024)) == P::stream_threads);  // direct
+    CHECK(launch_threads<pgas::coll::rma_policy>(world4, allreduce_plan(2), sizeof(float), 1) ==
+          pgas::coll::rma_policy::stream_threads);
+}
+
 // Runs on 2 PEs: an LL allreduce in 3 parts sends part p's message on channel p, so channels 1 and 2 carry one
 // message each to the peer, channel 3 none; the direct path leaves the channels alone.
 TEST_CASE("each part of an LL collective uses its own channel of the world team") {
