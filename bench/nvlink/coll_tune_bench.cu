@@ -211,7 +211,7 @@ PGAS_TUNE(allreduce, rma_threads<512>, "rma_512_threads", small_sizes);
 #undef PGAS_TUNE
 
 // --- put_on_stream's blocks ---------------------------------------------------
-// The number behind host/on_stream.cuh's bytes_per_block (still a placeholder): put_on_stream's kernel at a fixed
+// The numbers behind host/on_stream.cuh's bytes_per_block and max_blocks: put_on_stream's kernel at a fixed
 // block count, every PE putting `bytes` to the next PE at once, per size. The default's row (blocks_for) beside
 // them; bytes_per_block should be the slice per block above which more blocks stop paying.
 template <unsigned Blocks>  // 0: what put_on_stream picks (rma_stream::blocks_for)

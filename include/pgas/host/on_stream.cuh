@@ -18,12 +18,15 @@ PGAS_NAMESPACE_BEGIN
 namespace detail::rma_stream {
 PGAS_KERNELS_BEGIN
 
-// Bytes one block moves per launch before another block is added: below it a
-// single block's latency wins, above it NVLink bandwidth needs many SMs.
-// Still a placeholder: bench_coll_tune's put_on_stream rows (bench/nvlink/coll_tune_bench.cu) measure each block
-// count per size, and have not run on GPUs yet.
-inline constexpr std::size_t bytes_per_block = std::size_t{256} << 10;
-inline constexpr unsigned max_blocks = 128;
+// Bytes one block moves per launch before another block is added (at most max_blocks): a single block's stores
+// reach about 45 GB/s over NVLink, the link needs dozens of SMs. bench_coll_tune's put_on_stream rows (2 of a
+// 4xH100 NV18 node, one process, every PE putting to the next at once; GB/s at 64 KiB / 256 KiB / 1 MiB /
+// 4 MiB / 256 MiB): 1 block 22 / 35 / 43 / 45 / 46, 4 blocks 31 / 84 / 139 / 168 / 182, 16 blocks
+// 36 / 115 / 232 / 297 / 337, 32 blocks 33 / 114 / 233 / 315 / 354, 64 blocks 33 / 106 / 216 / 315 / 364,
+// 128 blocks 29 / 96 / 203 / 303 / -; the 256 KiB slices of before gave 22 / 35 / 139 / 297 / 363. 16 KiB a
+// block is within 0.86 of the best count at every size from 64 KiB (4 blocks there, 64 from 1 MiB).
+inline constexpr std::size_t bytes_per_block = std::size_t{16} << 10;
+inline constexpr unsigned max_blocks = 64;
 inline constexpr unsigned threads = 512;
 
 inline unsigned blocks_for(std::size_t bytes) {
