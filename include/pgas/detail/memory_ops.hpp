@@ -18,9 +18,12 @@ namespace detail {
 
 #if defined(__CUDACC__)
 // Each thread keeps `unroll` independent 16-byte loads in flight before it
-// stores, so a warp moves 2 KiB per step; across NVLink the latency of one
-// load would otherwise bound the bandwidth of a single group. Loads are
-// ld.global.cg (L2, not L1): L1 is not coherent with a peer's writes, so a
+// stores (4: a warp moves 2 KiB per step); across NVLink the latency of one
+// load would otherwise bound the bandwidth of a single group. A kernel with
+// few copying warps and registers to spare asks for more (group_copy's
+// loads_in_flight); its tail then goes in steps of half as many, not one
+// vector at a time (a predicated last step spilled the on-stream collectives).
+// Loads are ld.global.cg (L2, not L1): L1 is not coherent with a peer's writes, so a
 // repeated get could otherwise return stale lines (seen on 2xH200 as get
 // "bandwidth" above NVLink's).
 template <class Word, bool bypass_l1>
@@ -32,9 +35,9 @@ __device__ inline Word load_word(const Word* p) {
 }
 
 template <bool bypass_l1, unsigned unroll = 4>
-__device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n, unsigned rank,
+__device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n, std::size_t first,
                                     unsigned size) {
-    std::size_t i = rank;
+    std::size_t i = first;  // the thread's rank, or where a deeper copy's steps ended
     const std::size_t step = std::size_t(size) * unroll;
     for (; i + std::size_t(size) * (unroll - 1) < n; i += step) {
         uint4 v[unroll];
@@ -43,7 +46,10 @@ __device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n,
 #pragma unroll
         for (unsigned u = 0; u < unroll; ++u) dst[i + u * size] = v[u];
     }
-    for (; i < n; i += size) dst[i] = load_word<uint4, bypass_l1>(src + i);
+    if constexpr (unroll > 4)
+        copy_vectors<bypass_l1, unroll / 2>(dst, src, n, i, size);  // the rest, half as many a step
+    else
+        for (; i < n; i += size) dst[i] = load_word<uint4, bypass_l1>(src + i);
 }
 
 template <bool bypass_l1, class Word>
@@ -57,12 +63,14 @@ __device__ inline void copy_words(Word* dst, const Word* src, std::size_t n, uns
 // sync the group: callers sync when they need the whole copy done.
 // remote_source: src is a peer's global memory (a get), read through L2 only;
 // a put's source may be shared or local memory, which ld.global.cg cannot read.
+// loads_in_flight: 16-byte loads each thread issues before it stores (each
+// costs 4 registers).
 #if defined(__CUDACC__)
 // Widest words first: 16-byte vectors while both pointers allow, then 8, 4
 // and single bytes for what is left, so a small or odd-sized copy is a few
 // stores, not one per byte (an 8-byte put_nbi was 8 byte stores: 3x below
 // NVSHMEM's 8-byte message rate on 2xH200).
-template <class G, bool remote_source>
+template <class G, bool remote_source, unsigned loads_in_flight>
 __device__ inline void group_copy_device(void* dst, const void* src, std::size_t bytes) {
     auto* d = static_cast<unsigned char*>(dst);
     auto* s = static_cast<const unsigned char*>(src);
@@ -73,7 +81,7 @@ __device__ inline void group_copy_device(void* dst, const void* src, std::size_t
     };
     if (aligned(16) && bytes >= 16) {
         const std::size_t n = bytes / 16;
-        copy_vectors<remote_source>(reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), n, rank, size);
+        copy_vectors<remote_source, loads_in_flight>(reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), n, rank, size);
         d += n * 16, s += n * 16, bytes -= n * 16;
     }
     if (aligned(8) && bytes >= 8) {
@@ -92,9 +100,9 @@ __device__ inline void group_copy_device(void* dst, const void* src, std::size_t
 }
 #endif
 
-template <class G, bool remote_source = false>
+template <class G, bool remote_source = false, unsigned loads_in_flight = 4>
 PGAS_HD inline void group_copy(void* dst, const void* src, std::size_t bytes) {
-    NV_IF_TARGET(NV_IS_DEVICE, (group_copy_device<G, remote_source>(dst, src, bytes);),
+    NV_IF_TARGET(NV_IS_DEVICE, (group_copy_device<G, remote_source, loads_in_flight>(dst, src, bytes);),
                  (if (bytes != 0) std::memmove(dst, src, bytes);))
 }
 

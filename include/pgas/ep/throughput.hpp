@@ -13,6 +13,7 @@
 // The bodies are PGAS_HD templates over the transport, as in ep/low_latency.hpp.
 #pragma once
 
+#include <pgas/detail/memory_ops.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/device/rma.hpp>
 #include <pgas/device/signal.hpp>
@@ -285,7 +286,9 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
     // 1. Push: one item per (home, home token chunk), chunk by chunk, each chunk's homes from this PE's right
     //    neighbour on (at any time the PEs push to different homes, not all through home 0's links first); a
     //    sending block's warps take the item's rows (chunk_row, from dispatch) one warp per row, on the block's
-    //    channel. Stores travel without a round trip (reading the partial sums from the home over NVLink, a pull,
+    //    channel. On load/store transports each lane keeps 8 loads of 16 bytes in flight, not put_nbi's 4: the
+    //    senders' 96 warps (two blocks per SM, by registers) otherwise bound the push by the latency of their
+    //    loads (at 4 PEs 645 -> 584 us, 0.84 -> 0.87 of the link; the kernel stays at 126 registers). Stores travel without a round trip (reading the partial sums from the home over NVLink, a pull,
     //    was bound by the SMs' rate of remote reads). When an item's rows are out the block adds 1 to the home's
     //    chunk_sig[chunk]. No PE overwrites a home's slots before the home has read them: the next combine's
     //    pushes follow the next dispatch's notify, which waits for every PE, each after its own combine. The rows
@@ -300,8 +303,12 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
             const int* rows = first + std::size_t(home) * std::size_t(chunks + 1);
             for (int r = rows[j] + int(grid::warp()); r < rows[j + 1]; r += int(grid::warps())) {
                 const std::size_t t = std::size_t(from[r] & 0xffffffffu);
-                pgas::put_nbi<pgas::warp>(chan, b.io.comb_recv + (t * std::size_t(n) + std::size_t(me)) * h,
-                                          y + std::size_t(r) * h, h, home);
+                const auto slot = b.io.comb_recv + (t * std::size_t(n) + std::size_t(me)) * h;
+                if constexpr (pgas::load_store_transport<Tr>)  // put_nbi's copy, twice the loads in flight
+                    pgas::detail::group_copy<pgas::warp, false, 8>(chan.peer(slot, home), y + std::size_t(r) * h,
+                                                                   h * sizeof(bf16));
+                else
+                    pgas::put_nbi<pgas::warp>(chan, slot, y + std::size_t(r) * h, h, home);
             }
             // A load/store transport's signal is a release after the block's sync; another transport completes the
             // block's puts first.
