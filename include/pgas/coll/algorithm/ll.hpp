@@ -70,7 +70,7 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
     const auto* s = reinterpret_cast<const unsigned char*>(c.ctx.local(src));
     const ll_pairs pairs(c);
     const std::size_t payload = coll_scratch::payload_bytes(c.t.slot(), c.n);
-    const std::uint64_t chunks = (bytes + payload - 1) / payload;
+    const std::uint64_t chunks = divide(bytes + payload - 1, payload);
     auto len = [&](std::uint64_t k) { return min_size(payload, bytes - k * payload); };
     auto to_me = [&](int i) { return p.moves(i, c.me); };
     auto from_me = [&](int r) { return p.moves(c.me, r); };

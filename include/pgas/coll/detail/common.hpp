@@ -172,6 +172,12 @@ PGAS_HD inline std::uint64_t reduce_units(std::uint64_t a, std::uint64_t b, Op o
 
 PGAS_HD inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
 
+// a / b, by a 32-bit division where both fit (every LL call's sizes do): the GPU has no 64-bit divide, and the
+// subroutine that stands for one sits in the chain before a small call's first store (slices, chunk counts).
+PGAS_HD constexpr std::uint64_t divide(std::uint64_t a, std::uint64_t b) {
+    return ((a | b) >> 32) == 0 ? std::uint64_t(std::uint32_t(a) / std::uint32_t(b)) : a / b;
+}
+
 // Slice q of [0, count) when n members split it: boundaries on multiples of
 // 16 bytes' worth of elements, so every slice but the last starts 16-byte aligned.
 template <class T>
@@ -181,7 +187,7 @@ struct slice {
 template <class T>
 PGAS_HD inline slice<T> slice_of(std::size_t count, int n, int q) {
     constexpr std::size_t grain = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
-    const std::size_t per = (count + std::size_t(n) - 1) / std::size_t(n);
+    const std::size_t per = divide(count + std::size_t(n) - 1, std::size_t(n));
     const std::size_t step = (per + grain - 1) / grain * grain;
     const std::size_t begin = min_size(std::size_t(q) * step, count);
     return {begin, min_size(step, count - begin)};

@@ -54,19 +54,26 @@ template <class Tr>
 PGAS_HD std::uint64_t ll_received(const coll_call<Tr>& c, int from) {
     return *c.counter(coll_scratch::counter::recv, from);
 }
+// Member i's ack: a peer writes it, so a relaxed load (no stale L1 copy).
+template <class Tr>
+PGAS_HD std::uint64_t ll_acked(const coll_call<Tr>& c, int i) {
+    return load_relaxed(c.counter(coll_scratch::counter::ack, i));
+}
 
 // The pair counters of one call (messages sent to and received from each
-// member on the call's channel), read once when the call starts and written
-// back once when it ends. Every thread of the group holds them: read where
-// they were needed, one member after the other, each read was a trip to L2
-// in a dependent chain, about 1 us per member and call on 4xH100 (the 8-byte
-// allreduce in a kernel: 2.6 us on 2 GPUs, 4.7 on 4). The first
-// ll_cached_pes members are read together at the start; a larger team reads
-// the others where they are needed.
+// member on the call's channel, and each member's ack of this PE's
+// messages), read once when the call starts, all at once; sent and received
+// are written back once when it ends. Every thread of the group holds them:
+// read where they were needed, one member after the other, each read was a
+// trip to L2 in a dependent chain, about 1 us per member and call on
+// 4xH100 (the 8-byte allreduce in a kernel: 2.6 us on 2 GPUs, 4.7 on 4). The
+// first ll_cached_pes members are read together at the start; a larger team
+// reads the others where they are needed.
 struct ll_pairs {
     static constexpr int ll_cached_pes = 8;
     std::uint64_t sent_before[ll_cached_pes];
     std::uint64_t received_before[ll_cached_pes];
+    std::uint64_t acked_before[ll_cached_pes];
 
     template <class Tr>
     PGAS_HD explicit ll_pairs(const coll_call<Tr>& c) {
@@ -74,6 +81,7 @@ struct ll_pairs {
         for (int i = 0; i < cached; ++i) {
             sent_before[i] = ll_sent(c, i);
             received_before[i] = ll_received(c, i);
+            acked_before[i] = ll_acked(c, i);
         }
     }
     template <class Tr>
@@ -83,6 +91,11 @@ struct ll_pairs {
     template <class Tr>
     PGAS_HD std::uint64_t received(const coll_call<Tr>& c, int from) const {
         return from < ll_cached_pes ? received_before[from] : ll_received(c, from);
+    }
+    // A lower bound of member i's ack: what it was when the call started.
+    template <class Tr>
+    PGAS_HD std::uint64_t acked(const coll_call<Tr>& c, int i) const {
+        return i < ll_cached_pes ? acked_before[i] : ll_acked(c, i);
     }
 };
 
@@ -98,24 +111,23 @@ PGAS_HD void for_each_member(const coll_call<Tr>& c, Which which, F f) {
 
 // Waits until the cells of chunk `chunk` to every member in `to` are free:
 // the receiver acked the message that used each cell last (message -
-// ll_depth). One thread per member, the group synced behind them. The ack is
-// a peer's write, so reading it is a trip to L2; the last value seen (often
-// a message ahead of what this send needs) is kept in the credit word.
-// Relaxed polls: the cell's old reads returned before the peer acked (see
-// ll_ack_all); a system-scope acquire per poll cost an 8-byte allreduce ~1 us
-// on 2xH200.
+// ll_depth). Each thread of G checks every member itself before it writes
+// its own units, from the acks read with the pair counters (a call's first
+// chunk almost always finds its cells free there), polling a member's ack
+// word only where that value falls short; the group does not sync. Reading
+// the acks with the counters rather than after them took a trip to L2 out of
+// every LL call's chain. Relaxed polls: the cell's old reads returned before
+// the peer acked (see ll_ack_all); a system-scope acquire per poll cost an
+// 8-byte allreduce ~1 us on 2xH200.
 template <group G, class Tr, class To>
 PGAS_HD void ll_wait_credits(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, To to) {
-    for_each_member<G>(c, to, [&](int i) {
+    for (int i = 0; i < c.n; ++i) {
+        if (i == c.me || !to(i)) continue;
         const std::uint64_t message = pairs.sent(c, i) + 1 + chunk;
-        if (message <= coll_scratch::ll_depth) return;
-        const std::uint64_t needed = message - coll_scratch::ll_depth;
-        std::uint64_t* credit = c.counter(coll_scratch::counter::credit, i);
-        if (*credit < needed)
-            *credit = wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::counter::ack, i), cmp::ge,
-                                                   needed);
-    });
-    G::sync();
+        if (message <= coll_scratch::ll_depth || pairs.acked(c, i) >= message - coll_scratch::ll_depth) continue;
+        wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::counter::ack, i), cmp::ge,
+                                     message - coll_scratch::ll_depth);
+    }
 }
 
 // Sends message number `message` (bytes at data) to member `to`: every

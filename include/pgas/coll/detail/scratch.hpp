@@ -22,8 +22,6 @@ namespace detail {
 // An LL channel holds, per ordered pair of members:
 //   sent[i]    messages this PE has sent to team member i (local only)
 //   recv[i]    messages this PE has consumed from member i (local only)
-//   credit[i]  the highest ack[i] this PE has seen (local only): a send whose
-//              cell is already known free skips reading ack[i]
 //   ack[i]     written by member i: how many of this PE's messages it consumed
 //   cells      member i writes its messages to this PE into region i, a ring
 //              of ll_depth cells, message m into cell m % ll_depth.
@@ -62,7 +60,6 @@ struct coll_scratch {
     // Small area, from the slot's base.
     static constexpr std::uint64_t sent_offset = 0;
     static constexpr std::uint64_t recv_offset = sent_offset + 8 * max_ll_pes;
-    static constexpr std::uint64_t credit_offset = recv_offset + 8 * max_ll_pes;
     static constexpr std::uint64_t ack_offset = 2048;  // peers write here: its own lines
     static constexpr std::uint64_t staging_offset = 4096;
     static constexpr std::uint64_t staging_bytes = 8192;
@@ -76,20 +73,19 @@ struct coll_scratch {
     static constexpr std::uint64_t cells_offset = part_arrival_offset + 8 * max_parts * max_part_rounds;
     static constexpr std::uint64_t cells_bytes = slot_bytes - cells_offset;
 
-    // Wide area, from its base: the four counter arrays of every channel
+    // Wide area, from its base: the three counter arrays of every channel
     // ([channel][member]), then the cells ([channel][from][depth]): channel
     // 0, the one a one-block call uses, has its counters and its cells in the
-    // area's first 192 KiB, one 2 MiB page of the heap (as a split team's slot
+    // area's first 176 KiB, one 2 MiB page of the heap (as a split team's slot
     // has), where [from][channel] order put each sender's cells 2 MiB apart.
     static constexpr std::uint64_t wide_counter_bytes = 8 * std::uint64_t(ll_channels) * max_ll_pes;
     static constexpr std::uint64_t wide_sent_offset = 0;
     static constexpr std::uint64_t wide_recv_offset = wide_counter_bytes;
-    static constexpr std::uint64_t wide_credit_offset = 2 * wide_counter_bytes;
-    static constexpr std::uint64_t wide_ack_offset = 3 * wide_counter_bytes;
-    static constexpr std::uint64_t wide_cells_offset = 4 * wide_counter_bytes;
+    static constexpr std::uint64_t wide_ack_offset = 2 * wide_counter_bytes;
+    static constexpr std::uint64_t wide_cells_offset = 3 * wide_counter_bytes;
     static constexpr std::uint64_t wide_bytes = wide_cells_offset + wide_cells_bytes;
 
-    enum class counter { sent, recv, credit, ack };
+    enum class counter { sent, recv, ack };
 
     PGAS_HD static constexpr std::uint64_t slot_base(int slot) {
         return heap_layout::coll_scratch_offset + std::uint64_t(slot) * slot_bytes;
@@ -104,18 +100,22 @@ struct coll_scratch {
     // The word of counter `k` that this PE keeps for `member` on `channel`.
     PGAS_HD static constexpr std::uint64_t counter_offset(int slot, counter k, int channel, int member) {
         if (!wide(slot)) {
-            const std::uint64_t at[] = {sent_offset, recv_offset, credit_offset, ack_offset};
+            const std::uint64_t at[] = {sent_offset, recv_offset, ack_offset};
             return slot_base(slot) + at[int(k)] + 8 * std::uint64_t(member);
         }
-        const std::uint64_t at[] = {wide_sent_offset, wide_recv_offset, wide_credit_offset, wide_ack_offset};
+        const std::uint64_t at[] = {wide_sent_offset, wide_recv_offset, wide_ack_offset};
         return wide_base(slot) + at[int(k)] + 8 * (std::uint64_t(channel) * max_ll_pes + std::uint64_t(member));
     }
 
     // Bytes of one cell for a team of n: a multiple of 16 (8 data bytes per
-    // two LL words), so a message's payload is a multiple of 8 bytes.
+    // two LL words), so a message's payload is a multiple of 8 bytes. The
+    // division by n is 32-bit (every operand fits): every LL send and
+    // receive computes its cell, and the GPU's 64-bit division is a long
+    // subroutine in the chain before a small call's first store.
     PGAS_HD static constexpr std::uint64_t cell_bytes(int slot, int n) {
-        return wide(slot) ? wide_cells_bytes / std::uint64_t(n) / std::uint64_t(ll_channels) / ll_depth / 16 * 16
-                          : cells_bytes / std::uint64_t(n) / ll_depth / 16 * 16;
+        const std::uint32_t ring_bytes =
+            wide(slot) ? std::uint32_t(wide_cells_bytes / ll_channels / ll_depth) : std::uint32_t(cells_bytes / ll_depth);
+        return ring_bytes / std::uint32_t(n) / 16 * 16;
     }
     PGAS_HD static constexpr std::uint64_t payload_bytes(int slot, int n) { return cell_bytes(slot, n) / 2; }
     PGAS_HD static constexpr std::uint64_t cell_offset(int slot, int n, int channel, int from, std::uint64_t message) {
@@ -131,9 +131,11 @@ struct coll_scratch {
 
 static_assert(coll_scratch::small_area_bytes + coll_scratch::wide_slots * coll_scratch::wide_bytes <=
               heap_layout::coll_scratch_bytes);
-static_assert(coll_scratch::credit_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::ack_offset);
+static_assert(coll_scratch::recv_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::ack_offset);
 static_assert(coll_scratch::ack_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::staging_offset);
 static_assert(std::uint64_t{1} << coll_scratch::max_part_rounds >= coll_scratch::max_ll_pes);
+static_assert(coll_scratch::wide_cells_bytes / coll_scratch::ll_channels / coll_scratch::ll_depth < (std::uint64_t{1} << 32) &&
+              coll_scratch::cells_bytes / coll_scratch::ll_depth < (std::uint64_t{1} << 32));
 static_assert(coll_scratch::cells_offset % 64 == 0 && coll_scratch::wide_cells_offset % 64 == 0);
 static_assert(coll_scratch::payload_bytes(2, coll_scratch::max_ll_pes) >= 64, 
               "LL cells too small for the largest team");
