@@ -46,31 +46,29 @@ TEST_CASE("an on-stream launch spreads LL over the team's channels and the direc
     const pgas::team world4 = pgas::team::world_team(0, 4);
     const pgas::team split4 = world4.sub_team(0, 1, 4, 7);  // the same PEs in slot 7: one LL channel
     // LL: one block per 8 KiB of the buffer, at most 32 channels
-    CHECK(launch_blocks<P>(world4, allreduce_plan(2), sizeof(float)) == 1);
-    CHECK(launch_blocks<P>(world4, allreduce_plan(4096), sizeof(float)) == 2);              // 16 KiB
-    CHECK(launch_blocks<P>(world4, allreduce_plan(64 * 1024), sizeof(float)) == 32);        // 256 KiB
-    CHECK(launch_blocks<P>(world4, allgather_plan(1024), sizeof(float)) == 2);              // 16 KiB gathered
+    CHECK(launch_shape<P>(world4, allreduce_plan(2), sizeof(float)).blocks == 1);
+    CHECK(launch_shape<P>(world4, allreduce_plan(4096), sizeof(float)).blocks == 2);  // 16 KiB
+    CHECK(launch_shape<P>(world4, allreduce_plan(64 * 1024), sizeof(float)).blocks == 32);  // 256 KiB
+    CHECK(launch_shape<P>(world4, allgather_plan(1024), sizeof(float)).blocks == 2);  // 16 KiB gathered
     // beyond the cells: direct, one block per 8 KiB up to 64
-    CHECK(launch_blocks<P>(world4, allreduce_plan(1024 * 1024), sizeof(float)) == 64);
+    CHECK(launch_shape<P>(world4, allreduce_plan(1024 * 1024), sizeof(float)).blocks == 64);
     // a split team's single channel: small LL in one block, then direct
-    CHECK(launch_blocks<P>(split4, allreduce_plan(2), sizeof(float)) == 1);
-    CHECK(launch_blocks<P>(split4, allreduce_plan(64 * 1024), sizeof(float)) == 32);
+    CHECK(launch_shape<P>(split4, allreduce_plan(2), sizeof(float)).blocks == 1);
+    CHECK(launch_shape<P>(split4, allreduce_plan(64 * 1024), sizeof(float)).blocks == 32);
     // put/get: one block
-    CHECK(launch_blocks<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024), sizeof(float)) == 1);
+    CHECK(launch_shape<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024), sizeof(float)).blocks == 1);
 }
 
 TEST_CASE("an on-stream LL launch gives a small call no more warps than one 8-byte unit of its part per thread") {
     using namespace pgas::detail;
     const pgas::team world4 = pgas::team::world_team(0, 4);
-    auto threads = [&](const coll_plan& p) {
-        return launch_threads<P>(world4, p, sizeof(float), launch_blocks<P>(world4, p, sizeof(float)));
-    };
+    auto threads = [&](const coll_plan& p) { return launch_shape<P>(world4, p, sizeof(float)).threads; };
     CHECK(threads(allreduce_plan(2)) == 32);     // 8 B (+16 of slice rounding): 3 units, one warp
     CHECK(threads(allreduce_plan(256)) == 160);  // 1 KiB: 130 units, five warps
     CHECK(threads(allgather_plan(64)) == 64);    // 256 B from each PE: 34 units
     CHECK(threads(allreduce_plan(4096)) == P::stream_threads);         // 16 KiB on 2 blocks: 1026 units each
     CHECK(threads(allreduce_plan(1024 * 1024)) == P::stream_threads);  // direct
-    CHECK(launch_threads<pgas::coll::rma_policy>(world4, allreduce_plan(2), sizeof(float), 1) ==
+    CHECK(launch_shape<pgas::coll::rma_policy>(world4, allreduce_plan(2), sizeof(float)).threads ==
           pgas::coll::rma_policy::stream_threads);
 }
 

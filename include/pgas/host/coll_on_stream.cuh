@@ -31,11 +31,11 @@ PGAS_NAMESPACE_BEGIN
 // into a CUDA graph. Every collective goes through one kernel template and
 // one launch (launch_collective): the kernel runs the collective's plan with
 // the one driver (coll/detail/driver.hpp), each block as one part. On the LL
-// path the blocks are LL channels (up to 32 for the world and node teams), of
-// fewer threads for small calls (launch_threads), on
-// the direct peer-pointer path each moves its own part between barriers of
-// its own (coll/detail/part.hpp), up to Policy::stream_max_blocks; put/get
-// runs one block. Policy::stream_threads threads per block. Call
+// path the blocks are LL channels (up to 32 for the world and node teams),
+// of fewer threads for small calls; on the direct peer-pointer path each
+// moves its own part between barriers of its own (coll/detail/part.hpp), up
+// to Policy::stream_max_blocks; put/get runs one block. Policy::stream_threads
+// threads per block at most (launch_shape). Call
 // it with the device of ctx's PE current, once per PE (a process driving
 // several GPUs calls it for each PE's context on that GPU's stream).
 // Semantics, arguments and in-place forms are those of the device collective;
@@ -96,9 +96,8 @@ PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, te
 }
 PGAS_KERNELS_END
 
-// Enqueues collective K as one kernel of launch_threads (at most Policy::stream_threads) per block on `stream`, over as many blocks
-// as launch_blocks gives (the same on every PE: it depends only on the policy, the team and the sizes, as the parts'
-// channels and barriers need). `call` names the on-stream call in a launch failure.
+// Enqueues collective K as one kernel of launch_shape's grid on `stream` (the same on every PE: it depends only on
+// the policy, the team and the sizes). `call` names the on-stream call in a launch failure.
 template <class Policy, coll_kind K, class Tr, class T, class U, class Op>
 void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count, int root, Op op, cudaStream_t stream, const char* call) {
@@ -106,9 +105,8 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
     static_assert(P::stream_max_blocks <= unsigned(coll_scratch::max_parts));
     require_collective_buffers<T, U>();
-    const unsigned blocks = launch_blocks<P>(t, plan_of<K>(count, root), sizeof(T));
-    const unsigned threads = launch_threads<P>(t, plan_of<K>(count, root), sizeof(T), blocks);
-    collective_kernel<Policy, K, Tr, T, Op><<<blocks, threads, 0, stream>>>(
+    const launch_grid grid = launch_shape<P>(t, plan_of<K>(count, root), sizeof(T));
+    collective_kernel<Policy, K, Tr, T, Op><<<grid.blocks, grid.threads, 0, stream>>>(
         ctx, t, dst, symmetric_ptr<const T>(src), count, root, op);
     check_launch(ctx.my_pe(), call);
 }

@@ -88,37 +88,33 @@ PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_p
     direct_algorithm<G, T>(c, p, path, dst, src, op, part);
 }
 
-// Blocks of an on-stream launch of plan p (every PE computes the same): the
-// LL path spreads over one block per P::ll_bytes_per_block of the buffer, at
-// most the team's LL channels; the direct peer-pointer path over one block
-// per P::stream_bytes_per_block, at most P::stream_max_blocks; put/get runs
-// one block.
+// The grid of an on-stream launch of plan p (every PE computes the same, as the parts' channels and barriers
+// need). Blocks: the LL path spreads over one block per P::ll_bytes_per_block of the buffer, at most the team's LL
+// channels; the direct peer-pointer path over one block per P::stream_bytes_per_block, at most
+// P::stream_max_blocks; put/get runs one block. Threads: P::stream_threads, but on the LL path no more whole warps
+// than one 8-byte unit of the block's part per thread. The LL algorithm spreads its units over whatever threads
+// the block has; a small call's idle warps only cost it (4xH100, one process per GPU: the 8-byte allreduce on 32
+// or 128 threads took 5.0 us at 2 PEs and 6.7 at 4, on 512 threads 5.6 and 7.5).
+struct launch_grid {
+    unsigned blocks, threads;
+};
 template <class P>
-inline unsigned launch_blocks(const team& t, const coll_plan& p, std::size_t element) {
+inline launch_grid launch_shape(const team& t, const coll_plan& p, std::size_t element) {
     const int n = t.n_pes();
     const std::size_t buffer = buffer_bytes(p, n, element);
     auto spread = [buffer](std::size_t per_block, std::size_t most) {
         const std::size_t wanted = (buffer + per_block - 1) / per_block;
         return unsigned(wanted < 1 ? 1 : wanted < most ? wanted : most);
     };
-    if (n > 1 && ll_fits<P>(t.slot(), n, p.count * element))
-        return spread(P::ll_bytes_per_block, std::size_t(coll_scratch::channels(t.slot())));
-    if (!P::peer_pointers) return 1;
-    return spread(P::stream_bytes_per_block, P::stream_max_blocks);
-}
-
-// Threads per block of an on-stream launch of plan p over `blocks` blocks (every PE computes the same):
-// P::stream_threads, but on the LL path no more whole warps than one 8-byte unit of the block's part per thread.
-// The LL algorithm spreads its units over whatever threads the block has; a small call's idle warps only cost it
-// (4xH100, one process per GPU: the 8-byte allreduce on 32 or 128 threads took 5.0 us at 2 PEs and 6.7 at 4,
-// on 512 threads 5.6 and 7.5).
-template <class P>
-inline unsigned launch_threads(const team& t, const coll_plan& p, std::size_t element, unsigned blocks) {
-    const unsigned most = P::stream_threads;
-    if (t.n_pes() <= 1 || !ll_fits<P>(t.slot(), t.n_pes(), p.count * element)) return most;
-    const std::size_t part = (p.count + blocks - 1) / blocks * element + 16;  // 16: slice_of's rounding
-    const std::size_t warps = ((part + 7) / 8 + 31) / 32;
-    return warps * 32 < most ? unsigned(warps * 32) : most;
+    const unsigned most_threads = P::stream_threads;
+    if (n > 1 && ll_fits<P>(t.slot(), n, p.count * element)) {
+        const unsigned blocks = spread(P::ll_bytes_per_block, std::size_t(coll_scratch::channels(t.slot())));
+        const std::size_t part = (p.count + blocks - 1) / blocks * element + 16;  // 16: slice_of's rounding
+        const std::size_t warps = ((part + 7) / 8 + 31) / 32;
+        return {blocks, warps * 32 < most_threads ? unsigned(warps * 32) : most_threads};
+    }
+    if (!P::peer_pointers) return {1, most_threads};
+    return {spread(P::stream_bytes_per_block, P::stream_max_blocks), most_threads};
 }
 
 }  // namespace detail
