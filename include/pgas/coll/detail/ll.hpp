@@ -114,11 +114,10 @@ PGAS_HD void for_each_member(const coll_call<Tr>& c, Which which, F f) {
 // ll_depth). Each thread of G checks every member itself before it writes
 // its own units, from the acks read with the pair counters (a call's first
 // chunk almost always finds its cells free there), polling a member's ack
-// word only where that value falls short; the group does not sync. Reading
-// the acks with the counters rather than after them took a trip to L2 out of
-// every LL call's chain. Relaxed polls: the cell's old reads returned before
-// the peer acked (see ll_ack_all); a system-scope acquire per poll cost an
-// 8-byte allreduce ~1 us on 2xH200.
+// word only where that value falls short; the group does not sync, and the
+// first send waits on no load issued after the counters'. Relaxed polls:
+// the cell's old reads returned before the peer acked (see ll_ack_all); a
+// system-scope acquire per poll cost an 8-byte allreduce ~1 us on 2xH200.
 template <group G, class Tr, class To>
 PGAS_HD void ll_wait_credits(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, To to) {
     for (int i = 0; i < c.n; ++i) {
