@@ -493,12 +493,56 @@ void check_collectives(int n) {
     }
 }
 
+// One warp copies `bytes` from src to dst with `Depth` 16-byte loads in flight a lane (the combine's push).
+template <unsigned Depth>
+__global__ void deep_copy_kernel(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+    pgas::detail::group_copy<pgas::warp, false, Depth>(dst, src, bytes);
+}
+
+// group_copy with more loads in flight than the default: sizes around each step of 8 and of the 4 its tail
+// halves to (a warp's step is 4 KiB at 8, 2 KiB at 4), the combine's rows (hidden 7168: 14 KiB), 8-byte aligned
+// ends; every byte checked, the bytes past the end untouched.
+template <unsigned Depth>
+void check_deep_copy() {
+    const std::size_t most = 40 << 10, guard = 64;
+    unsigned char *src = nullptr, *dst = nullptr;
+    CHECK_CUDA(cudaMalloc(&src, most + guard));
+    CHECK_CUDA(cudaMalloc(&dst, most + guard));
+    std::vector<unsigned char> pattern(most + guard);
+    for (std::size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<unsigned char>(mix(i, Depth, 7));
+    CHECK_CUDA(cudaMemcpy(src, pattern.data(), pattern.size(), cudaMemcpyHostToDevice));
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{16}, std::size_t{24}, std::size_t{512}, std::size_t{2048},
+                              std::size_t{2064}, std::size_t{4080}, std::size_t{4096}, std::size_t{4112},
+                              std::size_t{6144}, std::size_t{6160}, std::size_t{8192 + 2048 + 512 + 8},
+                              std::size_t{14336}, std::size_t{14336 + 16}, std::size_t{40 << 10}}) {
+        CAPTURE(bytes);
+        CHECK_CUDA(cudaMemset(dst, 0xA5, most + guard));
+        deep_copy_kernel<Depth><<<1, 32>>>(dst, src, bytes);
+        CHECK_CUDA(cudaDeviceSynchronize());
+        std::vector<unsigned char> got(most + guard);
+        CHECK_CUDA(cudaMemcpy(got.data(), dst, got.size(), cudaMemcpyDeviceToHost));
+        std::size_t wrong = 0, touched = 0;
+        for (std::size_t i = 0; i < bytes; ++i) wrong += got[i] != pattern[i];
+        for (std::size_t i = bytes; i < got.size(); ++i) touched += got[i] != 0xA5;
+        CHECK_MESSAGE(wrong == 0, wrong << " bytes copied wrong");
+        CHECK_MESSAGE(touched == 0, touched << " bytes past the end written");
+    }
+    CHECK_CUDA(cudaFree(src));
+    CHECK_CUDA(cudaFree(dst));
+}
+
 }  // namespace
 
 TEST_SUITE("one_gpu") {
     TEST_CASE("every op with one PE on one GPU") {
         REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
         run_suite(1);
+    }
+    TEST_CASE("a warp's copy with 8 and 16 loads in flight: every byte, every tail, nothing past the end") {
+        REQUIRE_MESSAGE(gpu_count() >= 1, "this suite needs a GPU");
+        CHECK_CUDA(cudaSetDevice(0));
+        check_deep_copy<8>();
+        check_deep_copy<16>();
     }
 }
 
