@@ -23,9 +23,9 @@ namespace detail {
 // few copying warps and registers to spare asks for more (group_copy's
 // loads_in_flight); its tail then goes in steps of half as many, not one
 // vector at a time (a predicated last step spilled the on-stream collectives).
-// Loads are ld.global.cg (L2, not L1): L1 is not coherent with a peer's writes, so a
-// repeated get could otherwise return stale lines (seen on 2xH200 as get
-// "bandwidth" above NVLink's).
+// Loads are ld.global.cg (L2, not L1): L1 is not coherent with a peer's
+// writes, so a repeated get could otherwise return stale lines (seen on
+// 2xH200 as get "bandwidth" above NVLink's).
 template <class Word, bool bypass_l1>
 __device__ inline Word load_word(const Word* p) {
     if constexpr (bypass_l1)

@@ -288,7 +288,8 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
     //    sending block's warps take the item's rows (chunk_row, from dispatch) one warp per row, on the block's
     //    channel. On load/store transports each lane keeps 8 loads of 16 bytes in flight, not put_nbi's 4: the
     //    senders' 96 warps (two blocks per SM, by registers) otherwise bound the push by the latency of their
-    //    loads (at 4 PEs 645 -> 584 us, 0.84 -> 0.87 of the link; the kernel stays at 126 registers). Stores travel without a round trip (reading the partial sums from the home over NVLink, a pull,
+    //    loads (4xH100, 4 PEs: 645 -> 584 us; the kernel stays at 128 registers, 16 in flight would take 168).
+    //    Stores travel without a round trip (reading the partial sums from the home over NVLink, a pull,
     //    was bound by the SMs' rate of remote reads). When an item's rows are out the block adds 1 to the home's
     //    chunk_sig[chunk]. No PE overwrites a home's slots before the home has read them: the next combine's
     //    pushes follow the next dispatch's notify, which waits for every PE, each after its own combine. The rows
