@@ -81,7 +81,8 @@ __device__ inline void group_copy_device(void* dst, const void* src, std::size_t
     };
     if (aligned(16) && bytes >= 16) {
         const std::size_t n = bytes / 16;
-        copy_vectors<remote_source, loads_in_flight>(reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), n, rank, size);
+        copy_vectors<remote_source, loads_in_flight>(reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), n,
+                                                     rank, size);
         d += n * 16, s += n * 16, bytes -= n * 16;
     }
     if (aligned(8) && bytes >= 8) {

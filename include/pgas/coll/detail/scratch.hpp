@@ -113,8 +113,8 @@ struct coll_scratch {
     // receive computes its cell, and the GPU's 64-bit division is a long
     // subroutine in the chain before a small call's first store.
     PGAS_HD static constexpr std::uint64_t cell_bytes(int slot, int n) {
-        const std::uint32_t ring_bytes =
-            wide(slot) ? std::uint32_t(wide_cells_bytes / ll_channels / ll_depth) : std::uint32_t(cells_bytes / ll_depth);
+        const std::uint32_t ring_bytes = wide(slot) ? std::uint32_t(wide_cells_bytes / ll_channels / ll_depth)
+                                                    : std::uint32_t(cells_bytes / ll_depth);
         return ring_bytes / std::uint32_t(n) / 16 * 16;
     }
     PGAS_HD static constexpr std::uint64_t payload_bytes(int slot, int n) { return cell_bytes(slot, n) / 2; }
@@ -134,8 +134,10 @@ static_assert(coll_scratch::small_area_bytes + coll_scratch::wide_slots * coll_s
 static_assert(coll_scratch::recv_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::ack_offset);
 static_assert(coll_scratch::ack_offset + 8 * coll_scratch::max_ll_pes <= coll_scratch::staging_offset);
 static_assert(std::uint64_t{1} << coll_scratch::max_part_rounds >= coll_scratch::max_ll_pes);
-static_assert(coll_scratch::wide_cells_bytes / coll_scratch::ll_channels / coll_scratch::ll_depth < (std::uint64_t{1} << 32) &&
-              coll_scratch::cells_bytes / coll_scratch::ll_depth < (std::uint64_t{1} << 32));
+static_assert(coll_scratch::wide_cells_bytes / coll_scratch::ll_channels / coll_scratch::ll_depth <
+                      (std::uint64_t{1} << 32) &&
+                  coll_scratch::cells_bytes / coll_scratch::ll_depth < (std::uint64_t{1} << 32),
+              "cell_bytes divides a ring's bytes in 32 bits");
 static_assert(coll_scratch::cells_offset % 64 == 0 && coll_scratch::wide_cells_offset % 64 == 0);
 static_assert(coll_scratch::payload_bytes(2, coll_scratch::max_ll_pes) >= 64, 
               "LL cells too small for the largest team");
