@@ -41,35 +41,71 @@ TEST_CASE("the default policy runs LL while one chunk per channel carries the bl
     CHECK_FALSE(ll_fits<pgas::coll::direct_policy>(0, 2, 8));
 }
 
+// launch_shape for the path takes_ll picks where every member is mapped (the nvlink world: ll_fits decides).
+template <class Policy = P>
+pgas::detail::launch_grid shape(const pgas::team& t, const pgas::detail::coll_plan& p) {
+    using namespace pgas::detail;
+    const bool ll = Policy::ll_max_bytes != 0 && ll_fits<Policy>(t.slot(), t.n_pes(), p.count * sizeof(float));
+    return launch_shape<Policy>(t, p, sizeof(float), ll);
+}
+
 TEST_CASE("an on-stream launch spreads LL over the team's channels and the direct path over its parts") {
     using namespace pgas::detail;
     const pgas::team world4 = pgas::team::world_team(0, 4);
     const pgas::team split4 = world4.sub_team(0, 1, 4, 7);  // the same PEs in slot 7: one LL channel
     // LL: one block per 8 KiB of the buffer, at most 32 channels
-    CHECK(launch_shape<P>(world4, allreduce_plan(2), sizeof(float)).blocks == 1);
-    CHECK(launch_shape<P>(world4, allreduce_plan(4096), sizeof(float)).blocks == 2);  // 16 KiB
-    CHECK(launch_shape<P>(world4, allreduce_plan(64 * 1024), sizeof(float)).blocks == 32);  // 256 KiB
-    CHECK(launch_shape<P>(world4, allgather_plan(1024), sizeof(float)).blocks == 2);  // 16 KiB gathered
+    CHECK(shape(world4, allreduce_plan(2)).blocks == 1);
+    CHECK(shape(world4, allreduce_plan(4096)).blocks == 2);  // 16 KiB
+    CHECK(shape(world4, allreduce_plan(64 * 1024)).blocks == 32);  // 256 KiB
+    CHECK(shape(world4, allgather_plan(1024)).blocks == 2);  // 16 KiB gathered
     // beyond the cells: direct, one block per 8 KiB up to 64
-    CHECK(launch_shape<P>(world4, allreduce_plan(1024 * 1024), sizeof(float)).blocks == 64);
+    CHECK(shape(world4, allreduce_plan(1024 * 1024)).blocks == 64);
     // a split team's single channel: small LL in one block, then direct
-    CHECK(launch_shape<P>(split4, allreduce_plan(2), sizeof(float)).blocks == 1);
-    CHECK(launch_shape<P>(split4, allreduce_plan(64 * 1024), sizeof(float)).blocks == 32);
+    CHECK(shape(split4, allreduce_plan(2)).blocks == 1);
+    CHECK(shape(split4, allreduce_plan(64 * 1024)).blocks == 32);
     // put/get: one block
-    CHECK(launch_shape<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024), sizeof(float)).blocks == 1);
+    CHECK(shape<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024)).blocks == 1);
 }
 
 TEST_CASE("an on-stream LL launch gives a small call no more warps than one 8-byte unit of its part per thread") {
     using namespace pgas::detail;
     const pgas::team world4 = pgas::team::world_team(0, 4);
-    auto threads = [&](const coll_plan& p) { return launch_shape<P>(world4, p, sizeof(float)).threads; };
+    auto threads = [&](const coll_plan& p) { return shape(world4, p).threads; };
     CHECK(threads(allreduce_plan(2)) == 32);     // 8 B (+16 of slice rounding): 3 units, one warp
     CHECK(threads(allreduce_plan(256)) == 160);  // 1 KiB: 130 units, five warps
     CHECK(threads(allgather_plan(64)) == 64);    // 256 B from each PE: 34 units
-    CHECK(threads(allreduce_plan(4096)) == P::stream_threads);         // 16 KiB on 2 blocks: 1026 units each
+    CHECK(threads(allreduce_plan(4096)) == ll_stream_threads);         // 16 KiB on 2 blocks: 1026 units each
     CHECK(threads(allreduce_plan(1024 * 1024)) == P::stream_threads);  // direct
-    CHECK(launch_shape<pgas::coll::rma_policy>(world4, allreduce_plan(2), sizeof(float)).threads ==
-          pgas::coll::rma_policy::stream_threads);
+    CHECK(shape<pgas::coll::rma_policy>(world4, allreduce_plan(2)).threads == pgas::coll::rma_policy::stream_threads);
+}
+
+// An on-stream launch picks its kernel (LL or direct) on the host with takes_ll; the kernel holds that path only.
+// Here the device collective runs on the host transport around the LL bound of 2 PEs (512 KiB a block): LL ran
+// exactly where takes_ll says, seen in channel 0's sent counter.
+TEST_CASE("takes_ll on the host names the path the collective runs") {
+    using namespace pgas::detail;
+    auto w = pgas::world::init_local(2, options());
+    const std::size_t most = (512 * KiB) / sizeof(float) + 4;
+    const auto src = w.alloc<float>(most);
+    const auto dst = w.alloc<float>(most);
+    for (const std::size_t count : {std::size_t{2}, (512 * KiB) / sizeof(float), (512 * KiB) / sizeof(float) + 2}) {
+        CAPTURE(count);
+        std::vector<int> predicted(2, -1), ran(2, -1);
+        w.launch_host([&](const ctx& c) {
+            const pgas::team t = c.world_team().bound_to(c.my_pe());
+            const coll_call<pgas::host> call{c, t, t.my_pe(), t.n_pes(), "allreduce", 0};
+            predicted[std::size_t(c.my_pe())] = takes_ll<P>(call, count * sizeof(float));
+            auto* sent = c.local(coll_scratch::at<std::uint64_t>(
+                coll_scratch::counter_offset(0, coll_scratch::counter::sent, 0, 1 - c.my_pe())));
+            const std::uint64_t before = *sent;
+            pgas::allreduce(c, c.world_team(), dst, src, count, pgas::op::sum);
+            // PGAS_CHECKS exchanges the call's signature on channel 0 too, whatever the path: one message.
+            ran[std::size_t(c.my_pe())] = *sent - before > (PGAS_CHECKS ? 1u : 0u);
+        });
+        CHECK(predicted[0] == ran[0]);
+        CHECK(predicted[1] == ran[1]);
+        CHECK(predicted[0] == (count * sizeof(float) <= 512 * KiB));
+    }
 }
 
 // Runs on 2 PEs: an LL allreduce in 3 parts sends part p's message on channel p, so channels 1 and 2 carry one

@@ -25,6 +25,14 @@
 #define PGAS_DEVICE_PASS 0
 #endif
 
+/// Unrolls the next loop in nvcc's device pass (arrays indexed by its counter then stay in registers); nothing in a
+/// host pass, whose compilers warn on the CUDA pragma.
+#if defined(__CUDA_ARCH__)
+#define PGAS_UNROLL _Pragma("unroll")
+#else
+#define PGAS_UNROLL
+#endif
+
 // Everything lives in an inline ABI namespace so two shared libraries built
 // against different pgas versions never share weak symbols (DESIGN.md §3).
 #ifndef PGAS_ABI_TAG

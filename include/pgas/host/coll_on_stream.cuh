@@ -60,17 +60,18 @@ PGAS_HD constexpr coll_plan plan_of(std::size_t count, int root) {
     if constexpr (K == coll_kind::alltoall) return alltoall_plan(count);
 }
 
-// Every on-stream collective: collective K's plan run by the one driver, each block as one part. K is a template
-// parameter, not a plan passed in: with the plan's shape unknown the one kernel took 142-148 registers against
-// 93-96 for the per-collective kernels before it. The launch bound holds the registers to what
-// Policy::stream_threads threads per block can have (more failed to launch: cudaErrorLaunchOutOfResources, 4xH100),
-// and says one block per SM is enough: with the thread count alone, ptxas took the broadcast kernels down to 64
-// registers (two blocks per SM) and spilled 312-328 bytes (LL since cd9075b, direct since 089a74a's cold check).
-template <class Policy, coll_kind K, class Tr, class T, class Op>
-PGAS_KERNEL void __launch_bounds__(coll::resolve_policy<Policy, Tr>::stream_threads, 1)
+// Every on-stream collective: collective K's plan run by the one driver, each block as one part, holding the
+// algorithms `Paths` names (the launch picks the kernel of the call's path). K is a template parameter, not a plan
+// passed in: with the plan's shape unknown the one kernel took 142-148 registers against 93-96 for the
+// per-collective kernels before it. The launch bound holds the registers to what MaxThreads threads per block can
+// have (more failed to launch: cudaErrorLaunchOutOfResources, 4xH100), and says one block per SM is enough: with the
+// thread count alone, ptxas took the broadcast kernels down to 64 registers (two blocks per SM) and spilled 312-328
+// bytes (LL since cd9075b, direct since 089a74a's cold check).
+template <class Policy, coll_kind K, coll_paths Paths, unsigned MaxThreads, class Tr, class T, class Op>
+PGAS_KERNEL void __launch_bounds__(MaxThreads, 1)
     collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                       symmetric_ptr<const T> src, std::size_t count, int root, Op op) {
-    run_collective<block, Policy>(ctx, t, plan_of<K>(count, root), dst, src, op, launch_part());
+    run_collective<block, Policy, Paths>(ctx, t, plan_of<K>(count, root), dst, src, op, launch_part());
 }
 
 // alltoallv_on_stream's arrays travel in the kernel's parameters (captured by value in a graph).
@@ -105,9 +106,24 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
     static_assert(P::stream_max_blocks <= unsigned(coll_scratch::max_parts));
     require_collective_buffers<T, U>();
-    const launch_grid grid = launch_shape<P>(t, plan_of<K>(count, root), sizeof(T));
-    collective_kernel<Policy, K, Tr, T, Op><<<grid.blocks, grid.threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), count, root, op);
+    const coll_plan plan = plan_of<K>(count, root);
+    // The device's path (choose_path), asked here without begin_call's checks: a caller outside the team traps in
+    // the kernel, as every argument error of an on-stream call does.
+    const team bound = t.bound_to(ctx.my_pe());
+    const coll_call<Tr> c{ctx, bound, bound.my_pe(), bound.n_pes(), call, 0};
+    bool ll = false;
+    if constexpr (peer_pointer_transport<Tr> && P::ll_max_bytes != 0) ll = takes_ll<P>(c, plan.count * sizeof(T));
+    const launch_grid grid = launch_shape<P>(t, plan, sizeof(T), ll);
+    const symmetric_ptr<const T> source(src);
+    if constexpr (peer_pointer_transport<Tr> && P::ll_max_bytes != 0) {
+        if (ll) {
+            collective_kernel<Policy, K, coll_paths::ll_only, ll_stream_threads, Tr, T, Op>
+                <<<grid.blocks, grid.threads, 0, stream>>>(ctx, t, dst, source, count, root, op);
+            return check_launch(ctx.my_pe(), call);
+        }
+    }
+    collective_kernel<Policy, K, coll_paths::direct_only, P::stream_threads, Tr, T, Op>
+        <<<grid.blocks, grid.threads, 0, stream>>>(ctx, t, dst, source, count, root, op);
     check_launch(ctx.my_pe(), call);
 }
 

@@ -13,20 +13,22 @@
 PGAS_NAMESPACE_BEGIN
 namespace detail {
 
-// One batch for ll_receive_units: the members member(j) for j in [first, first + ll_batch), j < c.n, that
-// `keep` selects, in that order, and the numbers of their messages of chunk `chunk`. Returns how many.
+// One batch for ll_receive_units: slot jj holds member member(first + jj)
+// and the low 32 bits of its message number for chunk `chunk`; the returned
+// bits select the slots where first + jj < c.n and `keep` takes that member.
 template <class Tr, class Member, class Keep>
-PGAS_HD int ll_batch_of(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, int first, Member member,
-                        Keep keep, int* members, std::uint64_t* messages) {
-    int count = 0;
-    for (int j = first; j < c.n && j < first + ll_batch; ++j) {
-        const int q = member(j);
-        if (!keep(q)) continue;
-        members[count] = q;
-        messages[count] = pairs.received(c, q) + 1 + chunk;
-        ++count;
+PGAS_HD unsigned ll_batch_of(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, int first,
+                             Member member, Keep keep, int* members, std::uint32_t* flags) {
+    unsigned slots = 0;
+    PGAS_UNROLL
+    for (int jj = 0; jj < ll_batch; ++jj) {
+        const bool in_team = first + jj < c.n;
+        const int q = in_team ? member(first + jj) : c.me;
+        members[jj] = q;
+        flags[jj] = std::uint32_t(pairs.received(c, q) + 1 + chunk);
+        if (in_team && keep(q)) slots |= 1u << jj;
     }
-    return count;
+    return slots;
 }
 
 // LL reduction of `len` bytes: every member's unit u, in team order, from
@@ -41,12 +43,16 @@ PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, const ll_pairs& pairs, unsi
         std::uint64_t acc = 0;
         for (int first = 0; first < c.n; first += ll_batch) {
             int members[ll_batch];
-            std::uint64_t messages[ll_batch], units_in[ll_batch];
-            const int count = ll_batch_of(
-                c, pairs, chunk, first, [](int q) { return q; }, [&](int q) { return q != c.me; }, members, messages);
-            ll_receive_units(c, members, messages, count, u, units_in);
-            for (int q = first, next = 0; q < c.n && q < first + ll_batch; ++q) {
-                const std::uint64_t v = q == c.me ? load_unit(own + 8 * u, len - 8 * u) : units_in[next++];
+            std::uint32_t flags[ll_batch];
+            std::uint64_t units_in[ll_batch];
+            const unsigned slots = ll_batch_of(
+                c, pairs, chunk, first, [](int q) { return q; }, [&](int q) { return q != c.me; }, members, flags);
+            ll_receive_units(c, members, flags, slots, u, units_in);
+            PGAS_UNROLL
+            for (int jj = 0; jj < ll_batch; ++jj) {
+                const int q = first + jj;
+                if (q >= c.n) break;
+                const std::uint64_t v = q == c.me ? load_unit(own + 8 * u, len - 8 * u) : units_in[jj];
                 acc = q == 0 ? v : reduce_units<T>(acc, v, op);
             }
         }
@@ -91,13 +97,17 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
             // Senders in batches, the left neighbour first (its packets came first).
             for (int j0 = 1; j0 < c.n; j0 += ll_batch) {
                 int members[ll_batch];
-                std::uint64_t messages[ll_batch], units_in[ll_batch];
-                const int count = ll_batch_of(
-                    c, pairs, k, j0, [&](int j) { return (c.me + c.n - j) % c.n; }, to_me, members, messages);
+                std::uint32_t flags[ll_batch];
+                std::uint64_t units_in[ll_batch];
+                const unsigned slots = ll_batch_of(
+                    c, pairs, k, j0, [&](int j) { return (c.me + c.n - j) % c.n; }, to_me, members, flags);
                 for (std::size_t u = G::rank(); u < (len(k) + 7) / 8; u += G::size()) {
-                    ll_receive_units(c, members, messages, count, u, units_in);
-                    for (int i = 0; i < count; ++i)
-                        store_unit(d + p.recv_offset(members[i]) * sizeof(T) + at + 8 * u, units_in[i], len(k) - 8 * u);
+                    ll_receive_units(c, members, flags, slots, u, units_in);
+                    PGAS_UNROLL
+                    for (int jj = 0; jj < ll_batch; ++jj)
+                        if (slots >> jj & 1u)
+                            store_unit(d + p.recv_offset(members[jj]) * sizeof(T) + at + 8 * u, units_in[jj],
+                                       len(k) - 8 * u);
                 }
             }
         }

@@ -44,6 +44,22 @@ PGAS_HD constexpr std::size_t buffer_bytes(const coll_plan& p, int n, std::size_
     return (p.src_elements(n) > p.dst_elements(n) ? p.src_elements(n) : p.dst_elements(n)) * element;
 }
 
+// Whether LL can carry a call of this team at all: every member mapped and
+// at most coll_scratch::max_ll_pes of them.
+template <class Tr>
+PGAS_HD bool ll_capable(const coll_call<Tr>& c) {
+    return c.n > 1 && c.n <= coll_scratch::max_ll_pes && c.all_mapped();
+}
+
+// Whether a call with blocks of `block_bytes` takes the LL path under policy
+// P: asked on the device (choose_path) and on the host (an on-stream launch
+// picks its kernel by it), which agree since they read the same team and
+// context.
+template <class P, class Tr>
+PGAS_HD bool takes_ll(const coll_call<Tr>& c, std::size_t block_bytes) {
+    return ll_capable(c) && ll_fits<P>(c.t.slot(), c.n, block_bytes);
+}
+
 // Picks the path and, under PGAS_CHECKS, compares the call's arguments with
 // every member's (over LL packets, so only where LL can run, and only in the
 // first part of a multi-block call: the checks use channel 0).
@@ -51,19 +67,23 @@ template <group G, class P, class Tr>
 PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, std::size_t block_bytes,
                               coll_part part) {
     if (c.n == 1) return {false, false};
-    const bool mapped = c.all_mapped();
-    const bool ll_capable = mapped && c.n <= coll_scratch::max_ll_pes;
     if constexpr (PGAS_CHECKS) {
-        if (ll_capable && part.index == 0) ll_check_signature<G>(c, signature.pack());
+        if (ll_capable(c) && part.index == 0) ll_check_signature<G>(c, signature.pack());
     }
-    return {ll_capable && ll_fits<P>(c.t.slot(), c.n, block_bytes), mapped && bool(P::peer_pointers)};
+    return {takes_ll<P>(c, block_bytes), c.all_mapped() && bool(P::peer_pointers)};
 }
+
+// The algorithms one instance of run_collective holds: a device collective
+// holds both and picks per call; an on-stream launch builds one kernel per
+// path and picks it on the host (takes_ll), so that the LL kernel carries none
+// of the direct path's registers (see ll_stream_threads).
+enum class coll_paths { both, ll_only, direct_only };
 
 // Runs the collective described by plan p as part `part` of a launch (the
 // whole call when part.count == 1): argument checks, the path, then the
 // algorithm. Identical decisions on every member: they depend only on the
 // plan, the policy, the team and the launch.
-template <group G, class Policy, class Tr, class T, class Op>
+template <group G, class Policy, coll_paths Paths = coll_paths::both, class Tr, class T, class Op>
 PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_plan& p, symmetric_ptr<T> dst,
                             symmetric_ptr<const T> src, Op op, coll_part part) {
     using P = coll::resolve_policy<Policy, Tr>;
@@ -84,37 +104,58 @@ PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_p
     if (!settle_part(part, path, c, p.count)) return;
     if (p.count == 0) return sync<G>(ctx, c.t);
     if (c.n == 1) return local_copy<G>(ctx.local(dst), ctx.local(src), bytes);
-    if (path.ll) return ll_algorithm<G, T>(c, p, dst, src, op, part);
-    direct_algorithm<G, T>(c, p, path, dst, src, op, part);
+    if constexpr (Paths == coll_paths::both) {
+        if (path.ll) return ll_algorithm<G, T>(c, p, dst, src, op, part);
+        direct_algorithm<G, T>(c, p, path, dst, src, op, part);
+    } else if (path.ll != (Paths == coll_paths::ll_only)) {
+        report(errc::invalid_argument, c.name, ctx.my_pe(),
+               "the on-stream kernel launched holds the other path (host and device disagree); the call's LL =",
+               int(path.ll));
+    } else if constexpr (Paths == coll_paths::ll_only) {
+        ll_algorithm<G, T>(c, p, dst, src, op, part);
+    } else {
+        direct_algorithm<G, T>(c, p, path, dst, src, op, part);
+    }
 }
 
-// The grid of an on-stream launch of plan p (every PE computes the same, as the parts' channels and barriers
-// need). Blocks: the LL path spreads over one block per P::ll_bytes_per_block of the buffer, at most the team's LL
-// channels; the direct peer-pointer path over one block per P::stream_bytes_per_block, at most
-// P::stream_max_blocks; put/get runs one block. Threads: P::stream_threads, but on the LL path no more whole warps
-// than one 8-byte unit of the block's part per thread. The LL algorithm spreads its units over whatever threads
-// the block has; a small call's idle warps only cost it (4xH100, one process per GPU: the 8-byte allreduce on 32
-// or 128 threads took 5.0 us at 2 PEs and 6.7 at 4, on 512 threads 5.6 and 7.5).
+// The most threads an LL on-stream kernel launches with, and its launch
+// bound: with 512 (stream_threads) ptxas held the kernels to 128 registers and
+// the LL path's pair counters in registers (ll_pairs) spilled in 8 of the 28
+// kernels of tests/coll/stream_compile.cu, even with the direct path out of
+// them; with 256 the LL kernels take 144-184 registers and none spills.
+inline constexpr unsigned ll_stream_threads = 256;
+
+// The grid of an on-stream launch of plan p, whose path the caller took from
+// takes_ll (every PE computes the same, as the parts' channels and barriers
+// need). Blocks: the LL path spreads over one block per P::ll_bytes_per_block
+// of the buffer, at most the team's LL channels; the direct peer-pointer path
+// over one block per P::stream_bytes_per_block, at most P::stream_max_blocks;
+// put/get runs one block. Threads: P::stream_threads, but on the LL path no
+// more whole warps than one 8-byte unit of the block's part per thread and at
+// most ll_stream_threads. The LL algorithm spreads its units over whatever
+// threads the block has; a small call's idle warps only cost it (4xH100, one
+// process per GPU: the 8-byte allreduce on 32 or 128 threads took 5.0 us at 2
+// PEs and 6.7 at 4, on 512 threads 5.6 and 7.5).
 struct launch_grid {
     unsigned blocks, threads;
 };
 template <class P>
-inline launch_grid launch_shape(const team& t, const coll_plan& p, std::size_t element) {
+inline launch_grid launch_shape(const team& t, const coll_plan& p, std::size_t element, bool ll) {
     const int n = t.n_pes();
     const std::size_t buffer = buffer_bytes(p, n, element);
     auto spread = [buffer](std::size_t per_block, std::size_t most) {
         const std::size_t wanted = (buffer + per_block - 1) / per_block;
         return unsigned(wanted < 1 ? 1 : wanted < most ? wanted : most);
     };
-    const unsigned most_threads = P::stream_threads;
-    if (n > 1 && ll_fits<P>(t.slot(), n, p.count * element)) {
+    if (ll) {
+        const unsigned most_threads = P::stream_threads < ll_stream_threads ? P::stream_threads : ll_stream_threads;
         const unsigned blocks = spread(P::ll_bytes_per_block, std::size_t(coll_scratch::channels(t.slot())));
         const std::size_t part = (p.count + blocks - 1) / blocks * element + 16;  // 16: slice_of's rounding
         const std::size_t warps = ((part + 7) / 8 + 31) / 32;
         return {blocks, warps * 32 < most_threads ? unsigned(warps * 32) : most_threads};
     }
-    if (!P::peer_pointers) return {1, most_threads};
-    return {spread(P::stream_bytes_per_block, P::stream_max_blocks), most_threads};
+    if (!P::peer_pointers) return {1, P::stream_threads};
+    return {spread(P::stream_bytes_per_block, P::stream_max_blocks), P::stream_threads};
 }
 
 }  // namespace detail

@@ -61,41 +61,55 @@ PGAS_HD std::uint64_t ll_acked(const coll_call<Tr>& c, int i) {
 }
 
 // The pair counters of one call (messages sent to and received from each
-// member on the call's channel, and each member's ack of this PE's
-// messages), read once when the call starts, all at once; sent and received
-// are written back once when it ends. Every thread of the group holds them:
-// read where they were needed, one member after the other, each read was a
-// trip to L2 in a dependent chain, about 1 us per member and call on
-// 4xH100 (the 8-byte allreduce in a kernel: 2.6 us on 2 GPUs, 4.7 on 4). The
-// first ll_cached_pes members are read together at the start; a larger team
-// reads the others where they are needed.
+// member on the call's channel), read once when the call starts, all at once;
+// they are written back once when it ends. Every thread of the group holds
+// them: read where they were needed, one member after the other, each read was
+// a trip to L2 in a dependent chain, about 1 us per member and call on 4xH100
+// (the 8-byte allreduce in a kernel: 2.6 us on 2 GPUs, 4.7 on 4). The first
+// ll_cached_pes members are read together at the start, into registers: the
+// arrays are only ever indexed by constants (pick), since an array indexed at
+// run time lives in local memory, which cost the 8-byte allreduce on a stream
+// 0.6-0.8 us on 4xH100. A larger team reads the others where they are needed.
+// Of the acks only the tightest credit is kept (credit_slack: the least of
+// ack - sent over the cached members), which covers every member at once
+// while a call's chunk is within it.
 struct ll_pairs {
     static constexpr int ll_cached_pes = 8;
     std::uint64_t sent_before[ll_cached_pes];
     std::uint64_t received_before[ll_cached_pes];
-    std::uint64_t acked_before[ll_cached_pes];
+    std::int64_t credit_slack = 0;
 
     template <class Tr>
     PGAS_HD explicit ll_pairs(const coll_call<Tr>& c) {
-        const int cached = c.n < ll_cached_pes ? c.n : ll_cached_pes;
-        for (int i = 0; i < cached; ++i) {
+        PGAS_UNROLL
+        for (int i = 0; i < ll_cached_pes; ++i) {
+            if (i >= c.n) break;
             sent_before[i] = ll_sent(c, i);
             received_before[i] = ll_received(c, i);
-            acked_before[i] = ll_acked(c, i);
+            const std::int64_t slack = std::int64_t(ll_acked(c, i) - sent_before[i]);  // <= 0; 0 for the caller
+            credit_slack = slack < credit_slack ? slack : credit_slack;
         }
+    }
+    // a[i] for 0 <= i < ll_cached_pes, by a select over constant indices.
+    PGAS_HD static std::uint64_t pick(const std::uint64_t (&a)[ll_cached_pes], int i) {
+        std::uint64_t v = a[0];
+        PGAS_UNROLL
+        for (int k = 1; k < ll_cached_pes; ++k)
+            if (i == k) v = a[k];
+        return v;
     }
     template <class Tr>
     PGAS_HD std::uint64_t sent(const coll_call<Tr>& c, int to) const {
-        return to < ll_cached_pes ? sent_before[to] : ll_sent(c, to);
+        return to < ll_cached_pes ? pick(sent_before, to) : ll_sent(c, to);
     }
     template <class Tr>
     PGAS_HD std::uint64_t received(const coll_call<Tr>& c, int from) const {
-        return from < ll_cached_pes ? received_before[from] : ll_received(c, from);
+        return from < ll_cached_pes ? pick(received_before, from) : ll_received(c, from);
     }
-    // A lower bound of member i's ack: what it was when the call started.
-    template <class Tr>
-    PGAS_HD std::uint64_t acked(const coll_call<Tr>& c, int i) const {
-        return i < ll_cached_pes ? acked_before[i] : ll_acked(c, i);
+    // Whether the acks read at the start already free the cells of chunk
+    // `chunk` to member i: ack >= sent + 1 + chunk - ll_depth.
+    PGAS_HD bool credit_covers(int i, std::uint64_t chunk) const {
+        return i < ll_cached_pes && std::int64_t(1 + chunk) <= std::int64_t(coll_scratch::ll_depth) + credit_slack;
     }
 };
 
@@ -112,18 +126,19 @@ PGAS_HD void for_each_member(const coll_call<Tr>& c, Which which, F f) {
 // Waits until the cells of chunk `chunk` to every member in `to` are free:
 // the receiver acked the message that used each cell last (message -
 // ll_depth). Each thread of G checks every member itself before it writes
-// its own units, from the acks read with the pair counters (a call's first
-// chunk almost always finds its cells free there), polling a member's ack
-// word only where that value falls short; the group does not sync, and the
-// first send waits on no load issued after the counters'. Relaxed polls:
+// its own units, against the tightest credit read with the pair counters
+// (it almost always covers a call's first chunk), reading and polling a
+// member's ack word only where that falls short; the group does not sync,
+// and the first send waits on no load issued after the counters'. Relaxed polls:
 // the cell's old reads returned before the peer acked (see ll_ack_all); a
 // system-scope acquire per poll cost an 8-byte allreduce ~1 us on 2xH200.
 template <group G, class Tr, class To>
 PGAS_HD void ll_wait_credits(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, To to) {
     for (int i = 0; i < c.n; ++i) {
         if (i == c.me || !to(i)) continue;
+        if (pairs.credit_covers(i, chunk)) continue;
         const std::uint64_t message = pairs.sent(c, i) + 1 + chunk;
-        if (message <= coll_scratch::ll_depth || pairs.acked(c, i) >= message - coll_scratch::ll_depth) continue;
+        if (message <= coll_scratch::ll_depth || ll_acked(c, i) >= message - coll_scratch::ll_depth) continue;
         wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::counter::ack, i), cmp::ge,
                                      message - coll_scratch::ll_depth);
     }
@@ -159,23 +174,30 @@ PGAS_HD std::uint64_t ll_receive_unit(const coll_call<Tr>& c, int from, std::uin
     return ll_wait_unit(c, ll_unit_address(c, from, message, u), message);
 }
 
-// Unit u of up to ll_batch messages at once: out[j] is unit u of message
-// messages[j] from member members[j] (j < count). Every unit is looked at
-// once before any is checked, so the loads overlap (one member at a time
-// paid a load latency per member); a unit not there yet is then polled alone.
+// Unit u of up to ll_batch messages at once: for every slot j that `slots`
+// selects (bit j), out[j] is unit u of member members[j]'s message whose
+// number's low 32 bits are flags[j] (enough for the flag and the cell, as
+// 2^32 is a multiple of ll_depth). Every unit is looked at once before any is
+// checked, so the loads overlap (one member at a time paid a load latency per
+// member); a unit not there yet is then polled alone. Slots are fixed
+// positions, not packed: the arrays are indexed by constants only and stay in
+// registers.
 inline constexpr int ll_batch = 4;
+static_assert((std::uint64_t{1} << 32) % coll_scratch::ll_depth == 0, "a message's low 32 bits name its cell");
 template <class Tr>
-PGAS_HD void ll_receive_units(const coll_call<Tr>& c, const int* members, const std::uint64_t* messages, int count,
-                              std::size_t u, std::uint64_t* out) {
+PGAS_HD void ll_receive_units(const coll_call<Tr>& c, const int* members, const std::uint32_t* flags,
+                              unsigned slots, std::size_t u, std::uint64_t* out) {
     std::uint64_t lo[ll_batch], hi[ll_batch];
+    PGAS_UNROLL
     for (int j = 0; j < ll_batch; ++j)
-        if (j < count) ll_load_unit(ll_unit_address(c, members[j], messages[j], u), lo[j], hi[j]);
+        if (slots >> j & 1u) ll_load_unit(ll_unit_address(c, members[j], flags[j], u), lo[j], hi[j]);
+    PGAS_UNROLL
     for (int j = 0; j < ll_batch; ++j) {
-        if (j >= count) continue;
-        const std::uint32_t flag = std::uint32_t(messages[j]);
+        if ((slots >> j & 1u) == 0) continue;
+        const std::uint32_t flag = flags[j];
         out[j] = std::uint32_t(lo[j] >> 32) == flag && std::uint32_t(hi[j] >> 32) == flag
                      ? (hi[j] << 32) | std::uint32_t(lo[j])
-                     : ll_receive_unit(c, members[j], messages[j], u);
+                     : ll_receive_unit(c, members[j], flag, u);
     }
 }
 
