@@ -64,11 +64,15 @@ struct load_store_policy {
     // docs/perf/multi-gpu-h100-2026-11-27.md keeps both.
     /// LL runs while what one PE sends all its peers is at most this many bytes (0: never).
     static constexpr std::size_t ll_max_bytes = std::size_t{1} << 20;
-    // bench_coll_tune (2 and 4 H100s, one process): 8 KiB per block is the
-    // best of 2, 8 and 32 KiB up to 64 KiB but at 8-16 KiB, where 2 KiB is
-    // 1-2 us faster (and 2-4x slower from 32 KiB, at 16 blocks).
+    // Probe of the on-stream collectives at 4 KiB-1 MiB under 2, 4, 8 and
+    // 16 KiB per block (4xH100, one process per GPU, 2026-11-28): from 4 to
+    // 64 KiB, 2 KiB was the fastest or within 0.2 us of it for every
+    // collective at 2 and 4 GPUs, and up to 4.7 us faster than 8 KiB
+    // (allreduce 16 KiB, 4 GPUs: 6.5 us against 11.2; broadcast 6.7 against
+    // 9.0); from 256 KiB the channels cap the blocks and all tie. (One
+    // process driving every GPU, bench_coll_tune, had found 8 KiB best.)
     /// Buffer bytes per block of an LL `*_on_stream` call (blocks = ceil(bytes / this), at most the team's channels).
-    static constexpr std::size_t ll_bytes_per_block = std::size_t{8} << 10;
+    static constexpr std::size_t ll_bytes_per_block = std::size_t{2} << 10;
     /// The direct path loads/stores peers' buffers through ctx.peer() (false: put/get only).
     static constexpr bool peer_pointers = true;
     // 1024 threads with the reductions' registers cannot launch
