@@ -71,6 +71,10 @@ struct load_store_policy {
     // (allreduce 16 KiB, 4 GPUs: 6.5 us against 11.2; broadcast 6.7 against
     // 9.0); from 256 KiB the channels cap the blocks and all tie. (One
     // process driving every GPU, bench_coll_tune, had found 8 KiB best.)
+    // scripts/bench-compare with it (and the LL counters in registers)
+    // against 8 KiB before them (S8-C3 against S6-C2, 4xH100,
+    // docs/perf/multi-gpu-h100-2026-11-28.md): 0.67-0.91 of the time at
+    // 16-64 KiB and 0.84-0.95 at 4 KiB, every collective, 2 and 4 GPUs.
     /// Buffer bytes per block of an LL `*_on_stream` call (blocks = ceil(bytes / this), at most the team's channels).
     static constexpr std::size_t ll_bytes_per_block = std::size_t{2} << 10;
     /// The direct path loads/stores peers' buffers through ctx.peer() (false: put/get only).
