@@ -174,16 +174,32 @@ const char* forced_policy() {
     std::fprintf(stderr, "pgas_compare: PGAS_COMPARE_COLL_POLICY=%s: expected auto, ll or direct\n", v);
     std::exit(2);
 }
+#ifdef PGAS_COMPARE_LL_BLOCK_BYTES
+// Built with -DPGAS_COMPARE_LL_BLOCK_BYTES=N (CMake cache variable of that name): the default policy with N bytes
+// per LL block, the tuning runs of coll::load_store_policy::ll_bytes_per_block (records' impl pgas-llblock-N).
+struct default_policy : pgas::coll::load_store_policy {
+    static constexpr std::size_t ll_bytes_per_block = PGAS_COMPARE_LL_BLOCK_BYTES;
+};
+static_assert(pgas::coll::tuning_policy<default_policy>, "PGAS_COMPARE_LL_BLOCK_BYTES must be at least 1");
+#else
+using default_policy = pgas::coll::automatic;
+#endif
 void launch_collective(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<float> dst,
                        pgas::symmetric_ptr<float> src, std::size_t count, cudaStream_t s) {
     static const char* forced = forced_policy();
-    if (forced == nullptr) return launch_with<pgas::coll::automatic>(c, ctx, dst, src, count, s);
+    if (forced == nullptr) return launch_with<default_policy>(c, ctx, dst, src, count, s);
     if (forced[0] == 'l') return launch_with<pgas::coll::ll_policy>(c, ctx, dst, src, count, s);
     launch_with<pgas::coll::direct_policy>(c, ctx, dst, src, count, s);
 }
-// The records' impl: "pgas", or "pgas-ll" / "pgas-direct" under a forced policy.
+// The records' impl: "pgas", or "pgas-ll" / "pgas-direct" under a forced policy, or "pgas-llblock-N" when built
+// with PGAS_COMPARE_LL_BLOCK_BYTES=N (and no policy forced).
 std::string impl_name() {
-    static const std::string name = forced_policy() ? std::string("pgas-") + forced_policy() : "pgas";
+#ifdef PGAS_COMPARE_LL_BLOCK_BYTES
+    const std::string fallback = "pgas-llblock-" + std::to_string(PGAS_COMPARE_LL_BLOCK_BYTES);
+#else
+    const std::string fallback = "pgas";
+#endif
+    static const std::string name = forced_policy() ? std::string("pgas-") + forced_policy() : fallback;
     return name;
 }
 #else
