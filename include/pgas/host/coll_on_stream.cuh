@@ -109,13 +109,14 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     const coll_plan plan = plan_of<K>(count, root);
     // The device's path (choose_path), asked here without begin_call's checks: a caller outside the team traps in
     // the kernel, as every argument error of an on-stream call does.
+    constexpr bool may_take_ll = peer_pointer_transport<Tr> && P::ll_max_bytes != 0;
     const team bound = t.bound_to(ctx.my_pe());
     const coll_call<Tr> c{ctx, bound, bound.my_pe(), bound.n_pes(), call, 0};
     bool ll = false;
-    if constexpr (peer_pointer_transport<Tr> && P::ll_max_bytes != 0) ll = takes_ll<P>(c, plan.count * sizeof(T));
+    if constexpr (may_take_ll) ll = takes_ll<P>(c, plan.count * sizeof(T));
     const launch_grid grid = launch_shape<P>(t, plan, sizeof(T), ll);
     const symmetric_ptr<const T> source(src);
-    if constexpr (peer_pointer_transport<Tr> && P::ll_max_bytes != 0) {
+    if constexpr (may_take_ll) {  // no LL kernel is built where LL cannot run
         if (ll) {
             collective_kernel<Policy, K, coll_paths::ll_only, ll_stream_threads, Tr, T, Op>
                 <<<grid.blocks, grid.threads, 0, stream>>>(ctx, t, dst, source, count, root, op);
