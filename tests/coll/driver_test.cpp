@@ -53,11 +53,11 @@ TEST_CASE("an on-stream launch spreads LL over the team's channels and the direc
     using namespace pgas::detail;
     const pgas::team world4 = pgas::team::world_team(0, 4);
     const pgas::team split4 = world4.sub_team(0, 1, 4, 7);  // the same PEs in slot 7: one LL channel
-    // LL: one block per 2 KiB of the buffer, at most 32 channels
+    // LL: one block per KiB of the buffer, at most 32 channels
     CHECK(shape(world4, allreduce_plan(2)).blocks == 1);
-    CHECK(shape(world4, allreduce_plan(4096)).blocks == 8);  // 16 KiB
+    CHECK(shape(world4, allreduce_plan(4096)).blocks == 16);  // 16 KiB
     CHECK(shape(world4, allreduce_plan(64 * 1024)).blocks == 32);  // 256 KiB
-    CHECK(shape(world4, allgather_plan(1024)).blocks == 8);  // 16 KiB gathered
+    CHECK(shape(world4, allgather_plan(1024)).blocks == 16);  // 16 KiB gathered
     // beyond the cells: direct, one block per 8 KiB up to 64
     CHECK(shape(world4, allreduce_plan(1024 * 1024)).blocks == 64);
     // a split team's single channel: small LL in one block, then direct
@@ -74,7 +74,8 @@ TEST_CASE("an on-stream LL launch gives a small call no more warps than one 8-by
     CHECK(threads(allreduce_plan(2)) == 32);     // 8 B (+16 of slice rounding): 3 units, one warp
     CHECK(threads(allreduce_plan(256)) == 160);  // 1 KiB: 130 units, five warps
     CHECK(threads(allgather_plan(64)) == 64);    // 256 B from each PE: 34 units
-    CHECK(threads(allreduce_plan(4096)) == ll_stream_threads);         // 16 KiB on 8 blocks: 258 units each
+    CHECK(threads(allreduce_plan(4096)) == 160);                       // 16 KiB on 16 blocks: 130 units each
+    CHECK(threads(allreduce_plan(16384)) == ll_stream_threads);        // 64 KiB on 32 blocks: 258 units each
     CHECK(threads(allreduce_plan(1024 * 1024)) == P::stream_threads);  // direct
     CHECK(shape<pgas::coll::rma_policy>(world4, allreduce_plan(2)).threads == pgas::coll::rma_policy::stream_threads);
 }

@@ -66,17 +66,15 @@ struct load_store_policy {
     static constexpr std::size_t ll_max_bytes = std::size_t{1} << 20;
     // Probe of the on-stream collectives at 4 KiB-1 MiB under 2, 4, 8 and
     // 16 KiB per block (4xH100, one process per GPU, 2026-11-28): from 4 to
-    // 64 KiB, 2 KiB was the fastest or within 0.2 us of it for every
-    // collective at 2 and 4 GPUs, and up to 4.7 us faster than 8 KiB
-    // (allreduce 16 KiB, 4 GPUs: 6.5 us against 11.2; broadcast 6.7 against
-    // 9.0); from 256 KiB the channels cap the blocks and all tie. (One
-    // process driving every GPU, bench_coll_tune, had found 8 KiB best.)
-    // scripts/bench-compare with it (and the LL counters in registers)
-    // against 8 KiB before them (S8-C3 against S6-C2, 4xH100,
-    // docs/perf/multi-gpu-h100-2026-11-28.md): 0.67-0.91 of the time at
-    // 16-64 KiB and 0.84-0.95 at 4 KiB, every collective, 2 and 4 GPUs.
+    // 64 KiB the smaller blocks won (allreduce 16 KiB, 4 GPUs: 6.5 us at
+    // 2 KiB against 11.2 at 8 KiB); from 256 KiB the channels cap the
+    // blocks and all tie. scripts/bench-compare's tuning build
+    // (PGAS_COMPARE_LL_BLOCK_BYTES, docs/perf/README.md "Tuning runs";
+    // 4xH200, 2026-11-28) at 1, 2, 4 and 8 KiB: 1 KiB took 0.92-0.94 of
+    // 2 KiB's time for allreduce and broadcast at 4-16 KiB, at 2 and 4
+    // GPUs; every other collective and size within 2% of it.
     /// Buffer bytes per block of an LL `*_on_stream` call (blocks = ceil(bytes / this), at most the team's channels).
-    static constexpr std::size_t ll_bytes_per_block = std::size_t{2} << 10;
+    static constexpr std::size_t ll_bytes_per_block = std::size_t{1} << 10;
     /// The direct path loads/stores peers' buffers through ctx.peer() (false: put/get only).
     static constexpr bool peer_pointers = true;
     // 1024 threads with the reductions' registers cannot launch
