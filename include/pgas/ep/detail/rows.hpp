@@ -2,6 +2,7 @@
 #pragma once
 
 #include <pgas/core/config.hpp>
+#include <pgas/detail/memory_ops.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/device/rma.hpp>
 #include <pgas/ep/config.hpp>
@@ -106,17 +107,35 @@ PGAS_HD inline void cast_tokens(const bf16* x, fp8* q, float* scale, int hidden,
     NV_IF_TARGET(NV_IS_DEVICE, (cast_groups<16, 4>(x, q, scale, first, last);), (cast_groups<1, 1>(x, q, scale, first, last);))
 }
 
+// Puts `count` elements at src (this PE's) to dst on PE pe through `chan`: put_nbi, the same checks and
+// completion, but on load/store transports each lane keeps loads_in_flight loads of 16 bytes in flight, not
+// put_nbi's 4. The throughput phases' copying warps (two blocks of 256 threads per SM, by registers, on DeepEP's
+// 24 SMs) are otherwise bound by the latency of their loads. As many as the calling kernel's registers allow
+// within two blocks per SM (tests/ep's register check): the throughput dispatch took 142 registers with 8, 122
+// with 6. Called by a whole warp.
+template <unsigned loads_in_flight, class Tr, class T>
+PGAS_HD void push_row(const pgas::device::context<Tr>& chan, pgas::symmetric_ptr<T> dst, const T* src,
+                      std::size_t count, int pe) {
+    if constexpr (pgas::load_store_transport<Tr>) {
+        pgas::detail::check_rma<Tr, T>(chan, "put_nbi", dst.offset(), count, pe);
+        pgas::detail::group_copy<pgas::warp, false, loads_in_flight>(chan.peer(dst, pe), src, count * sizeof(T));
+    } else {
+        pgas::put_nbi<pgas::warp>(chan, dst, src, count, pe);
+    }
+}
+
 // Puts this PE's token t (bf16, or its fp8 cast and scales) into row `row` of PE pe's receive buffers (recv_x, or
-// recv_x8 and recv_scale) through `chan`, a channel of this PE's context. Called by a whole warp.
-template <class Tr, class Layout>
+// recv_x8 and recv_scale) through `chan`, a channel of this PE's context, with loads_in_flight loads a lane in
+// flight (push_row). Called by a whole warp.
+template <unsigned loads_in_flight, class Tr, class Layout>
 PGAS_HD void put_token(const pgas::device::context<Tr>& chan, const Layout& b, std::size_t row, int t, int pe) {
     const std::size_t h = std::size_t(b.cfg.hidden), groups = h / fp8_group, from = std::size_t(t);
     if (b.cfg.fp8) {
-        pgas::put_nbi<pgas::warp>(chan, b.recv_x8 + row * h, chan.local(b.io.x8) + from * h, h, pe);
+        push_row<loads_in_flight>(chan, b.recv_x8 + row * h, chan.local(b.io.x8) + from * h, h, pe);
         pgas::put_nbi<pgas::warp>(chan, b.recv_scale + row * groups, chan.local(b.io.x_scale) + from * groups, groups,
                                   pe);
     } else {
-        pgas::put_nbi<pgas::warp>(chan, b.recv_x + row * h, chan.local(b.io.x) + from * h, h, pe);
+        push_row<loads_in_flight>(chan, b.recv_x + row * h, chan.local(b.io.x) + from * h, h, pe);
     }
 }
 
