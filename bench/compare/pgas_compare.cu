@@ -195,11 +195,11 @@ void launch_collective(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<fl
 // with PGAS_COMPARE_LL_BLOCK_BYTES=N (and no policy forced).
 std::string impl_name() {
 #ifdef PGAS_COMPARE_LL_BLOCK_BYTES
-    const std::string fallback = "pgas-llblock-" + std::to_string(PGAS_COMPARE_LL_BLOCK_BYTES);
+    static const std::string name = forced_policy() ? std::string("pgas-") + forced_policy()
+                                                    : "pgas-llblock-" + std::to_string(PGAS_COMPARE_LL_BLOCK_BYTES);
 #else
-    const std::string fallback = "pgas";
+    static const std::string name = forced_policy() ? std::string("pgas-") + forced_policy() : "pgas";
 #endif
-    static const std::string name = forced_policy() ? std::string("pgas-") + forced_policy() : fallback;
     return name;
 }
 #else
