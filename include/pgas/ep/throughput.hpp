@@ -202,20 +202,29 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     }
     pgas::block::sync();
 
-    // 4. The row of each of this block's tokens on each PE (-1 where it does not go): one thread per destination
-    //    walks the tokens in order.
-    for (int d = int(grid::thread()); d < n; d += int(grid::threads())) {
-        int row = next[d];
-        for (int t = mine.begin; t < mine.end; ++t)
-            row_of[std::size_t(t) * n + d] = detail::goes_to(idx + std::size_t(t) * k, k, nl, d) ? row++ : -1;
+    // 4. The row of each of this block's tokens on each PE (-1 where it does not go): a token a thread, its row the
+    //    block's next on that PE plus the tokens before it that go there (block_rank), not one thread per
+    //    destination walking the block's tokens in turn (a dependent step per token: 171 at 4096 tokens on 24 blocks).
+    for (int base = mine.begin; base < mine.end; base += int(grid::threads())) {
+        const int t = base + int(grid::thread());
+        for (int d = 0; d < n; ++d) {
+            const bool goes = t < mine.end && detail::goes_to(idx + std::size_t(t) * k, k, nl, d);
+            const int first = next[d];  // read by every thread before block_rank's barrier, updated after it
+            int total = 0;
+            const int rank = detail::block_rank(goes, total);
+            if (t < mine.end) row_of[std::size_t(t) * n + d] = goes ? first + rank : -1;
+            if (grid::thread() == 0) next[d] = first + total;
+        }
+        pgas::block::sync();
     }
-    pgas::block::sync();
 
     // 5. Data: one warp per (token, destination), the block's warps taking them in turn, on the block's channel
-    //    (as DeepEP's normal mode gives each channel its SMs): the token's row (6 loads a lane in flight, push_row;
-    //    4xH200, 24 SMs, one call: 2 PEs bf16 292 -> 273 us, fp8 given cast 177 -> 170), its top-k choices and
-    //    weights as they are (the receiver makes them local in step 6: a store per choice here took 26 more
-    //    registers a thread, 144, past the two blocks per SM that resident_blocks asks for), and where it came from.
+    //    (as DeepEP's normal mode gives each channel its SMs): the token's row (push_row, 5 loads a lane in flight:
+    //    6 took the kernel to 129 registers), with its top-k choices and weights as they are riding in the lanes
+    //    (riding_words: loaded before the row, stored after it; the receiver makes them local in step 6), and where
+    //    it came from. Each array put after the row had cost the warp one more load round trip per row: with them
+    //    riding, and step 4 in parallel, the 2-PE dispatch on 24 SMs (24 blocks of 512 threads) went from 316 to
+    //    243 us (bf16) and from 225 to 132 (fp8 given cast) in one call on 2xH200.
     const auto chan = ctx.on_channel(int(grid::block()) % ctx.n_channels());
     for (int i = mine.begin * n + int(grid::warp()); i < mine.end * n; i += int(grid::warps())) {
         const int t = i / n, d = i % n;
@@ -224,9 +233,15 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
         if constexpr (PGAS_EP_CHECKS) {
             if (row >= capacity) detail::bad_row(call, me, t, d, row, capacity);
         }
-        detail::put_token<6>(chan, b, std::size_t(row), t, d);
-        pgas::put_nbi<pgas::warp>(chan, b.recv_topk_idx + row * k, idx + std::size_t(t) * k, std::size_t(k), d);
-        pgas::put_nbi<pgas::warp>(chan, b.recv_topk_w + row * k, weight + std::size_t(t) * k, std::size_t(k), d);
+        const int* choices = idx + std::size_t(t) * k;
+        const float* weights = weight + std::size_t(t) * k;
+        detail::riding_words<int, 1> choice_words;
+        detail::riding_words<float, 1> weight_words;
+        choice_words.load(chan, choices, k);
+        weight_words.load(chan, weights, k);
+        detail::put_token<5>(chan, b, std::size_t(row), t, d);
+        choice_words.put(chan, b.recv_topk_idx + row * k, choices, k, d);
+        weight_words.put(chan, b.recv_topk_w + row * k, weights, k, d);
         if (grid::lane() == 0) pgas::p(chan, b.recv_src + row, std::uint64_t(me) << 32 | std::uint64_t(t), d);
     }
 

@@ -124,19 +124,54 @@ PGAS_HD void push_row(const pgas::device::context<Tr>& chan, pgas::symmetric_ptr
     }
 }
 
-// Puts this PE's token t (bf16, or its fp8 cast and scales) into row `row` of PE pe's receive buffers (recv_x, or
-// recv_x8 and recv_scale) through `chan`, a channel of this PE's context, with loads_in_flight loads a lane in
-// flight (push_row). Called by a whole warp.
+// A small array that travels with a row (a token's fp8 scales, its top-k choices and weights). On a load/store
+// transport a warp loads its first per_lane * lanes words before the row's loads, lane l words l, l + lanes, ...,
+// and stores them after, so that their loads' latency overlaps the row's instead of following it (as a put_nbi
+// after the row did: one more round trip per array); words beyond those (a longer array, or the host transport's
+// one-lane warps) follow one a lane. Another transport puts the array with put_nbi after the row.
+template <class T, int per_lane>
+struct riding_words {
+    T v[per_lane] = {};
+
+    template <class Tr>
+    PGAS_HD void load(const pgas::device::context<Tr>&, const T* src, int count) {
+        if constexpr (pgas::load_store_transport<Tr>)
+            for (int m = 0; m < per_lane; ++m)
+                if (const int j = int(grid::lane()) + m * int(grid::lanes()); j < count) v[m] = src[j];
+    }
+    // Puts src's `count` words at dst on PE pe through chan (the words load took from src, and the rest). Called by
+    // a whole warp after load.
+    template <class Tr>
+    PGAS_HD void put(const pgas::device::context<Tr>& chan, pgas::symmetric_ptr<T> dst, const T* src, int count,
+                     int pe) const {
+        if constexpr (pgas::load_store_transport<Tr>) {
+            pgas::detail::check_rma<Tr, T>(chan, "put_nbi", dst.offset(), std::size_t(count), pe);
+            T* to = chan.peer(dst, pe);
+            const int lane = int(grid::lane()), lanes = int(grid::lanes());
+            for (int m = 0; m < per_lane; ++m)
+                if (const int j = lane + m * lanes; j < count) to[j] = v[m];
+            for (int j = per_lane * lanes + lane; j < count; j += lanes) to[j] = src[j];
+        } else {
+            pgas::put_nbi<pgas::warp>(chan, dst, src, std::size_t(count), pe);
+        }
+    }
+};
+
+// Puts this PE's token t (bf16, or its fp8 cast and its scales riding along: riding_words, two a lane) into row
+// `row` of PE pe's receive buffers (recv_x, or recv_x8 and recv_scale) through `chan`, a channel of this PE's
+// context, with loads_in_flight loads a lane in flight (push_row). Called by a whole warp.
 template <unsigned loads_in_flight, class Tr, class Layout>
 PGAS_HD void put_token(const pgas::device::context<Tr>& chan, const Layout& b, std::size_t row, int t, int pe) {
     const std::size_t h = std::size_t(b.cfg.hidden), groups = h / fp8_group, from = std::size_t(t);
-    if (b.cfg.fp8) {
-        push_row<loads_in_flight>(chan, b.recv_x8 + row * h, chan.local(b.io.x8) + from * h, h, pe);
-        pgas::put_nbi<pgas::warp>(chan, b.recv_scale + row * groups, chan.local(b.io.x_scale) + from * groups, groups,
-                                  pe);
-    } else {
+    if (!b.cfg.fp8) {
         push_row<loads_in_flight>(chan, b.recv_x + row * h, chan.local(b.io.x) + from * h, h, pe);
+        return;
     }
+    const float* scales = chan.local(b.io.x_scale) + from * groups;
+    riding_words<float, 2> scale_words;
+    scale_words.load(chan, scales, int(groups));
+    push_row<loads_in_flight>(chan, b.recv_x8 + row * h, chan.local(b.io.x8) + from * h, h, pe);
+    scale_words.put(chan, b.recv_scale + row * groups, scales, int(groups), pe);
 }
 
 // out[t] = sum_c w[t][c] * comb_recv[t][c], in float, rounded once. Called by the block.

@@ -30,6 +30,29 @@ PGAS_HD float warp_max(float v) {
                  (return v;))
 }
 
+// How many threads before this one in the block have their flag set (its rank among them) and, in `total`, how
+// many have: a warp ballot each, then the warps' counts in shared memory. Called by every thread of the block
+// (a multiple of 32 threads); on the host transport a block is one thread.
+PGAS_HD inline int block_rank(bool flag, int& total) {
+#if PGAS_DEVICE_PASS
+    __shared__ int warp_count[32];
+    const unsigned set = __ballot_sync(0xffffffffu, flag), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) warp_count[warp] = __popc(set);
+    __syncthreads();
+    int before = __popc(set & ((1u << lane) - 1u));
+    total = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) {
+        before += w < warp ? warp_count[w] : 0;
+        total += warp_count[w];
+    }
+    __syncthreads();  // warp_count is the next call's
+    return before;
+#else
+    total = flag ? 1 : 0;
+    return 0;
+#endif
+}
+
 template <class T>
 PGAS_HD T load_relaxed(const T* p) {
     return cuda::atomic_ref<T, cuda::thread_scope_system>(*const_cast<T*>(p)).load(cuda::memory_order_relaxed);
