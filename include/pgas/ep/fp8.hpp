@@ -29,8 +29,9 @@ PGAS_HD inline bf16 to_bf16(float v) { return __float2bfloat16_rn(v); }
 /// The scale of a group whose largest magnitude is amax (1 for an all-zero group).
 PGAS_HD inline float fp8_scale(float amax) { return amax > 0.0f ? amax / fp8_max : 1.0f; }
 
-/// One value quantized with its group's scale.
-PGAS_HD inline fp8 quantize(float v, float scale) { return fp8(v / scale); }
+/// One value quantized with its group's scale: multiplied by the scale's inverse, which a cast of a group's values
+/// computes once (inlined, the division is common to them all), not a division per value.
+PGAS_HD inline fp8 quantize(float v, float scale) { return fp8(v * (1.0f / scale)); }
 /// One fp8 value back to float with its group's scale.
 PGAS_HD inline float dequantize(fp8 q, float scale) { return float(q) * scale; }
 
