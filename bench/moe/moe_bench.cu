@@ -8,8 +8,8 @@
 // PEs within about a microsecond, so the PEs start each phase together).
 //
 // The limits, timed the same way in the same run:
-//   link  every PE puts (pgas::put_nbi<block> over the phase's blocks, then quiet) to each PE on another GPU
-//         exactly the bytes the phase sends it, all PEs at once (when the PEs are on more than one GPU);
+//   link  every PE puts (pgas::put_nbi<block> over every SM of its share of its GPU, then quiet) to each PE on
+//         another GPU exactly the bytes the phase sends it, all PEs at once (when the PEs are on more than one GPU);
 //   copy  every PE copies (cudaMemcpyAsync) on its own GPU all the rows it sends, all PEs at once (only when PEs
 //         share a GPU: there the "link" is the GPU's memory).
 // Bytes come from the routing: low-latency mode sends one row per (token, choice) to the PE owning the expert,
@@ -27,8 +27,9 @@
 // Diagnosis knobs (defaults: the issue's shapes): MOE_BENCH_PER_SM caps the blocks per SM that the PEs sharing a
 // GPU split between them (pgas::ep::resident_blocks, default 2); MOE_BENCH_TOKENS sends that many tokens per PE and
 // call instead of max_tokens (0: only the notify and synchronisation cost of a phase).
-// SMs: throughput mode runs on MOE_BENCH_TP_SMS SMs per PE (default 24, DeepEP's normal mode's; 0: every SM the
-// PE's share of its GPU holds), low-latency mode on all of them (as DeepEP's low-latency kernels).
+// SMs: throughput mode runs on MOE_BENCH_TP_SMS SMs per PE (default 24, DeepEP's normal mode's: 24 blocks of 512
+// threads; 0: every SM the PE's share of its GPU holds), low-latency mode on all of them (as DeepEP's low-latency
+// kernels).
 #include "check.hpp"
 #include "toy_expert.cuh"
 
@@ -106,6 +107,7 @@ struct setup {
     pgas::world w;
     std::vector<cudaStream_t> streams;
     bool fp8;
+    int all_blocks = 0;  // blocks of 256 threads on every SM of this PE's share of its GPU: the link kernels'
     std::unique_ptr<pgas::ep::low_latency_buffer> ll;  // after the world: destroyed before it
     std::unique_ptr<pgas::ep::throughput_buffer> tp;
 
@@ -118,7 +120,7 @@ struct setup {
         o.timeout_ms = 20000;
         return pgas::world::init_local(devices, o);
     }
-    pgas::ep::config shape(bool low_latency, int blocks) const {
+    pgas::ep::config shape(bool low_latency, int blocks, int threads = 256) const {
         pgas::ep::config c = low_latency ? pgas::ep::low_latency_defaults() : pgas::ep::throughput_defaults();
         if (small_shape) {
             c.hidden = 1024;
@@ -128,15 +130,22 @@ struct setup {
         }
         c.fp8 = fp8;
         c.blocks = blocks;
+        c.threads = threads;
         return c;
     }
     setup(int n_pes, bool use_fp8) : n(n_pes), gpus(gpus_for(n_pes)), w(make_world(n_pes, gpus)), fp8(use_fp8) {
         const int sharing = (n + gpus - 1) / gpus;
         const int per_sm = knob("MOE_BENCH_PER_SM", 2);
         const int blocks = pgas::ep::resident_blocks(w.device_of(0), sharing, 256, per_sm);
+        all_blocks = pgas::ep::resident_blocks(w.device_of(0), sharing, 256, 2);
         const int tp_sms = knob("MOE_BENCH_TP_SMS", 24);
         ll = std::make_unique<pgas::ep::low_latency_buffer>(w, shape(true, blocks));
-        tp = std::make_unique<pgas::ep::throughput_buffer>(w, shape(false, tp_sms > 0 ? std::min(blocks, tp_sms * per_sm) : blocks));
+        // On tp_sms SMs: one block per SM of per_sm x 256 threads (the registers of per_sm blocks of 256). As
+        // per_sm x tp_sms blocks of 256, an idle GPU would place them on as many SMs, not tp_sms.
+        const int tp_threads = 256 * per_sm;
+        const int tp_blocks = std::min(tp_sms, pgas::ep::resident_blocks(w.device_of(0), sharing, tp_threads, 1));
+        tp = std::make_unique<pgas::ep::throughput_buffer>(
+            w, tp_sms > 0 ? shape(false, tp_blocks, tp_threads) : shape(false, blocks));
         streams.resize(std::size_t(n));
         for (int i = 0; i < n; ++i) {
             cuda_ok(cudaSetDevice(w.device_of(i)), "set device");
@@ -391,8 +400,8 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
     if (links) {
         const auto to_d = link_plans(s, b, dispatched.bytes), to_c = link_plans(s, b, combined.bytes);
         auto put = [&](const std::vector<link_plan>& plans) {
-            return [&s, &plans, &c](int i, cudaStream_t st) {
-                link_kernel<<<c.blocks, c.threads, 0, st>>>(s.w.context<pgas::nvlink>(i), plans[std::size_t(i)]);
+            return [&s, &plans](int i, cudaStream_t st) {
+                link_kernel<<<s.all_blocks, 256, 0, st>>>(s.w.context<pgas::nvlink>(i), plans[std::size_t(i)]);
                 cuda_ok(cudaGetLastError(), "link kernel");
             };
         };
@@ -446,7 +455,8 @@ void run(benchmark::State& state, const char* mode, std::unique_ptr<Buffer> setu
         state.counters["combine_vs_copy"] = copy_us.second / c_us;
     }
     state.counters["blocks_per_pe"] = c.blocks;  // pgas::ep::resident_blocks: fewer when a kernel's registers leave no room
-    state.counters["sms_per_pe"] = double(c.blocks) / knob("MOE_BENCH_PER_SM", 2);
+    state.counters["threads_per_block"] = c.threads;
+    state.counters["sms_per_pe"] = double(c.blocks) * c.threads / (256.0 * knob("MOE_BENCH_PER_SM", 2));
     state.SetLabel(std::string(mode) + (caller_casts ? " fp8 cast by the caller" : fp8 ? " fp8" : " bf16") + ", " +
                    std::to_string(n) + " PEs on " +
                    std::to_string(s.gpus) + (s.gpus == 1 ? " GPU" : " GPUs"));
