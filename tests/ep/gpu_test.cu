@@ -94,11 +94,18 @@ int gpus_wanted() {
     return value != nullptr && std::atoi(value) > 0 ? std::atoi(value) : 2;
 }
 
+// A shape's blocks, threads and tokens where a case sets them itself (wide_blocks).
+struct grid_shape {
+    int blocks = 0, threads = 0, max_tokens = 0;  // 0: small()'s
+};
+
 template <class Buffer>
-void round_trips(const std::vector<int>& devices, bool fp8, int hidden = 1024) {
+void round_trips(const std::vector<int>& devices, bool fp8, int hidden = 1024, grid_shape shape = {}) {
     const int n = int(devices.size());
     gpu_pes g(devices);
-    const pgas::ep::config c = small(fp8, g.blocks, hidden);
+    pgas::ep::config c = small(fp8, shape.blocks > 0 ? shape.blocks : g.blocks, hidden);
+    if (shape.threads > 0) c.threads = shape.threads;
+    if (shape.max_tokens > 0) c.max_tokens = shape.max_tokens;
     const Buffer buf(g.w, c);
     const auto& b = buf.layout();
     ep_test::check::gpu_access access{g.w};
@@ -135,6 +142,30 @@ void low_latency(const std::vector<int>& devices, bool fp8, int hidden = 1024) {
 }
 void throughput(const std::vector<int>& devices, bool fp8, int hidden = 1024) {
     round_trips<throughput_buffer>(devices, fp8, hidden);
+}
+// Throughput mode on few blocks with many tokens each: two blocks of 256 threads for 1100 tokens, so that each block
+// lays out more tokens than it has threads, ranked over all its warps in three passes (the dispatch's step 4).
+// (bench_moe's one block of 512 threads per SM does not launch in this PGAS_CHECKS build: wide_block_error.)
+void wide_blocks(const std::vector<int>& devices) {
+    for (bool fp8 : {false, true}) round_trips<throughput_buffer>(devices, fp8, 256, {2, 256, 1100});
+}
+// A block wider than the kernel can launch is refused before the launch, naming the call, the PE and the widths.
+void wide_block_error(const std::vector<int>& devices) {
+    gpu_pes g(devices);
+    pgas::ep::config c = small(false, 1);
+    c.threads = 1024;
+    const throughput_buffer buf(g.w, c);
+    const auto in = ep_test::check::make_inputs(c, int(devices.size()), routing::uneven, 5);
+    const auto batches = ep_test::check::batches(c, in);
+    try {
+        pgas::ep::dispatch_on_stream(buf, 0, batches[0], g.streams[0]);
+        FAIL("a 1024-thread dispatch launched");
+    } catch (const pgas::error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("ep::dispatch (throughput) on PE 0") != std::string::npos);
+        CHECK(what.find("config::threads = 1024") != std::string::npos);
+        CHECK(what.find("launches at most") != std::string::npos);
+    }
 }
 // Rows that do not fill the kernels' tiles: bf16 hidden 200 (25 vectors: a partial last tile of the combine's sum),
 // fp8 hidden 384 (three 128-value groups: the cast's half-warp steps end mid-warp).
@@ -200,6 +231,8 @@ TEST_SUITE("one_gpu") {
     TEST_CASE("rows that do not fill a tile or a warp, 2/4 PEs on one GPU") {
         for (int n : {2, 4}) odd_rows(shared_gpu(n));
     }
+    TEST_CASE("throughput on two blocks, more tokens than threads, 2 PEs on one GPU") { wide_blocks(shared_gpu(2)); }
+    TEST_CASE("a block wider than the kernel launches is refused, naming it") { wide_block_error(shared_gpu(2)); }
 }
 
 TEST_SUITE("gpus") {
@@ -213,4 +246,7 @@ TEST_SUITE("gpus") {
     }
     TEST_CASE("both modes replay from a CUDA graph, one PE per GPU") { graph_replay(one_gpu_each(gpus_wanted())); }
     TEST_CASE("rows that do not fill a tile or a warp, one PE per GPU") { odd_rows(one_gpu_each(gpus_wanted())); }
+    TEST_CASE("throughput on two blocks, more tokens than threads, one PE per GPU") {
+        wide_blocks(one_gpu_each(gpus_wanted()));
+    }
 }

@@ -46,6 +46,14 @@ void launch(const buffer<Layout>& buf, int local, const batch& a, cudaStream_t s
     buf.check(call, local, a);
     const config& c = buf.shape();
     cuda_check(cudaSetDevice(w.device_of(local)), pe, call);
+    // A block wider than the kernel's registers allow would fail as "too many resources requested for launch".
+    cudaFuncAttributes kernel_info{};
+    cuda_check(cudaFuncGetAttributes(&kernel_info, kernel), pe, call);
+    if (c.threads > kernel_info.maxThreadsPerBlock)
+        throw pgas::error(errc::invalid_argument, pe, call,
+                          "config::threads = " + std::to_string(c.threads) + ", but this kernel, at " +
+                              std::to_string(kernel_info.numRegs) + " registers a thread in this build, launches at "
+                              "most " + std::to_string(kernel_info.maxThreadsPerBlock) + " threads a block");
     kernel<<<c.blocks, c.threads, 0, stream>>>(w.template context<nvlink>(local), buf.layout(), a);
     cuda_check(cudaGetLastError(), pe, call);
 }
@@ -68,6 +76,10 @@ inline int resident_blocks(int device, int pes_on_device, int threads = 256, int
         detail::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0), -1, call);
         fit = std::min(fit, blocks);
     }
+    if (fit == 0)
+        throw pgas::error(errc::invalid_argument, -1, call,
+                          "threads = " + std::to_string(threads) + ": no block that wide fits an SM beside the ep "
+                          "kernels' registers in this build (PGAS_CHECKS builds take more)");
     return std::max(1, sms * fit / std::max(1, pes_on_device));
 }
 
