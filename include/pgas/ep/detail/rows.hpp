@@ -109,10 +109,9 @@ PGAS_HD inline void cast_tokens(const bf16* x, fp8* q, float* scale, int hidden,
 
 // Puts `count` elements at src (this PE's) to dst on PE pe through `chan`: put_nbi, the same checks and
 // completion, but on load/store transports each lane keeps loads_in_flight loads of 16 bytes in flight, not
-// put_nbi's 4. The throughput phases' copying warps (two blocks of 256 threads per SM, by registers, on DeepEP's
-// 24 SMs) are otherwise bound by the latency of their loads. As many as the calling kernel's registers allow
-// within two blocks per SM (tests/ep's register check): the throughput dispatch took 142 registers with 8, 122
-// with 6. Called by a whole warp.
+// put_nbi's 4. The throughput phases' copying warps (16 a SM, by registers, on DeepEP's 24 SMs) are otherwise
+// bound by the latency of their loads. As many as the calling kernel's registers allow within 128 a thread
+// (tests/ep's register check; the callers say what they took). Called by a whole warp.
 template <unsigned loads_in_flight, class Tr, class T>
 PGAS_HD void push_row(const pgas::device::context<Tr>& chan, pgas::symmetric_ptr<T> dst, const T* src,
                       std::size_t count, int pe) {

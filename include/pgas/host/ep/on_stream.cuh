@@ -46,16 +46,17 @@ void launch(const buffer<Layout>& buf, int local, const batch& a, cudaStream_t s
     buf.check(call, local, a);
     const config& c = buf.shape();
     cuda_check(cudaSetDevice(w.device_of(local)), pe, call);
-    // A block wider than the kernel's registers allow would fail as "too many resources requested for launch".
-    cudaFuncAttributes kernel_info{};
-    cuda_check(cudaFuncGetAttributes(&kernel_info, kernel), pe, call);
-    if (c.threads > kernel_info.maxThreadsPerBlock)
+    kernel<<<c.blocks, c.threads, 0, stream>>>(w.template context<nvlink>(local), buf.layout(), a);
+    const cudaError_t launched = cudaGetLastError();
+    if (launched == cudaErrorLaunchOutOfResources) {  // a block wider than the kernel's registers allow: say so
+        cudaFuncAttributes kernel_info{};
+        cuda_check(cudaFuncGetAttributes(&kernel_info, kernel), pe, call);
         throw pgas::error(errc::invalid_argument, pe, call,
                           "config::threads = " + std::to_string(c.threads) + ", but this kernel, at " +
                               std::to_string(kernel_info.numRegs) + " registers a thread in this build, launches at "
                               "most " + std::to_string(kernel_info.maxThreadsPerBlock) + " threads a block");
-    kernel<<<c.blocks, c.threads, 0, stream>>>(w.template context<nvlink>(local), buf.layout(), a);
-    cuda_check(cudaGetLastError(), pe, call);
+    }
+    cuda_check(launched, pe, call);
 }
 }  // namespace detail
 
