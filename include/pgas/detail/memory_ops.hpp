@@ -169,6 +169,12 @@ PGAS_HD inline std::uint64_t load_relaxed(const std::uint64_t* word) {
         .load(cuda::memory_order_relaxed);
 }
 
+// Asks for the line holding p in L1 and goes on (nothing on the host): a later load of it finds it there, its trip
+// to L2 made beside other work.
+PGAS_HD inline void prefetch_l1(const void* p) {
+    NV_IF_TARGET(NV_IS_DEVICE, (asm volatile("prefetch.L1 [%0];" ::"l"(p));), ((void)p;))
+}
+
 // A unit's two LL words, stored or loaded as one 16-byte access on the GPU
 // (volatile, so every poll goes to memory). Each 8-byte half is still written
 // whole, which is all the flags rely on; one access instead of two halves the

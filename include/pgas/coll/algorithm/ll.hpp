@@ -22,11 +22,15 @@ PGAS_HD unsigned ll_batch_of(const coll_call<Tr>& c, const ll_pairs& pairs, std:
     unsigned slots = 0;
     PGAS_UNROLL
     for (int jj = 0; jj < ll_batch; ++jj) {
-        const bool in_team = first + jj < c.n;
-        const int q = in_team ? member(first + jj) : c.me;
+        if (first + jj >= c.n) {  // beyond the team: a slot never selected, no counter to read
+            members[jj] = c.me;
+            flags[jj] = 0;
+            continue;
+        }
+        const int q = member(first + jj);
         members[jj] = q;
         flags[jj] = std::uint32_t(pairs.received(c, q) + 1 + chunk);
-        if (in_team && keep(q)) slots |= 1u << jj;
+        if (keep(q)) slots |= 1u << jj;
     }
     return slots;
 }
@@ -69,12 +73,14 @@ template <group G, class T, class Op, class Tr>
 PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> dst, symmetric_ptr<const T> src, Op op,
                           coll_part part) {
     c.channel = int(part.index);
+    const ll_pairs pairs(c);  // first: its loads fly while the part and the chunks are worked out
     const auto piece = part_of<T>(p.count, part);
     const std::size_t off = piece.begin * sizeof(T), bytes = piece.size * sizeof(T);
     if (bytes == 0) return;  // a part beyond the elements: its channel carries nothing on any member
     auto* d = reinterpret_cast<unsigned char*>(c.ctx.local(dst));
     const auto* s = reinterpret_cast<const unsigned char*>(c.ctx.local(src));
-    const ll_pairs pairs(c);
+    // the thread's first unit of its own block, which the first send or the reduction reads, on its way meanwhile
+    if (8 * std::size_t(G::rank()) < bytes) prefetch_l1(s + p.send_offset(c.me) * sizeof(T) + off + 8 * G::rank());
     const std::size_t payload = coll_scratch::payload_bytes(c.t.slot(), c.n);
     const std::uint64_t chunks = divide(bytes + payload - 1, payload);
     auto len = [&](std::uint64_t k) { return min_size(payload, bytes - k * payload); };
@@ -82,7 +88,7 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
     auto from_me = [&](int r) { return p.moves(c.me, r); };
     auto send = [&](std::uint64_t k) {
         for (int j = 1; j < c.n; ++j) {  // start at the right neighbour: spreads the first writes
-            const int to = (c.me + j) % c.n;
+            const int to = c.me + j < c.n ? c.me + j : c.me + j - c.n;
             if (!from_me(to)) continue;
             ll_send<G>(c, to, pairs.sent(c, to) + 1 + k, s + p.send_offset(to) * sizeof(T) + off + k * payload,
                        len(k));

@@ -67,10 +67,13 @@ template <group G, class P, class Tr>
 PGAS_HD coll_path choose_path(const coll_call<Tr>& c, coll_signature signature, std::size_t block_bytes,
                               coll_part part) {
     if (c.n == 1) return {false, false};
+    const bool ll_can_run = ll_capable(c);
     if constexpr (PGAS_CHECKS) {
-        if (ll_capable(c) && part.index == 0) ll_check_signature<G>(c, signature.pack());
+        if (ll_can_run && part.index == 0) ll_check_signature<G>(c, signature.pack());
     }
-    return {takes_ll<P>(c, block_bytes), c.all_mapped() && bool(P::peer_pointers)};
+    // ll_capable holds all_mapped: a route asks its members once
+    const bool mapped = ll_can_run || c.all_mapped();
+    return {ll_can_run && ll_fits<P>(c.t.slot(), c.n, block_bytes), mapped && bool(P::peer_pointers)};
 }
 
 // The algorithms one instance of run_collective holds: a device collective

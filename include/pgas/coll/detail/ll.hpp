@@ -70,14 +70,17 @@ PGAS_HD std::uint64_t ll_acked(const coll_call<Tr>& c, int i) {
 // arrays are only ever indexed by constants (pick), since an array indexed at
 // run time lives in local memory, which cost the 8-byte allreduce on a stream
 // 0.6-0.8 us on 4xH100. A larger team reads the others where they are needed.
-// Of the acks only the tightest credit is kept (credit_slack: the least of
+// Of the acks only the tightest credit is used (credit_slack: the least of
 // ack - sent over the cached members), which covers every member at once
-// while a call's chunk is within it.
+// while a call's chunk is within it. The constructor only issues the loads:
+// nothing reads them before the first credit check, so their trip to L2 runs
+// beside the call's set-up (folded in the constructor, the 8-byte allreduce
+// in a kernel waited there for them, ~0.3 us on 2xH200).
 struct ll_pairs {
     static constexpr int ll_cached_pes = 8;
     std::uint64_t sent_before[ll_cached_pes];
     std::uint64_t received_before[ll_cached_pes];
-    std::int64_t credit_slack = 0;
+    std::uint64_t acked_before[ll_cached_pes];
 
     template <class Tr>
     PGAS_HD explicit ll_pairs(const coll_call<Tr>& c) {
@@ -86,16 +89,31 @@ struct ll_pairs {
             if (i >= c.n) break;
             sent_before[i] = ll_sent(c, i);
             received_before[i] = ll_received(c, i);
-            const std::int64_t slack = std::int64_t(ll_acked(c, i) - sent_before[i]);  // <= 0; 0 for the caller
-            credit_slack = slack < credit_slack ? slack : credit_slack;
+            acked_before[i] = ll_acked(c, i);
         }
     }
-    // a[i] for 0 <= i < ll_cached_pes, by a select over constant indices.
+    // The least of ack - sent over the cached members of a team of n (<= 0; 0 for the caller, whose ack and
+    // sent words stay 0).
+    PGAS_HD std::int64_t credit_slack(int n) const {
+        std::int64_t slack = 0;
+        PGAS_UNROLL
+        for (int i = 0; i < ll_cached_pes; ++i) {
+            if (i >= n) break;
+            const std::int64_t s = std::int64_t(acked_before[i] - sent_before[i]);
+            slack = s < slack ? s : slack;
+        }
+        return slack;
+    }
+    // a[i] for 0 <= i < ll_cached_pes, by selects over constant indices that
+    // stop at i: member i costs i steps, not ll_cached_pes (a small call on
+    // one thread picks a counter five times or more, each a dependent chain).
     PGAS_HD static std::uint64_t pick(const std::uint64_t (&a)[ll_cached_pes], int i) {
         std::uint64_t v = a[0];
         PGAS_UNROLL
-        for (int k = 1; k < ll_cached_pes; ++k)
+        for (int k = 1; k < ll_cached_pes; ++k) {
+            if (k > i) break;
             if (i == k) v = a[k];
+        }
         return v;
     }
     template <class Tr>
@@ -107,9 +125,9 @@ struct ll_pairs {
         return from < ll_cached_pes ? pick(received_before, from) : ll_received(c, from);
     }
     // Whether the acks read at the start already free the cells of chunk
-    // `chunk` to member i: ack >= sent + 1 + chunk - ll_depth.
-    PGAS_HD bool credit_covers(int i, std::uint64_t chunk) const {
-        return i < ll_cached_pes && std::int64_t(1 + chunk) <= std::int64_t(coll_scratch::ll_depth) + credit_slack;
+    // `chunk` to member i (ack >= sent + 1 + chunk - ll_depth), given credit_slack.
+    PGAS_HD static bool credit_covers(int i, std::uint64_t chunk, std::int64_t slack) {
+        return i < ll_cached_pes && std::int64_t(1 + chunk) <= std::int64_t(coll_scratch::ll_depth) + slack;
     }
 };
 
@@ -134,9 +152,10 @@ PGAS_HD void for_each_member(const coll_call<Tr>& c, Which which, F f) {
 // system-scope acquire per poll cost an 8-byte allreduce ~1 us on 2xH200.
 template <group G, class Tr, class To>
 PGAS_HD void ll_wait_credits(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t chunk, To to) {
+    const std::int64_t slack = pairs.credit_slack(c.n);
     for (int i = 0; i < c.n; ++i) {
         if (i == c.me || !to(i)) continue;
-        if (pairs.credit_covers(i, chunk)) continue;
+        if (ll_pairs::credit_covers(i, chunk, slack)) continue;
         const std::uint64_t message = pairs.sent(c, i) + 1 + chunk;
         if (message <= coll_scratch::ll_depth || ll_acked(c, i) >= message - coll_scratch::ll_depth) continue;
         wait_local<polling::relaxed>(c.ctx, c.name, c.counter(coll_scratch::counter::ack, i), cmp::ge,
