@@ -1,4 +1,4 @@
-// Tuning runs for the collectives' policies, put_on_stream's blocks and the barrier's fences on N GPUs of one process (numbers behind tuning.hpp, on_stream.cuh and sync.hpp).
+// Tuning runs for the collectives' policies, the small LL call's cost, put_on_stream's blocks and the barrier's fences on N GPUs of one process (numbers behind tuning.hpp, coll/detail/ll.hpp, on_stream.cuh and sync.hpp).
 //
 // Collectives: graph-captured loops of *_on_stream on every GPU
 // (PGAS_TUNE_GPUS, default all), timed on GPU 0 with CUDA events, for
@@ -413,6 +413,123 @@ BENCHMARK(barrier_form<arrive_form::red_release_sys>)->Name("barrier2/red.releas
 BENCHMARK(barrier_form<arrive_form::fence_then_red_relaxed>)->Name("barrier2/fence.acq_rel.sys+red.relaxed")->UseManualTime()->Iterations(3);
 BENCHMARK(barrier_form<arrive_form::st_release_sys>)->Name("barrier2/st.release.sys")->UseManualTime()->Iterations(3);
 BENCHMARK(barrier_form<arrive_form::fence_then_st_relaxed>)->Name("barrier2/fence.acq_rel.sys+st.relaxed")->UseManualTime()->Iterations(3);
+
+
+// --- the small LL call on 2 PEs, piece by piece ---------------------------------
+// What an 8-byte allreduce costs beside the exchange it cannot avoid. In-kernel loops on GPUs 0 and 1
+// (PGAS_TUNE_GPUS=2): pgas::allreduce by one thread, a warp and a block of 256, against a raw exchange of one
+// flag-in-data unit (two 8-byte words, {4 data bytes, 4 flag bytes} each, two cells alternating, the message number
+// in a register: the floor) and the raw exchange with pgas's bookkeeping (sent/received counters and the peer's ack
+// read from the heap, the ack stored to the peer and the counters written back, every call). On a stream: the raw
+// exchange with bookkeeping as one kernel per call, and an empty kernel, in graphs as the collectives above.
+// Words of the probe (symmetric): [0, 4) two cells of two words, [4] sent, [5] received, [6] the peer's ack.
+enum class ll_form { raw, raw_bookkeeping };
+
+__device__ inline void ll_probe_store(std::uint64_t* cell, std::uint64_t v, std::uint32_t m) {
+    const std::uint64_t lo = std::uint64_t(m) << 32 | std::uint32_t(v), hi = std::uint64_t(m) << 32 | (v >> 32);
+    asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(cell), "l"(lo), "l"(hi) : "memory");
+}
+__device__ inline std::uint64_t ll_probe_wait(const std::uint64_t* cell, std::uint32_t m) {
+    std::uint64_t lo, hi;
+    do {
+        asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(cell) : "memory");
+    } while (std::uint32_t(lo >> 32) != m || std::uint32_t(hi >> 32) != m);
+    return hi << 32 | std::uint32_t(lo);
+}
+// One exchange: returns the sum of the two PEs' words (as unsigned: the probe checks nothing).
+template <ll_form F>
+__device__ inline void ll_probe_once(std::uint64_t* mine, std::uint64_t* peers, const std::uint64_t* src,
+                                     std::uint64_t* dst, std::uint32_t register_message) {
+    volatile std::uint64_t* words = mine;
+    std::uint32_t m = register_message;
+    if constexpr (F == ll_form::raw_bookkeeping) {
+        const std::uint64_t sent = words[4], received = words[5], acked = words[6];
+        m = std::uint32_t(sent + 1);
+        if (acked + 2 < sent + 1) __trap();  // the credit check pgas makes (never taken in lockstep)
+        (void)received;
+    }
+    const std::uint64_t v = *static_cast<const volatile std::uint64_t*>(src);
+    ll_probe_store(peers + 2 * (m & 1u), v, m);
+    const std::uint64_t theirs = ll_probe_wait(mine + 2 * (m & 1u), m);
+    *dst = v + theirs;
+    if constexpr (F == ll_form::raw_bookkeeping) {
+        asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peers + 6), "l"(std::uint64_t(m)) : "memory");
+        words[4] = m;
+        words[5] = m;
+    }
+}
+template <ll_form F>
+__global__ void ll_probe_loop(std::uint64_t* mine, std::uint64_t* peers, const std::uint64_t* src, std::uint64_t* dst,
+                              int iters) {
+    if (threadIdx.x != 0) return;
+    for (int i = 1; i <= iters; ++i) ll_probe_once<F>(mine, peers, src, dst, std::uint32_t(i));
+}
+__global__ void ll_probe_call(std::uint64_t* mine, std::uint64_t* peers, const std::uint64_t* src, std::uint64_t* dst) {
+    if (threadIdx.x == 0) ll_probe_once<ll_form::raw_bookkeeping>(mine, peers, src, dst, 0);
+}
+__global__ void empty_kernel() {}
+
+enum class ll_pgas_form { thread, warp, block };
+template <ll_pgas_form F>
+__global__ void ll_pgas_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst,
+                             pgas::symmetric_ptr<float> src, int iters) {
+    for (int i = 0; i < iters; ++i) {
+        if constexpr (F == ll_pgas_form::thread) pgas::allreduce<pgas::thread>(ctx, ctx.world_team(), dst, src, 2, pgas::op::sum);
+        if constexpr (F == ll_pgas_form::warp) pgas::allreduce<pgas::warp>(ctx, ctx.world_team(), dst, src, 2, pgas::op::sum);
+        if constexpr (F == ll_pgas_form::block) pgas::allreduce<pgas::block>(ctx, ctx.world_team(), dst, src, 2, pgas::op::sum);
+    }
+}
+
+template <ll_form F>
+void ll_raw(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto word = w.alloc<std::uint64_t>(8);
+    static auto data = w.alloc<std::uint64_t>(2);
+    constexpr int iters = 20000;
+    time_loop_pair(state, word, 64, iters, [&](int i) {
+        auto ctx = w.context<pgas::nvlink>(i);
+        ll_probe_loop<F><<<1, 32>>>(ctx.local(word), ctx.peer(word, 1 - i), ctx.local(data), ctx.local(data) + 1, iters);
+    });
+}
+template <ll_pgas_form F>
+void ll_pgas(benchmark::State& state) {
+    auto& w = two_gpus();
+    if (w.n_pes() != 2) {
+        state.SkipWithError("ll2 needs exactly 2 PEs: PGAS_TUNE_GPUS=2");
+        return;
+    }
+    auto& b = bufs();
+    static auto word = w.alloc<std::uint64_t>(1);  // time_loop_pair's zeroed word: unused here
+    constexpr int iters = 20000;
+    // (512 threads do not launch: the reduction's registers)
+    const unsigned threads = F == ll_pgas_form::thread ? 1 : F == ll_pgas_form::warp ? 32 : 256;
+    time_loop_pair(state, word, 8, iters, [&](int i) {
+        ll_pgas_loop<F><<<1, threads>>>(w.context<pgas::nvlink>(i), b.dst, b.src, iters);
+        cuda_ok(cudaGetLastError(), "ll2 loop launch");
+    });
+}
+BENCHMARK(ll_raw<ll_form::raw>)->Name("ll2/raw_exchange")->UseManualTime()->Iterations(3);
+BENCHMARK(ll_raw<ll_form::raw_bookkeeping>)->Name("ll2/raw_exchange+bookkeeping")->UseManualTime()->Iterations(3);
+BENCHMARK(ll_pgas<ll_pgas_form::thread>)->Name("ll2/pgas::allreduce<thread>")->UseManualTime()->Iterations(3);
+BENCHMARK(ll_pgas<ll_pgas_form::warp>)->Name("ll2/pgas::allreduce<warp>")->UseManualTime()->Iterations(3);
+BENCHMARK(ll_pgas<ll_pgas_form::block>)->Name("ll2/pgas::allreduce<block>_256")->UseManualTime()->Iterations(3);
+
+void ll_stream_raw(benchmark::State& state) {
+    auto& w = two_gpus();
+    static auto word = w.alloc<std::uint64_t>(8);
+    static auto data = w.alloc<std::uint64_t>(2);
+    const double us = graph_us(state, 100, [&](int i, cudaStream_t s) {
+        auto ctx = w.context<pgas::nvlink>(i);
+        ll_probe_call<<<1, 32, 0, s>>>(ctx.local(word), ctx.peer(word, 1 - i), ctx.local(data), ctx.local(data) + 1);
+    });
+    state.counters["us"] = us;
+}
+void ll_stream_empty(benchmark::State& state) {
+    const double us = graph_us(state, 100, [&](int, cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); });
+    state.counters["us"] = us;
+}
+BENCHMARK(ll_stream_raw)->Name("ll2_stream/raw_exchange+bookkeeping")->UseManualTime()->Iterations(5);
+BENCHMARK(ll_stream_empty)->Name("ll2_stream/empty_kernel")->UseManualTime()->Iterations(5);
 
 }  // namespace
 
