@@ -107,7 +107,7 @@ struct setup {
     pgas::world w;
     std::vector<cudaStream_t> streams;
     bool fp8;
-    int all_blocks = 0;  // blocks of 256 threads on every SM of this PE's share of its GPU: the link kernels'
+    int all_blocks = 0;  // blocks of 256 threads on every SM of this PE's share of its GPU: the link kernels' grid
     std::unique_ptr<pgas::ep::low_latency_buffer> ll;  // after the world: destroyed before it
     std::unique_ptr<pgas::ep::throughput_buffer> tp;
 

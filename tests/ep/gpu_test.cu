@@ -165,6 +165,15 @@ void wide_block_error(const std::vector<int>& devices) {
         CHECK(what.find("config::threads = 1024") != std::string::npos);
         CHECK(what.find("launches at most") != std::string::npos);
     }
+    // Asked for the blocks of that width, resident_blocks refuses too (it answered 1 block, which then never launched).
+    try {
+        (void)pgas::ep::resident_blocks(devices[0], 1, 1024);
+        FAIL("resident_blocks answered for 1024-thread blocks");
+    } catch (const pgas::error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("ep::resident_blocks") != std::string::npos);
+        CHECK(what.find("threads = 1024") != std::string::npos);
+    }
 }
 // Rows that do not fill the kernels' tiles: bf16 hidden 200 (25 vectors: a partial last tile of the combine's sum),
 // fp8 hidden 384 (three 128-value groups: the cast's half-warp steps end mid-warp).

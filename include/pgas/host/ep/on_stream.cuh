@@ -63,7 +63,9 @@ void launch(const buffer<Layout>& buf, int local, const batch& a, cudaStream_t s
 /// Blocks per kernel such that every ep kernel of the `pes_on_device` PEs sharing GPU `device` is resident at
 /// once (set config::blocks to it): the PEs' kernels wait for each other's signals, and a kernel's blocks for
 /// each other at its grid barriers, so a block that could not be scheduled would deadlock. At most `per_sm`
-/// blocks of `threads` per SM, split between the PEs; fewer when a kernel's registers leave no room.
+/// blocks of `threads` per SM, split between the PEs; fewer when a kernel's registers leave no room. When no block
+/// of `threads` fits an SM beside some ep kernel's registers, throws pgas::error (errc::invalid_argument) naming
+/// `threads`.
 inline int resident_blocks(int device, int pes_on_device, int threads = 256, int per_sm = 2) {
     constexpr const char* call = "ep::resident_blocks";
     int sms = 0;
