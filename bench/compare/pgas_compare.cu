@@ -9,8 +9,8 @@
 #include "p2p_kernels.cuh"
 
 #include <pgas/pgas.hpp>
-#include <pgas/host/coll_on_stream.cuh>  // barrier_all_on_stream
-#include <pgas/host/on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>  // barrier_all_on_stream
+#include <pgas/host/stream/rma.cuh>
 
 // The collectives (issue 5) are measured when their headers exist (CMake's
 // PGAS_COMPARE_WITH_COLLECTIVES=OFF defines this to 0).
@@ -27,7 +27,7 @@
 #include <pgas/coll/broadcast.hpp>
 #include <pgas/coll/reduce.hpp>
 #include <pgas/coll/reduce_scatter.hpp>
-#if __has_include(<pgas/host/coll_on_stream.cuh>) && !defined(PGAS_COMPARE_COLL_ON_STREAM)
+#if __has_include(<pgas/host/stream/collectives.cuh>) && !defined(PGAS_COMPARE_COLL_ON_STREAM)
 #define PGAS_COMPARE_COLL_ON_STREAM 1
 #endif
 #endif
@@ -35,7 +35,7 @@
 #define PGAS_COMPARE_COLL_ON_STREAM 0
 #endif
 #if PGAS_COMPARE_COLL_ON_STREAM
-#include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
 #endif
 
 #include <arpa/inet.h>
@@ -147,7 +147,7 @@ __global__ void barrier_loop(const __grid_constant__ ctx_t ctx, int rounds) {
 
 #if PGAS_COMPARE_COLLECTIVES
 #if PGAS_COMPARE_COLL_ON_STREAM
-// pgas's on-stream collectives (pgas/host/coll_on_stream.cuh), on the world team.
+// pgas's on-stream collectives (pgas/host/stream/collectives.cuh), on the world team.
 constexpr const char* coll_form = "on_stream";
 template <class Policy>
 void launch_with(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<float> dst, pgas::symmetric_ptr<float> src,

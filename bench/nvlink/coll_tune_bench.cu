@@ -1,12 +1,12 @@
-// Tuning runs for the collectives' policies, the small LL call's cost, put_on_stream's blocks and the barrier's fences on N GPUs of one process (numbers behind tuning.hpp, coll/detail/ll.hpp, on_stream.cuh and sync.hpp).
+// Tuning runs for the collectives' policies, the small LL call's cost, put_on_stream's blocks and the barrier's fences on N GPUs of one process (numbers behind tuning.hpp, coll/detail/ll.hpp, host/stream/rma.cuh and sync.hpp).
 //
 // Collectives: graph-captured loops of *_on_stream on every GPU
 // (PGAS_TUNE_GPUS, default all), timed on GPU 0 with CUDA events, for
 // policies that differ in one knob (LL or direct, bytes per block, threads).
 // Fences and barriers: in-kernel loops on GPUs 0 and 1, per-operation time,
 // for the memory-model forms a barrier could use.
-#include <pgas/host/coll_on_stream.cuh>
-#include <pgas/host/on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
+#include <pgas/host/stream/rma.cuh>
 #include <pgas/pgas.hpp>
 
 #include <benchmark/benchmark.h>
@@ -211,7 +211,7 @@ PGAS_TUNE(allreduce, rma_threads<512>, "rma_512_threads", small_sizes);
 #undef PGAS_TUNE
 
 // --- put_on_stream's blocks ---------------------------------------------------
-// The numbers behind host/on_stream.cuh's bytes_per_block and max_blocks: put_on_stream's kernel at a fixed
+// The numbers behind host/stream/rma.cuh's bytes_per_block and max_blocks: put_on_stream's kernel at a fixed
 // block count, every PE putting `bytes` to the next PE at once, per size. The default's row (blocks_for) beside
 // them; bytes_per_block should be the slice per block above which more blocks stop paying.
 template <unsigned Blocks>  // 0: what put_on_stream picks (rma_stream::blocks_for)

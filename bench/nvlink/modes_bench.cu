@@ -15,8 +15,8 @@
 // exchange's shape).
 // (before the restructuring of issue 14 the stream collectives lived in coll/stream.cuh: this file also
 // builds against that tree, to compare commits)
-#if __has_include(<pgas/host/coll_on_stream.cuh>)
-#include <pgas/host/coll_on_stream.cuh>
+#if __has_include(<pgas/host/stream/collectives.cuh>)
+#include <pgas/host/stream/collectives.cuh>
 #else
 #include <pgas/coll/stream.cuh>
 #endif

@@ -7,8 +7,8 @@
 // stream around kernels that repeat the operation many times in-kernel
 // (launch cost out), reported through Google Benchmark's manual time.
 // Counters: us per op, bytes/s, ops/s.
-#include <pgas/host/coll_on_stream.cuh>
-#include <pgas/host/on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
+#include <pgas/host/stream/rma.cuh>
 #include <pgas/pgas.hpp>
 
 #include <benchmark/benchmark.h>

@@ -14,7 +14,7 @@
 // On the host transport there are no streams, kernels or graphs: each PE is a CPU thread that calls the same
 // collectives (pgas::allreduce, pgas::allgather: the device-side calls, compiled as host code) directly, in program
 // order, and the "graph" is a function it calls once per replay. The local steps are the same functions.
-#include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
 #include <pgas/pgas.hpp>
 
 #include <cstdint>

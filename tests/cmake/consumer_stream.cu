@@ -1,6 +1,6 @@
-// The consumer's stream-ordered calls (host/coll_on_stream.cuh): instantiated, not run (the consumer tests run on CPUs).
+// The consumer's stream-ordered calls (host/stream/collectives.cuh): instantiated, not run (the consumer tests run on CPUs).
 #include <pgas/device.hpp>
-#include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
 
 #include <cstdint>
 

@@ -17,6 +17,6 @@ foreach(name spilled IN ZIP_LISTS names spills)
 endforeach()
 if(failures)
   message(FATAL_ERROR "collective spill check: on-stream kernels spill registers (pass the launch bound's minimum "
-                      "blocks per SM, as coll_on_stream.cuh does):${failures}")
+                      "blocks per SM, as host/stream/collectives.cuh does):${failures}")
 endif()
 message(STATUS "collective spill check: none of the ${checked} on-stream kernels spills")

@@ -1,5 +1,5 @@
 // Compile-only: instantiates every on-stream collective for the NVLink context (not a test; it cannot run without GPUs).
-#include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
 #include <pgas/transport/nvlink/nvlink.hpp>
 
 #include <cstdint>

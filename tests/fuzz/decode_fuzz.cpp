@@ -1,7 +1,7 @@
 // libFuzzer target for one decoder of the TCP bootstrap's frames (PGAS_FUZZ_DECODER picks which: header, hello,
 // prefix, abort). A decoder must return a value or a reason for any bytes: no crash, no UB, no allocation beyond
 // its input. Built and run by run_fuzzers.sh (ctest "fuzz: ..."); crashes found later belong in corpus/<decoder>/.
-#include <pgas/host/tcp_bootstrap.hpp>
+#include <pgas/host/bootstrap/tcp_store.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // collective_launch. The host-transport twin is tests/host/api15_test.cpp.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
-#include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
 
 #include "support.cuh"
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <pgas/pgas.hpp>
-#include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
 
 #include "support.cuh"
 

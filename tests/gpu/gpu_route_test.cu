@@ -3,7 +3,7 @@
 // (LL, direct), over the world the put/get path through Far; every element checked against a host sum.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
-#include <pgas/host/coll_on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
 
 #include "support.cuh"
 

@@ -2,8 +2,8 @@
 // driving them, or one process each) and with two PEs sharing one GPU.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
-#include <pgas/host/coll_on_stream.cuh>
-#include <pgas/host/on_stream.cuh>
+#include <pgas/host/stream/collectives.cuh>
+#include <pgas/host/stream/rma.cuh>
 
 #include "support.cuh"
 

@@ -47,8 +47,8 @@ void scan(const fs::path& dir, bool (*wanted)(const fs::path&), const std::regex
 
 // What the code reads. In the library and the tools every string literal shaped like a variable name
 // (upper-case words joined by '_', e.g. "PGAS_HEAP_SIZE", "OMPI_MCA_ess_base_jobid") counts: pgas reads its
-// variables by literal name, directly or through a name held in a local (launch_env.hpp). In bench/ and
-// scripts/ only PGAS_* names count (the benchmarks set NVSHMEM_*/NCCL_* for the libraries they compare with).
+// variables by literal name, directly or through a name held in a local (host/bootstrap/launch_env.hpp). In
+// bench/ and scripts/ only PGAS_* names count (the benchmarks set NVSHMEM_*/NCCL_* for the libraries they compare with).
 found_names names_in_code() {
     found_names found;
     const std::regex literal(R"re("([A-Z][A-Z0-9]*(?:_[A-Za-z0-9]+)+)")re");

@@ -6,19 +6,19 @@
 #include <pgas/core/team.hpp>
 #include <pgas/core/window.hpp>
 #include <pgas/coll/detail/scratch.hpp>
-#include <pgas/host/heap_allocator.hpp>
+#include <pgas/host/heap/allocator.hpp>
 #include <pgas/detail/heap_layout.hpp>
 #include <pgas/detail/heartbeat.hpp>
 #include <pgas/host/nvtx.hpp>
 #include <pgas/device/context.hpp>
-#include <pgas/host/bootstrap.hpp>
+#include <pgas/host/bootstrap/bootstrap.hpp>
 #include <pgas/host/env.hpp>
-#include <pgas/host/gpu_heap.hpp>
-#include <pgas/host/gpu_window.hpp>
-#include <pgas/host/heap_memory.hpp>
-#include <pgas/host/launch_env.hpp>
-#include <pgas/host/shm_heap.hpp>
-#include <pgas/host/tcp_bootstrap.hpp>
+#include <pgas/host/heap/gpu.hpp>
+#include <pgas/host/window/gpu.hpp>
+#include <pgas/host/heap/memory.hpp>
+#include <pgas/host/bootstrap/launch_env.hpp>
+#include <pgas/host/heap/shm.hpp>
+#include <pgas/host/bootstrap/tcp_store.hpp>
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/transport/host/host.hpp>  // launch_host hands out context<host> (nvcc needs it complete there)
 

@@ -7,7 +7,7 @@
 #include <pgas/ep/grid.hpp>
 #include <pgas/ep/low_latency.hpp>
 #include <pgas/ep/throughput.hpp>
-#include <pgas/host/host/builder.hpp>
+#include <pgas/host/host_memory/builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/transport/host/host.hpp>
 

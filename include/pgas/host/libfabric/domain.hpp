@@ -3,7 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
-#include <pgas/host/cuda_check.hpp>
+#include <pgas/host/cuda/check.hpp>
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/host/libfabric/backend.hpp>

@@ -3,7 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
-#include <pgas/host/gpu_heap.hpp>
+#include <pgas/host/heap/gpu.hpp>
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>

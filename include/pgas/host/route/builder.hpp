@@ -2,7 +2,7 @@
 #pragma once
 
 #include <pgas/device/context.hpp>
-#include <pgas/host/host/builder.hpp>
+#include <pgas/host/host_memory/builder.hpp>
 #include <pgas/host/nvlink/builder.hpp>
 #include <pgas/host/route/context.hpp>
 #include <pgas/host/transport_builder.hpp>

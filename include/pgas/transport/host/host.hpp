@@ -15,7 +15,7 @@ PGAS_NAMESPACE_BEGIN
 /// logic run for real on machines without a GPU (CI). world::launch_host runs
 /// one thread per PE with a context<host> each. (pgas::host is this
 /// transport; the folder pgas/host/ is the host layer, which builds every
-/// transport's host side, this one's in host/host/builder.hpp.)
+/// transport's host side, this one's in host/host_memory/builder.hpp.)
 class host : public detail::load_store_ops<host> {
 public:
     /// The transport's name in diagnostics ("host").

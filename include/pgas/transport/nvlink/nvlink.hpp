@@ -12,7 +12,7 @@
 PGAS_NAMESPACE_BEGIN
 
 /// Device-side state of the NVLink transport: the base of the VA range that
-/// maps every node-local PE's heap and the stride between them (host/gpu_heap.hpp).
+/// maps every node-local PE's heap and the stride between them (host/heap/gpu.hpp).
 /// A remote address is base + pe * stride + offset: one multiply-add, no table
 /// load. Puts/gets are 16-byte vector copies spread over the calling group,
 /// atomics are system-scope atomics on the peer address (native NVLink

@@ -3,7 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
-#include <pgas/host/cuda_check.hpp>
+#include <pgas/host/cuda/check.hpp>
 
 #include <cstddef>
 #include <string>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/host/bootstrap.hpp>
+#include <pgas/host/bootstrap/bootstrap.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -2,12 +2,12 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/host/fd_exchange.hpp>
+#include <pgas/host/bootstrap/fd_exchange.hpp>
 #include <pgas/detail/heartbeat.hpp>
-#include <pgas/host/bootstrap.hpp>
-#include <pgas/host/heap_memory.hpp>
-#include <pgas/host/launch_env.hpp>
-#include <pgas/host/tcp_bootstrap.hpp>
+#include <pgas/host/bootstrap/bootstrap.hpp>
+#include <pgas/host/heap/memory.hpp>
+#include <pgas/host/bootstrap/launch_env.hpp>
+#include <pgas/host/bootstrap/tcp_store.hpp>
 
 #include <cerrno>
 #include <chrono>

@@ -3,9 +3,9 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/host/bootstrap.hpp>
+#include <pgas/host/bootstrap/bootstrap.hpp>
 #include <pgas/host/env.hpp>
-#include <pgas/host/launch_env.hpp>
+#include <pgas/host/bootstrap/launch_env.hpp>
 
 #include <chrono>
 #include <algorithm>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/host/cuda_driver.hpp>
+#include <pgas/host/cuda/driver.hpp>
 
 #include <string>
 

@@ -1,4 +1,4 @@
-// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and collectives: host/coll_on_stream.cuh.
+// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and collectives: host/stream/collectives.cuh.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -6,7 +6,7 @@
 #include <pgas/device/rma.hpp>
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
-#include <pgas/host/cuda_check.hpp>
+#include <pgas/host/cuda/check.hpp>
 #include <pgas/host/nvtx.hpp>
 
 #include <cstddef>
@@ -77,7 +77,7 @@ PGAS_KERNELS_END
 }  // namespace detail::rma_stream
 
 namespace detail {
-// After every *_on_stream launch (this header's and host/coll_on_stream.cuh's):
+// After every *_on_stream launch (this header's and host/stream/collectives.cuh's):
 // a failed launch throws pgas::error (errc::cuda) naming the call and the PE.
 inline void check_launch(int pe, const char* call) {
     check_cuda(cudaGetLastError(), pe, call, "kernel launch");

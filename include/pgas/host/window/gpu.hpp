@@ -3,8 +3,8 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/host/cuda_check.hpp>
-#include <pgas/host/cuda_driver.hpp>
+#include <pgas/host/cuda/check.hpp>
+#include <pgas/host/cuda/driver.hpp>
 
 #include <algorithm>
 #include <cstdint>

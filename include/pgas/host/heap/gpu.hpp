@@ -2,10 +2,10 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/host/cuda_check.hpp>
-#include <pgas/host/cuda_driver.hpp>
-#include <pgas/host/fd_exchange.hpp>
-#include <pgas/host/heap_memory.hpp>
+#include <pgas/host/cuda/check.hpp>
+#include <pgas/host/cuda/driver.hpp>
+#include <pgas/host/bootstrap/fd_exchange.hpp>
+#include <pgas/host/heap/memory.hpp>
 
 #include <algorithm>
 #include <cerrno>

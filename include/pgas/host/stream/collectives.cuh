@@ -2,7 +2,7 @@
 #pragma once
 
 #if !defined(__CUDACC__)
-#error "pgas/host/coll_on_stream.cuh launches kernels: compile this translation unit with nvcc"
+#error "pgas/host/stream/collectives.cuh launches kernels: compile this translation unit with nvcc"
 #endif
 
 #include <pgas/coll/allgather.hpp>
@@ -17,7 +17,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/device/sync.hpp>
 #include <pgas/host/nvtx.hpp>
-#include <pgas/host/on_stream.cuh>
+#include <pgas/host/stream/rma.cuh>
 
 #include <cstddef>
 #include <type_traits>

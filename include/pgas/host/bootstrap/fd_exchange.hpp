@@ -3,8 +3,8 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
-#include <pgas/host/bootstrap.hpp>
-#include <pgas/host/tcp_bootstrap.hpp>
+#include <pgas/host/bootstrap/bootstrap.hpp>
+#include <pgas/host/bootstrap/tcp_store.hpp>
 
 #include <algorithm>
 #include <array>
