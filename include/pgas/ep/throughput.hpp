@@ -122,31 +122,16 @@ PGAS_HD void sum_arrived(const pgas::device::context<Tr>& ctx, const throughput_
 PGAS_HD inline int combine_senders(int blocks) { return blocks / 4 > 1 ? blocks / 4 : 1; }
 }  // namespace detail
 
-/// Throughput dispatch (DeepEP's get_dispatch_layout + notify_dispatch + dispatch), one kernel with no host round
-/// trip: the per-destination token counts go to every PE, then every token lands once on each PE that holds one
-/// of its experts, with its top-k choices as that PE's local indices (throughput_layout). Called by every thread
-/// of every block of the kernel (blocks all resident: pgas::ep::resident_blocks), or by every block-thread on the
-/// host transport. On return this PE's `recv_*`, `recv_src`, `recv_topk_*`, `source_begin` and `expert_count`
-/// hold what every PE sent. Calls alternate dispatch, combine, dispatch, ...
+namespace detail {
+// Dispatch step 1: this block's tokens counted once per PE they go to (count[d]), and the fp8 cast unless the
+// caller cast them. Block 0 clears the expert counts this PE fills as a receiver in step 6 (the user read the last
+// ones before this call).
 template <class Tr>
-PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_layout& b, const batch& a) {
-    constexpr const char* call = "ep::dispatch (throughput)";
+PGAS_HD void count_destinations(const pgas::device::context<Tr>& ctx, const throughput_layout& b, const batch& a,
+                                token_range mine, int* count, const char* call) {
     const config& c = b.cfg;
-    const int me = ctx.my_pe(), n = ctx.n_pes(), nl = c.experts / n, k = c.top_k, ne = c.experts;
-    const std::int64_t capacity = throughput_recv_rows(c, n);
-    if constexpr (PGAS_EP_CHECKS) detail::check_batch(call, me, c, a);
-    const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
+    const int me = ctx.my_pe(), n = ctx.n_pes(), nl = c.experts / n, k = c.top_k;
     const int* idx = ctx.local(b.io.topk_idx);
-    const float* weight = ctx.local(b.io.topk_w);
-    const int* table = ctx.local(b.count_table);
-    int* count = ctx.local(b.block_count) + std::size_t(grid::block()) * n;
-    int* next = ctx.local(b.block_next) + std::size_t(grid::block()) * n;
-    int* row_of = ctx.local(b.send_row);
-    const auto mine = detail::my_tokens(a.tokens);
-
-    // 1. This block's tokens: counted once per PE they go to; the fp8 cast (unless the caller cast them). Block 0
-    //    clears the expert counts this PE fills as a receiver in step 6 (the user read the last ones before this
-    //    call).
     for (int d = int(grid::thread()); d < n; d += int(grid::threads())) count[d] = 0;
     if (grid::block() == 0)
         for (int le = int(grid::thread()); le < nl; le += int(grid::threads())) ctx.local(b.expert_count)[le] = 0;
@@ -154,22 +139,30 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     for (int i = mine.begin * k + int(grid::thread()); i < mine.end * k; i += int(grid::threads())) {
         const int e = idx[i];
         if constexpr (PGAS_EP_CHECKS) {
-            if (e < 0 || e >= ne) detail::bad_expert(call, me, i / k, i % k, e, ne);
+            if (e < 0 || e >= c.experts) bad_expert(call, me, i / k, i % k, e, c.experts);
         }
-        if (detail::first_on_pe(idx + (i - i % k), i % k, nl))
+        if (first_on_pe(idx + (i - i % k), i % k, nl))
             cuda::atomic_ref<int, cuda::thread_scope_block>(count[e / nl]).fetch_add(1, cuda::memory_order_relaxed);
     }
     if (c.fp8 && a.cast)
-        detail::cast_tokens(ctx.local(b.io.x), ctx.local(b.io.x8), ctx.local(b.io.x_scale), c.hidden, mine.begin,
-                            mine.end);
-    detail::grid_barrier(ctx, b.grid_bar, epoch);
+        cast_tokens(ctx.local(b.io.x), ctx.local(b.io.x8), ctx.local(b.io.x_scale), c.hidden, mine.begin, mine.end);
+}
 
-    // 2. Notify: block 0 sums the blocks' counts per destination and sends them to every PE.
+// Dispatch steps 2 and 3 (after every block counted): block 0 sums the blocks' counts per destination and sends
+// them to every PE (notify); every block finds its first row on each destination (next[d]): after the tokens of
+// the sources before this PE, and of this PE's blocks before it. Block 0 also lays out this PE as a receiver:
+// where each source's rows begin.
+template <class Tr>
+PGAS_HD void notify_counts(const pgas::device::context<Tr>& ctx, const throughput_layout& b, std::uint64_t epoch,
+                           int* next) {
+    const int me = ctx.my_pe(), n = ctx.n_pes();
+    const int* table = ctx.local(b.count_table);
+    const int* block_count = ctx.local(b.block_count);
     if (grid::block() == 0) {
         int* sum = ctx.local(b.my_count);
         for (int d = int(grid::thread()); d < n; d += int(grid::threads())) {
             int total = 0;
-            for (unsigned blk = 0; blk < grid::blocks(); ++blk) total += ctx.local(b.block_count)[std::size_t(blk) * n + d];
+            for (unsigned blk = 0; blk < grid::blocks(); ++blk) total += block_count[std::size_t(blk) * n + d];
             sum[d] = total;
         }
         pgas::block::sync();
@@ -180,15 +173,12 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
     // Meanwhile: this block's first row on each destination among this PE's tokens.
     for (int d = int(grid::thread()); d < n; d += int(grid::threads())) {
         int before = 0;
-        for (unsigned blk = 0; blk < grid::block(); ++blk) before += ctx.local(b.block_count)[std::size_t(blk) * n + d];
+        for (unsigned blk = 0; blk < grid::block(); ++blk) before += block_count[std::size_t(blk) * n + d];
         next[d] = before;
     }
     for (int s = int(grid::thread()); s < n; s += int(grid::threads()))
         pgas::signal_wait_until(ctx, b.notify_sig + s, pgas::cmp::ge, epoch);
     pgas::block::sync();
-
-    // 3. On each destination this PE's tokens follow those of the sources before it. Block 0 also lays out this PE
-    //    as a receiver: where each source's rows begin.
     for (int d = int(grid::thread()); d < n; d += int(grid::threads()))
         for (int s = 0; s < me; ++s) next[d] += table[std::size_t(s) * n + d];
     if (grid::block() == 0 && grid::thread() == 0) {
@@ -201,73 +191,90 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
         begin[n] = row;
     }
     pgas::block::sync();
+}
 
-    // 4. The row of each of this block's tokens on each PE (-1 where it does not go): a token a thread, its row the
-    //    block's next on that PE plus the tokens before it that go there (block_rank), not one thread per
-    //    destination walking the block's tokens in turn (a dependent step per token: 171 at 4096 tokens on 24 blocks).
+// Dispatch step 4: the row of each of this block's tokens on each PE (-1 where it does not go): a token a thread,
+// its row the block's next on that PE plus the tokens before it that go there (block_rank), not one thread per
+// destination walking the block's tokens in turn (a dependent step per token: 171 at 4096 tokens on 24 blocks).
+template <class Tr>
+PGAS_HD void lay_out_rows(const pgas::device::context<Tr>& ctx, const throughput_layout& b, token_range mine,
+                          int* next) {
+    const int n = ctx.n_pes(), k = b.cfg.top_k, nl = b.cfg.experts / n;
+    const int* idx = ctx.local(b.io.topk_idx);
+    int* row_of = ctx.local(b.send_row);
     for (int base = mine.begin; base < mine.end; base += int(grid::threads())) {
         const int t = base + int(grid::thread());
         for (int d = 0; d < n; ++d) {
-            const bool goes = t < mine.end && detail::goes_to(idx + std::size_t(t) * k, k, nl, d);
+            const bool goes = t < mine.end && goes_to(idx + std::size_t(t) * k, k, nl, d);
             const int first = next[d];  // read by every thread before block_rank's barrier, updated after it
             int total = 0;
-            const int rank = detail::block_rank(goes, total);
+            const int rank = block_rank(goes, total);
             if (t < mine.end) row_of[std::size_t(t) * n + d] = goes ? first + rank : -1;
             if (grid::thread() == 0) next[d] = first + total;
         }
         pgas::block::sync();
     }
+}
 
-    // 5. Data: one warp per (token, destination), the block's warps taking them in turn, on the block's channel
-    //    (as DeepEP's normal mode gives each channel its SMs): the token's row (push_row, 5 loads a lane in flight:
-    //    6 took the kernel to 129 registers), with its top-k choices and weights as they are riding in the lanes
-    //    (riding_words: loaded before the row, stored after it; the receiver makes them local in step 6), and where
-    //    it came from. Each array put after the row had cost the warp one more load round trip per row: with them
-    //    riding, and step 4 in parallel, the 2-PE dispatch on 24 SMs (24 blocks of 512 threads) went from 316 to
-    //    243 us (bf16) and from 225 to 132 (fp8 given cast) in one call on 2xH200.
+// Dispatch step 5, the data: one warp per (token, destination), the block's warps taking them in turn, on the
+// block's channel (as DeepEP's normal mode gives each channel its SMs): the token's row (push_row, 5 loads a lane
+// in flight: 6 took the kernel to 129 registers), with its top-k choices and weights riding in the lanes
+// (riding_words: loaded before the row, stored after it, since an array put after the row cost the warp one more
+// load round trip per row; the receiver makes them local in step 6), and where it came from.
+template <class Tr>
+PGAS_HD void send_rows(const pgas::device::context<Tr>& ctx, const throughput_layout& b, token_range mine,
+                       const char* call) {
+    const int me = ctx.my_pe(), n = ctx.n_pes(), k = b.cfg.top_k;
+    const std::int64_t capacity = throughput_recv_rows(b.cfg, n);
+    const int* idx = ctx.local(b.io.topk_idx);
+    const float* weight = ctx.local(b.io.topk_w);
+    const int* row_of = ctx.local(b.send_row);
     const auto chan = ctx.on_channel(int(grid::block()) % ctx.n_channels());
     for (int i = mine.begin * n + int(grid::warp()); i < mine.end * n; i += int(grid::warps())) {
         const int t = i / n, d = i % n;
         const std::int64_t row = row_of[i];
         if (row < 0) continue;
         if constexpr (PGAS_EP_CHECKS) {
-            if (row >= capacity) detail::bad_row(call, me, t, d, row, capacity);
+            if (row >= capacity) bad_row(call, me, t, d, row, capacity);
         }
         const int* choices = idx + std::size_t(t) * k;
         const float* weights = weight + std::size_t(t) * k;
-        detail::riding_words<int, 1> choice_words;
-        detail::riding_words<float, 1> weight_words;
+        riding_words<int, 1> choice_words;
+        riding_words<float, 1> weight_words;
         choice_words.load(chan, choices, k);
         weight_words.load(chan, weights, k);
-        detail::put_token<5>(chan, b, std::size_t(row), t, d);
+        put_token<5>(chan, b, std::size_t(row), t, d);
         choice_words.put(chan, b.recv_topk_idx + row * k, choices, k, d);
         weight_words.put(chan, b.recv_topk_w + row * k, weights, k, d);
         if (grid::lane() == 0) pgas::p(chan, b.recv_src + row, std::uint64_t(me) << 32 | std::uint64_t(t), d);
     }
+}
 
-    // 6. Every block done: tell every PE its rows from here are complete, and wait for theirs (every block: each
-    //    then takes its share of the received rows, makes their choices local expert indices, -1 and weight 0
-    //    where the expert is on another PE, and counts the rows per local expert: num_recv_tokens_per_expert).
-    detail::grid_barrier(ctx, b.grid_bar + 1, epoch);
-    detail::tell_all_and_wait(ctx, b.data_sig, epoch);
+// Dispatch step 6, once every PE's rows have arrived: every block takes its share of the received rows, marks
+// where combine's pushes start (chunk_row), makes their choices local expert indices (-1 and weight 0 where the
+// expert is on another PE), and counts the rows per local expert (num_recv_tokens_per_expert): in the block
+// first, then one device-wide add per (block, expert), not one per received choice.
+template <class Tr>
+PGAS_HD void localize_received(const pgas::device::context<Tr>& ctx, const throughput_layout& b) {
+    const int me = ctx.my_pe(), n = ctx.n_pes(), nl = b.cfg.experts / n, k = b.cfg.top_k;
     const int rows = ctx.local(b.source_begin)[n];
     int* choice_of = ctx.local(b.recv_topk_idx);
     float* weight_of = ctx.local(b.recv_topk_w);
-    // Counted in the block first, then one device-wide add per (block, expert): not one per received choice.
     int* experts = ctx.local(b.block_experts) + std::size_t(grid::block()) * nl;
     for (int le = int(grid::thread()); le < nl; le += int(grid::threads())) experts[le] = 0;
     pgas::block::sync();
-    const int chunk_entries = n * (detail::combine_chunks(c) + 1);
+    const int chunk_entries = n * (combine_chunks(b.cfg) + 1);
     for (int i = int(grid::global_thread()); i < chunk_entries; i += int(grid::global_threads()))
-        detail::mark_empty_source(ctx, b, i);
+        mark_empty_source(ctx, b, i);
     for (int r = int(grid::global_thread()); r < rows; r += int(grid::global_threads())) {
-        detail::mark_chunk_row(ctx, b, r);
+        mark_chunk_row(ctx, b, r);
         for (int choice = 0; choice < k; ++choice) {
             const std::size_t at = std::size_t(r) * k + choice;
             const int e = choice_of[at];
             if (e / nl == me) {
                 choice_of[at] = e - me * nl;
-                cuda::atomic_ref<int, cuda::thread_scope_block>(experts[e - me * nl]).fetch_add(1, cuda::memory_order_relaxed);
+                cuda::atomic_ref<int, cuda::thread_scope_block>(experts[e - me * nl])
+                    .fetch_add(1, cuda::memory_order_relaxed);
             } else {
                 choice_of[at] = -1;
                 weight_of[at] = 0.0f;
@@ -279,6 +286,32 @@ PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_lay
         if (experts[le] != 0)
             cuda::atomic_ref<int, cuda::thread_scope_device>(ctx.local(b.expert_count)[le])
                 .fetch_add(experts[le], cuda::memory_order_relaxed);
+}
+}  // namespace detail
+
+/// Throughput dispatch (DeepEP's get_dispatch_layout + notify_dispatch + dispatch), one kernel with no host round
+/// trip: the per-destination token counts go to every PE, then every token lands once on each PE that holds one
+/// of its experts, with its top-k choices as that PE's local indices (throughput_layout). Called by every thread
+/// of every block of the kernel (blocks all resident: pgas::ep::resident_blocks), or by every block-thread on the
+/// host transport. On return this PE's `recv_*`, `recv_src`, `recv_topk_*`, `source_begin` and `expert_count`
+/// hold what every PE sent. Calls alternate dispatch, combine, dispatch, ...
+template <class Tr>
+PGAS_HD void dispatch(const pgas::device::context<Tr>& ctx, const throughput_layout& b, const batch& a) {
+    constexpr const char* call = "ep::dispatch (throughput)";
+    if constexpr (PGAS_EP_CHECKS) detail::check_batch(call, ctx.my_pe(), b.cfg, a);
+    const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
+    const auto mine = detail::my_tokens(a.tokens);
+    const int n = ctx.n_pes();
+    int* next = ctx.local(b.block_next) + std::size_t(grid::block()) * n;
+    detail::count_destinations(ctx, b, a, mine, ctx.local(b.block_count) + std::size_t(grid::block()) * n, call);
+    detail::grid_barrier(ctx, b.grid_bar, epoch);
+    detail::notify_counts(ctx, b, epoch, next);
+    detail::lay_out_rows(ctx, b, mine, next);
+    detail::send_rows(ctx, b, mine, call);
+    // Every block done: tell every PE its rows from here are complete, and wait for theirs.
+    detail::grid_barrier(ctx, b.grid_bar + 1, epoch);
+    detail::tell_all_and_wait(ctx, b.data_sig, epoch);
+    detail::localize_received(ctx, b);
 }
 
 /// Throughput combine (DeepEP's normal combine): each PE pushes its partial sums (`expert_y`, one row per token
