@@ -63,8 +63,10 @@ void broadcast_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned
                             pgas::broadcast<pgas::thread, Policy>(c, t, dst, source, count, root);
                         } else {
                             for (unsigned p = 0; p < parts; ++p)
-                                pgas::detail::broadcast_part<pgas::thread, Policy>(
-                                    c, t, dst, pgas::symmetric_ptr<const T>(source), count, root, coll_part{p, parts});
+                                pgas::detail::run_collective<pgas::thread, Policy>(
+                                    c, t, pgas::detail::broadcast_plan(count, root), dst,
+                                    pgas::symmetric_ptr<const T>(source), pgas::detail::no_reduction{},
+                                    coll_part{p, parts});
                         }
 
                         // Every element of dst on every member: a sub-slice the second phase skipped keeps

@@ -119,11 +119,13 @@ TEST_CASE("each part of an LL collective uses its own channel of the world team"
     w.launch_host([&](const ctx& c) {
         const pgas::team t = c.world_team();
         for (unsigned p = 0; p < 3; ++p)
-            pgas::detail::allreduce_part<pgas::thread, pgas::coll::ll_policy>(
-                c, t, dst, pgas::symmetric_ptr<const float>(src), 1031, pgas::op::sum, coll_part{p, 3});
+            pgas::detail::run_collective<pgas::thread, pgas::coll::ll_policy>(
+                c, t, pgas::detail::allreduce_plan(1031), dst, pgas::symmetric_ptr<const float>(src), pgas::op::sum,
+                coll_part{p, 3});
         for (unsigned p = 0; p < 3; ++p)
-            pgas::detail::allreduce_part<pgas::thread, pgas::coll::direct_policy>(
-                c, t, dst, pgas::symmetric_ptr<const float>(src), 1031, pgas::op::sum, coll_part{p, 3});
+            pgas::detail::run_collective<pgas::thread, pgas::coll::direct_policy>(
+                c, t, pgas::detail::allreduce_plan(1031), dst, pgas::symmetric_ptr<const float>(src), pgas::op::sum,
+                coll_part{p, 3});
         const int peer = 1 - c.my_pe();
         for (int channel = 1; channel < 4; ++channel)
             sent[std::size_t(c.my_pe() * 4 + channel)] = *c.local(coll_scratch::at<std::uint64_t>(

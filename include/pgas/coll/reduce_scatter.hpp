@@ -19,12 +19,6 @@ PGAS_HD constexpr coll_plan reduce_scatter_plan(std::size_t count) {
             coll_plan::members::everyone, coll_plan::members::everyone,
             /*in_place_allowed=*/true};
 }
-// reduce_scatter, as part `part` of a multi-block call (part.hpp).
-template <group G, class Policy, class Tr, class T, class Op>
-PGAS_HD void reduce_scatter_part(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst,
-                                 symmetric_ptr<const T> src, std::size_t count, Op op, coll_part part) {
-    run_collective<G, Policy>(ctx, t, reduce_scatter_plan(count), dst, src, op, part);
-}
 }  // namespace detail
 
 /// src holds n blocks of count elements; member i receives in dst (count
@@ -39,25 +33,17 @@ PGAS_HD void reduce_scatter_part(const device::context<Tr>& ctx, team t, symmetr
 /// Large blocks: between two team syncs, member i reduces block i straight
 /// from every member's src.
 ///
-/// - **Called by** every thread of `G` on every member PE of `t`, with the same `count` and `op` on every member
-///   (`Policy`, default coll::automatic, the same too); one collective at a time per team and PE.
-/// - **Transports:** every transport that models pgas::rma_transport and pgas::signal_transport (every built-in
-///   one; with another the team syncs inside fail to compile: "pgas: this transport cannot signal"). Load/store
-///   transports (nvlink, host) use the LL packets and peer pointers; libfabric, ibgda and route the put/get path
-///   (coll::rma_policy).
-/// - **Errors:** compile time: a `const` destination, element types that differ; `op` not one of pgas::op, elements
-///   not int8..int64, uint8..uint64, half, bf16, float or double, or a bitwise op on floating point; always checked:
-///   the caller not a member of `t` (errc::pe_out_of_range), an invalid team slot (errc::invalid_argument),
-///   overlapping buffers other than the in-place form (errc::invalid_argument); with PGAS_CHECKS, buffers outside the
-///   heap (errc::not_symmetric) and members passing different arguments where LL can run (errc::collective_mismatch
-///   naming the field). Waits end in errc::timeout after PGAS_TIMEOUT_MS or errc::peer_failed. A failure throws on
-///   the host transport and traps on a GPU (@ref errors).
+/// @coll_callers{`count` and `op`}
+/// @coll_transports
+/// @coll_errors
+/// @coll_reduction_errors
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                             std::size_t count, Op op) {
     detail::require_collective_buffers<T, U>();
     detail::require_reduction<Op, T>();
-    detail::reduce_scatter_part<G, Policy>(ctx, t, dst, symmetric_ptr<const T>(src), count, op, {});
+    const symmetric_ptr<const T> source(src);
+    detail::run_collective<G, Policy>(ctx, t, detail::reduce_scatter_plan(count), dst, source, op, {});
 }
 
 PGAS_NAMESPACE_END

@@ -133,14 +133,7 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
 /// Enqueues pgas::barrier on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
 /// graph. A one-warp kernel (quiet, then team sync).
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::barrier's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::barrier (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::barrier's diagnostic (the next CUDA call
-///   on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::barrier}
 template <class Tr>
 void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_on_stream");
@@ -150,14 +143,7 @@ void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stre
 /// Enqueues pgas::barrier_all on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
 /// graph. barrier_on_stream over the world team.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::barrier_all's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::barrier_all (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::barrier_all's diagnostic (the next CUDA
-///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::barrier_all}
 template <class Tr>
 void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_all_on_stream");
@@ -167,14 +153,7 @@ void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) 
 /// Enqueues pgas::sync on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
 /// graph. A one-warp kernel.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::sync's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::sync (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::sync's diagnostic (the next CUDA call on
-///   that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::sync}
 template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::sync_on_stream");
@@ -186,14 +165,7 @@ void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream)
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::broadcast's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::broadcast (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::broadcast's diagnostic (the next CUDA
-///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::broadcast}
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
@@ -206,14 +178,7 @@ void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::reduce's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::reduce (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::reduce's diagnostic (the next CUDA call
-///   on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::reduce}
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                       std::size_t count, Op op, int root, cudaStream_t stream) {
@@ -227,14 +192,7 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::allreduce's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::allreduce (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::allreduce's diagnostic (the next CUDA
-///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::allreduce}
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, Op op, cudaStream_t stream) {
@@ -248,14 +206,7 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 /// CUDA graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
 /// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::reduce_scatter's guarantees, when
-///   the stream reaches it.
-/// - **Transports:** as pgas::reduce_scatter (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::reduce_scatter's diagnostic (the next
-///   CUDA call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::reduce_scatter}
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                               std::size_t count, Op op, cudaStream_t stream) {
@@ -269,14 +220,7 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::allgather's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::allgather (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::allgather's diagnostic (the next CUDA
-///   call on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::allgather}
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
@@ -289,14 +233,7 @@ void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// - **Called by** the host, once per PE with that PE's context and the PE's device current (a process driving
-///   several GPUs calls it for each PE on that GPU's stream); every member enqueues the same collectives in the same
-///   order on each team.
-/// - **Returns** once the kernel is enqueued; the collective completes, with pgas::alltoall's guarantees, when the
-///   stream reaches it.
-/// - **Transports:** as pgas::alltoall (the same compile-time errors).
-/// - **Errors:** argument errors and timeouts trap in the kernel with pgas::alltoall's diagnostic (the next CUDA call
-///   on that device reports the failure); a failed launch throws pgas::error (errc::cuda) here.
+/// @on_stream_contract{pgas::alltoall}
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {
