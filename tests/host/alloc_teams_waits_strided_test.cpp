@@ -1,5 +1,5 @@
-// Host transport: the smaller API gaps of issue 15 (aligned alloc, team destruction, the node team, the *_vector
-// waits, strided iput/iget, alltoallv, collective_launch's checks).
+// Host transport: aligned alloc, team destruction, the node team, the *_vector waits, strided iput/iget, alltoallv
+// and collective_launch's checks.
 #include "support.hpp"
 
 #include <atomic>
