@@ -54,6 +54,14 @@ PGAS_HD constexpr wqe start(const wqe_header& h, std::uint8_t op, std::uint8_t o
     w.put(0, control(h.index, op, opmod, h.qpn, ds, h.flags));
     return w;
 }
+// A WQE whose control segment is followed by `segments` in order (ds: one more than their count).
+template <class... Segments>
+PGAS_HD constexpr wqe build(const wqe_header& h, std::uint8_t op, std::uint8_t opmod, Segments... segments) {
+    wqe w = start(h, op, opmod, std::uint8_t(1 + sizeof...(segments)));
+    unsigned at = 1;
+    (w.put(at++, segments), ...);
+    return w;
+}
 }  // namespace detail
 
 PGAS_HD constexpr wqe nop(const wqe_header& h) { return detail::start(h, opcode::nop, 0, nop_ds); }
@@ -61,10 +69,7 @@ PGAS_HD constexpr wqe nop(const wqe_header& h) { return detail::start(h, opcode:
 // RDMA WRITE of `bytes` from a registered local buffer.
 PGAS_HD constexpr wqe rdma_write(const wqe_header& h, std::uint64_t raddr, std::uint32_t rkey, std::uint64_t laddr,
                                  std::uint32_t lkey, std::uint32_t bytes) {
-    wqe w = detail::start(h, opcode::rdma_write, 0, rdma_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, data(bytes, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::rdma_write, 0, remote_address(raddr, rkey), data(bytes, lkey, laddr));
 }
 
 // RDMA WRITE whose payload travels inside the WQE (bytes <= max_inline_bytes(2)):
@@ -84,63 +89,44 @@ PGAS_HD constexpr wqe rdma_write_inline(const wqe_header& h, std::uint64_t raddr
 // RDMA READ of `bytes` into a registered local buffer.
 PGAS_HD constexpr wqe rdma_read(const wqe_header& h, std::uint64_t raddr, std::uint32_t rkey, std::uint64_t laddr,
                                 std::uint32_t lkey, std::uint32_t bytes) {
-    wqe w = detail::start(h, opcode::rdma_read, 0, rdma_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, data(bytes, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::rdma_read, 0, remote_address(raddr, rkey), data(bytes, lkey, laddr));
 }
 
 // 8-byte fetch-add; the old value lands in the 8-byte local buffer.
 PGAS_HD constexpr wqe atomic_fetch_add(const wqe_header& h, std::uint64_t raddr, std::uint32_t rkey,
                                        std::uint64_t laddr, std::uint32_t lkey, std::uint64_t add) {
-    wqe w = detail::start(h, opcode::atomic_fa, 0, atomic_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, atomic(add, 0));
-    w.put(3, data(8, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::atomic_fa, 0, remote_address(raddr, rkey), atomic(add, 0), data(8, lkey, laddr));
 }
 
 // 8-byte compare-swap: writes swap where the word equals compare.
 PGAS_HD constexpr wqe atomic_compare_swap(const wqe_header& h, std::uint64_t raddr, std::uint32_t rkey,
                                           std::uint64_t laddr, std::uint32_t lkey, std::uint64_t swap,
                                           std::uint64_t compare) {
-    wqe w = detail::start(h, opcode::atomic_cs, 0, atomic_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, atomic(swap, compare));
-    w.put(3, data(8, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::atomic_cs, 0, remote_address(raddr, rkey), atomic(swap, compare),
+                         data(8, lkey, laddr));
 }
 
 // Masked 4-byte fetch-add (field_boundary: see masked_fa32).
 PGAS_HD constexpr wqe masked_fetch_add32(const wqe_header& h, std::uint64_t raddr, std::uint32_t rkey,
                                          std::uint64_t laddr, std::uint32_t lkey, std::uint32_t add,
                                          std::uint32_t field_boundary) {
-    wqe w = detail::start(h, opcode::atomic_masked_fa, extended_atomic_opmod(4), atomic_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, masked_fa32(add, field_boundary));
-    w.put(3, data(4, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::atomic_masked_fa, extended_atomic_opmod(4), remote_address(raddr, rkey),
+                         masked_fa32(add, field_boundary), data(4, lkey, laddr));
 }
 
 PGAS_HD constexpr wqe masked_compare_swap32(const wqe_header& h, std::uint64_t raddr, std::uint32_t rkey,
                                             std::uint64_t laddr, std::uint32_t lkey, std::uint32_t swap,
                                             std::uint32_t compare, std::uint32_t swap_mask,
                                             std::uint32_t compare_mask) {
-    wqe w = detail::start(h, opcode::atomic_masked_cs, extended_atomic_opmod(4), atomic_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, masked_cs32(swap, compare, swap_mask, compare_mask));
-    w.put(3, data(4, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::atomic_masked_cs, extended_atomic_opmod(4), remote_address(raddr, rkey),
+                         masked_cs32(swap, compare, swap_mask, compare_mask), data(4, lkey, laddr));
 }
 
 PGAS_HD constexpr wqe masked_fetch_add64(const wqe_header& h, std::uint64_t raddr, std::uint32_t rkey,
                                          std::uint64_t laddr, std::uint32_t lkey, std::uint64_t add,
                                          std::uint64_t field_boundary) {
-    wqe w = detail::start(h, opcode::atomic_masked_fa, extended_atomic_opmod(8), atomic_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, masked_fa64(add, field_boundary));
-    w.put(3, data(8, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::atomic_masked_fa, extended_atomic_opmod(8), remote_address(raddr, rkey),
+                         masked_fa64(add, field_boundary), data(8, lkey, laddr));
 }
 
 // Two building blocks: ctrl, raddr, operands, masks | data.
@@ -148,12 +134,9 @@ PGAS_HD constexpr wqe masked_compare_swap64(const wqe_header& h, std::uint64_t r
                                             std::uint64_t laddr, std::uint32_t lkey, std::uint64_t swap,
                                             std::uint64_t compare, std::uint64_t swap_mask,
                                             std::uint64_t compare_mask) {
-    wqe w = detail::start(h, opcode::atomic_masked_cs, extended_atomic_opmod(8), masked_cs64_ds);
-    w.put(1, remote_address(raddr, rkey));
-    w.put(2, masked_cs64_operands(swap, compare));
-    w.put(3, masked_cs64_masks(swap_mask, compare_mask));
-    w.put(4, data(8, lkey, laddr));
-    return w;
+    return detail::build(h, opcode::atomic_masked_cs, extended_atomic_opmod(8), remote_address(raddr, rkey),
+                         masked_cs64_operands(swap, compare), masked_cs64_masks(swap_mask, compare_mask),
+                         data(8, lkey, laddr));
 }
 
 }  // namespace mlx5
