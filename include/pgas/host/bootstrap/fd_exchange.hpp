@@ -4,6 +4,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/host/bootstrap/bootstrap.hpp>
+#include <pgas/host/bootstrap/node.hpp>
 #include <pgas/host/bootstrap/tcp_store.hpp>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,43 +27,6 @@
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
-
-// The processes of a bootstrap that share this node: their bootstrap ranks in
-// ascending order and this process's index among them.
-struct node_group {
-    std::vector<int> ranks;
-    int my_index = 0;
-    int size() const { return int(ranks.size()); }
-};
-
-// Identifies "same node" as "same kernel boot and same network namespace"
-// (hostname for the messages): exactly the processes that can reach each
-// other's abstract Unix sockets and share memory.
-inline std::array<char, 192> node_key() {
-    std::array<char, 192> key{};
-    char host[64] = {};
-    ::gethostname(host, sizeof host - 1);
-    std::string boot;
-    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-    char netns[64] = {};
-    const ssize_t n = ::readlink("/proc/self/ns/net", netns, sizeof netns - 1);
-    if (n < 0) netns[0] = '\0';
-    std::snprintf(key.data(), key.size(), "%s|%s|%s", host, boot.c_str(), netns);
-    return key;
-}
-
-// Collective over the bootstrap: which ranks share this node.
-inline node_group discover_node(bootstrap& channel) {
-    const auto mine = node_key();
-    const auto all = channel.allgather_value(mine);
-    node_group group;
-    for (int r = 0; r < int(all.size()); ++r)
-        if (all[std::size_t(r)] == mine) {
-            if (r == channel.rank()) group.my_index = group.size();
-            group.ranks.push_back(r);
-        }
-    return group;
-}
 
 namespace fd_detail {
 
