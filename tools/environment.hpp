@@ -1,9 +1,14 @@
 // The one table of every environment variable pgas reads: pgas-info prints it, docs/environment.md is generated
-// from it (pgas-info --env-markdown), and tests/tools/environment_test.cpp checks it against the sources.
+// from it (pgas-info --env-markdown), and tests/tools/environment_test.cpp checks it against the sources. The
+// launchers' rows come from the library's own launcher table (host/bootstrap/launchers.hpp).
 #pragma once
 
+#include <pgas/host/bootstrap/launchers.hpp>
+
 #include <ostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace pgas_tools {
 
@@ -11,18 +16,17 @@ namespace pgas_tools {
 enum class env_group { library, launcher, tools };
 
 struct env_var {
-    std::string_view name;
+    std::string name;
     env_group group;
-    std::string_view default_value;  // what applies when it is unset ("" : no default, the variable is optional)
-    std::string_view range;          // accepted values
-    std::string_view reader;         // the code that reads it
-    std::string_view meaning;
+    std::string default_value;  // what applies when it is unset ("" : no default, the variable is optional)
+    std::string range;          // accepted values
+    std::string reader;         // the code that reads it
+    std::string meaning;
 };
 
 // Adding a getenv (or detail::env, env_size, launch_env_reader::get, ...) in include/, tools/, bench/ or a
 // `$PGAS_*` in scripts/ without a row here fails the "tools: environment table" test; so does a row nobody reads.
-inline constexpr env_var env_vars[] = {
-    // --- the library: world, heap, waits, transports -----------------------------------------------------------
+inline const env_var library_vars[] = {
     {"PGAS_HEAP_SIZE", env_group::library, "1G (GPU worlds), 64M (host transport)",
      "bytes, or a number with K/M/G/T (binary); > 0 and at most 1T (1T itself included)",
      "host/world.hpp (world::init*)", "symmetric heap per PE; world_options::heap_bytes overrides it"},
@@ -45,23 +49,20 @@ inline constexpr env_var env_vars[] = {
     {"PGAS_FI_PUT_DELIVERY", env_group::library, "flush on shm when it can, else complete", "complete or flush",
      "host/libfabric/provider.hpp",
      "how quiet learns that puts landed: per-put completions, or one ordered flush read (needs RMA RAW/WAW order)"},
-    {"PGAS_NODE_SIZE", env_group::library, "the PEs of each host", "1 .. world size",
-     "host/route/context.hpp (route_node_pes)",
-     "route's near range as virtual nodes of this many consecutive PEs, so one machine can stand for several"},
+    {"PGAS_NODE_SIZE", env_group::library, "the PEs of each node (same boot and network namespace)", "1 .. world size",
+     "host/bootstrap/node.hpp (team_node, route_node_pes)",
+     "team_node and route's near range as virtual nodes of this many consecutive PEs, so one machine can stand for "
+     "several"},
     {"PGAS_IB_HCA", env_group::library, "first mlx5 device", "an RDMA device name (ibv_devices)", "host/ibgda/verbs.hpp",
      "RDMA device of pgas::ibgda"},
     {"PGAS_IB_PORT", env_group::library, "1", "port number of that device", "host/ibgda/verbs.hpp", "RDMA port of pgas::ibgda"},
     {"PGAS_IB_GID_INDEX", env_group::library, "3 on RoCE, 0 on InfiniBand", "GID table index", "host/ibgda/verbs.hpp",
      "GID index of pgas::ibgda (RoCE v2 is commonly 3)"},
 
-    // --- the launch environment: world::init() takes the first launcher whose variables are set -------------------
-    {"PGAS_RANK", env_group::launcher, "", "0 .. PGAS_WORLD_SIZE-1", "host/bootstrap/launch_env.hpp; set by pgasrun",
-     "this process's PE"},
-    {"PGAS_WORLD_SIZE", env_group::launcher, "", "integer >= 1", "host/bootstrap/launch_env.hpp; set by pgasrun", "number of PEs"},
-    {"PGAS_LOCAL_RANK", env_group::launcher, "found by the bootstrap", "0 .. PGAS_LOCAL_SIZE-1; set with PGAS_LOCAL_SIZE",
-     "host/bootstrap/launch_env.hpp; set by pgasrun", "index of this process among those of its node"},
-    {"PGAS_LOCAL_SIZE", env_group::launcher, "found by the bootstrap", "1 .. PGAS_WORLD_SIZE", "host/bootstrap/launch_env.hpp; set by pgasrun",
-     "processes on this node"},
+};
+
+// The launch environment's variables that belong to no one launcher (PGAS_ROOT and PGAS_TOKEN override every one's).
+inline const env_var launch_vars[] = {
     {"PGAS_ROOT", env_group::launcher, "from the launcher (launch-and-bootstrap.md)", "host:port or [ipv6]:port",
      "host/bootstrap/launch_env.hpp; set by pgasrun", "rendezvous store of rank 0; overrides every launcher's"},
     {"PGAS_TOKEN", env_group::launcher, "one node: derived from the job's identity; TCP (PGAS_* set by hand, torchrun/MPI/Slurm): required", "any string; a fresh one per launch", "host/bootstrap/launch_env.hpp; set by pgasrun (random)",
@@ -69,52 +70,9 @@ inline constexpr env_var env_vars[] = {
     {"PGAS_STATUS_FD", env_group::launcher, "", "a descriptor number (a pipe)", "host/bootstrap/launch_env.hpp; set by pgasrun",
      "where a rank's world tells pgasrun that it joined and that it was finalized: a rank that exits 0 in between "
      "is reported as failed"},
-    {"RANK", env_group::launcher, "", "0 .. WORLD_SIZE-1", "host/bootstrap/launch_env.hpp (torchrun)", "this process's PE"},
-    {"WORLD_SIZE", env_group::launcher, "", "integer >= 1", "host/bootstrap/launch_env.hpp (torchrun)", "number of PEs"},
-    {"LOCAL_RANK", env_group::launcher, "found by the bootstrap", "0 .. LOCAL_WORLD_SIZE-1", "host/bootstrap/launch_env.hpp (torchrun)",
-     "index among the processes of this node"},
-    {"LOCAL_WORLD_SIZE", env_group::launcher, "found by the bootstrap", "1 .. WORLD_SIZE", "host/bootstrap/launch_env.hpp (torchrun)",
-     "processes on this node"},
-    {"MASTER_ADDR", env_group::launcher, "", "host name or address", "host/bootstrap/launch_env.hpp (torchrun; any launcher)",
-     "rendezvous host of a job across nodes when PGAS_ROOT is unset"},
-    {"MASTER_PORT", env_group::launcher, "", "1 .. 65534", "host/bootstrap/launch_env.hpp (torchrun; any launcher)",
-     "across nodes pgas's store listens on MASTER_PORT+1 (torchrun's own store holds MASTER_PORT); on one node part of the job's identity"},
-    {"TORCHELASTIC_RUN_ID", env_group::launcher, "", "any", "host/bootstrap/launch_env.hpp (torchrun)", "job identity: names the one-node socket and its token"},
-    {"TORCHELASTIC_RESTART_COUNT", env_group::launcher, "", "any", "host/bootstrap/launch_env.hpp (torchrun)",
-     "job identity: names the one-node socket and its token (a restarted job gets new ones)"},
-    {"OMPI_COMM_WORLD_RANK", env_group::launcher, "", "0 .. size-1", "host/bootstrap/launch_env.hpp (Open MPI)", "this process's PE"},
-    {"OMPI_COMM_WORLD_SIZE", env_group::launcher, "", "integer >= 1", "host/bootstrap/launch_env.hpp (Open MPI)", "number of PEs"},
-    {"OMPI_COMM_WORLD_LOCAL_RANK", env_group::launcher, "found by the bootstrap", "0 .. local size-1", "host/bootstrap/launch_env.hpp (Open MPI)",
-     "index among the processes of this node"},
-    {"OMPI_COMM_WORLD_LOCAL_SIZE", env_group::launcher, "found by the bootstrap", "1 .. size", "host/bootstrap/launch_env.hpp (Open MPI)",
-     "processes on this node"},
-    {"PMIX_NAMESPACE", env_group::launcher, "", "any", "host/bootstrap/launch_env.hpp (Open MPI 4/5)", "job identity: names the one-node socket and its token"},
-    {"OMPI_MCA_ess_base_jobid", env_group::launcher, "", "any", "host/bootstrap/launch_env.hpp (older Open MPI)",
-     "job identity when PMIX_NAMESPACE is unset"},
-    {"PMI_RANK", env_group::launcher, "", "0 .. PMI_SIZE-1", "host/bootstrap/launch_env.hpp (MPICH Hydra, Intel MPI)", "this process's PE"},
-    {"PMI_SIZE", env_group::launcher, "", "integer >= 1", "host/bootstrap/launch_env.hpp (MPICH Hydra, Intel MPI)", "number of PEs"},
-    {"MPI_LOCALRANKID", env_group::launcher, "found by the bootstrap", "0 .. MPI_LOCALNRANKS-1", "host/bootstrap/launch_env.hpp (MPICH Hydra)",
-     "index among the processes of this node"},
-    {"MPI_LOCALNRANKS", env_group::launcher, "found by the bootstrap", "1 .. PMI_SIZE", "host/bootstrap/launch_env.hpp (MPICH Hydra)",
-     "processes on this node"},
-    {"PMI_KVSNAME", env_group::launcher, "", "any", "host/bootstrap/launch_env.hpp (MPICH Hydra)", "job identity: names the one-node socket and its token"},
-    {"SLURM_PROCID", env_group::launcher, "", "0 .. size-1", "host/bootstrap/launch_env.hpp (Slurm srun)", "this process's PE"},
-    {"SLURM_STEP_NUM_TASKS", env_group::launcher, "SLURM_NTASKS", "integer >= 1", "host/bootstrap/launch_env.hpp (Slurm srun)", "number of PEs"},
-    {"SLURM_NTASKS", env_group::launcher, "", "integer >= 1", "host/bootstrap/launch_env.hpp (Slurm)",
-     "number of PEs when SLURM_STEP_NUM_TASKS is unset"},
-    {"SLURM_LOCALID", env_group::launcher, "", "0 .. tasks on the node-1", "host/bootstrap/launch_env.hpp (Slurm)",
-     "index among the processes of this node"},
-    {"SLURM_STEP_NUM_NODES", env_group::launcher, "SLURM_NNODES", "integer >= 1", "host/bootstrap/launch_env.hpp (Slurm)",
-     "nodes of the step: 1 means every PE is local"},
-    {"SLURM_NNODES", env_group::launcher, "", "integer >= 1", "host/bootstrap/launch_env.hpp (Slurm)", "nodes of the allocation"},
-    {"SLURM_JOB_ID", env_group::launcher, "", "any", "host/bootstrap/launch_env.hpp (Slurm)", "job identity: names the one-node socket and its token, the port across nodes"},
-    {"SLURM_STEP_ID", env_group::launcher, "", "any", "host/bootstrap/launch_env.hpp (Slurm)", "job identity: names the one-node socket and its token, the port across nodes"},
-    {"SLURM_STEP_NODELIST", env_group::launcher, "SLURM_JOB_NODELIST", "Slurm host list", "host/bootstrap/launch_env.hpp (Slurm)",
-     "its first host is the rendezvous host of a multi-node step without PGAS_ROOT"},
-    {"SLURM_JOB_NODELIST", env_group::launcher, "", "Slurm host list", "host/bootstrap/launch_env.hpp (Slurm)",
-     "used when SLURM_STEP_NODELIST is unset"},
+};
 
-    // --- scripts and benchmarks of this repository (not read by the library) -----------------------------------------
+inline const env_var tool_vars[] = {
     {"PGAS_BUILD_DIR", env_group::tools, "build", "a directory", "scripts/test, scripts/gpu-test, scripts/run-example",
      "build directory"},
     {"PGAS_LIBFABRIC_ROOT", env_group::tools, ".deps/libfabric-cuda when it exists", "an install prefix holding lib/pkgconfig/libfabric.pc",
@@ -153,6 +111,82 @@ inline constexpr env_var env_vars[] = {
     {"PGAS_COMPARE_MACHINE", env_group::tools, "GPU count and name", "any", "bench/compare/common.hpp", "machine label in the results"},
 };
 
+namespace detail {
+
+// A launcher's variable in one role: the row's texts but for its name and reader.
+struct launcher_role {
+    const char* default_value;
+    const char* range;
+    const char* meaning;
+};
+
+// Adds `name`'s row, or where a launcher before named it too, adds this launcher to its reader and the meaning
+// when it is another.
+inline void add_launcher_var(std::vector<env_var>& rows, const char* name, const char* launcher,
+                             const launcher_role& role, std::string default_value = {}, std::string meaning = {}) {
+    if (name == nullptr) return;
+    if (meaning.empty()) meaning = role.meaning;
+    if (default_value.empty()) default_value = role.default_value;
+    for (auto& row : rows)
+        if (row.name == name) {
+            if (row.reader.find(launcher) == std::string::npos)
+                row.reader.insert(row.reader.size() - 1, std::string(", ") + launcher);
+            if (row.meaning.find(meaning) == std::string::npos) row.meaning += "; " + meaning;
+            return;
+        }
+    rows.push_back({name, env_group::launcher, default_value, role.range,
+                    std::string("host/bootstrap/launchers.hpp (") + launcher + ")", meaning});
+}
+
+// A pair of alternatives (the first that is set): the first's default names the second, the second says when.
+template <std::size_t N>
+inline void add_alternatives(std::vector<env_var>& rows, const std::array<const char*, N>& names,
+                             const char* launcher, const launcher_role& role) {
+    add_launcher_var(rows, names[0], launcher, role, names[1] ? names[1] : "");
+    for (std::size_t i = 1; i < N && names[i]; ++i)
+        add_launcher_var(rows, names[i], launcher, role, "",
+                         std::string(role.meaning) + " (read when " + names[i - 1] + " is unset)");
+}
+
+inline void add_launcher_rows(std::vector<env_var>& rows, const pgas::detail::launcher_vars& l) {
+    using pgas::detail::rendezvous_rule;
+    add_launcher_var(rows, l.rank, l.source, {"", "0 .. size-1", "this process's PE"});
+    add_alternatives(rows, l.size, l.source, {"", "integer >= 1", "number of PEs"});
+    add_launcher_var(rows, l.local_rank, l.source,
+                     {"found by the bootstrap", "0 .. local size-1", "index among the processes of this node"});
+    add_launcher_var(rows, l.local_size, l.source, {"found by the bootstrap", "1 .. size", "processes on this node"});
+    add_alternatives(rows, l.nodes, l.source, {"", "integer >= 1", "nodes of the job: 1 means every PE is local"});
+    if (l.rendezvous != rendezvous_rule::pgas_root) {
+        add_launcher_var(rows, pgas::detail::master_addr, l.source,
+                         {"", "host name or address", "rendezvous host across nodes when PGAS_ROOT is unset"});
+        add_launcher_var(rows, pgas::detail::master_port, l.source,
+                         {"", "1 .. 65534", "across nodes pgas's store listens on MASTER_PORT+1 (torchrun's own "
+                                            "store holds MASTER_PORT)"});
+    }
+    const launcher_role job{"", "any", "job identity: names the one-node socket and its token"};
+    if (l.job_join == '\0')
+        add_alternatives(rows, l.job, l.source, job);
+    else
+        for (const char* name : l.job) add_launcher_var(rows, name, l.source, job);
+    add_alternatives(rows, l.node_list, l.source,
+                     {"", "a host list (Slurm's syntax)",
+                      "its first host is the rendezvous host across nodes without PGAS_ROOT or MASTER_ADDR"});
+}
+
+}  // namespace detail
+
+// Every row: the library's, the launch environment's (then each launcher's, from its table), the tools'.
+inline const std::vector<env_var>& env_vars() {
+    static const std::vector<env_var> rows = [] {
+        std::vector<env_var> all(std::begin(library_vars), std::end(library_vars));
+        all.insert(all.end(), std::begin(launch_vars), std::end(launch_vars));
+        for (const auto& launcher : pgas::detail::launchers) detail::add_launcher_rows(all, launcher);
+        all.insert(all.end(), std::begin(tool_vars), std::end(tool_vars));
+        return all;
+    }();
+    return rows;
+}
+
 inline const char* to_string(env_group g) {
     switch (g) {
         case env_group::library: return "library";
@@ -164,11 +198,11 @@ inline const char* to_string(env_group g) {
 
 // The table as Markdown: the body of docs/environment.md between its markers.
 inline void write_env_markdown(std::ostream& out) {
-    const auto cell = [](std::string_view text) { return text.empty() ? std::string_view("—") : text; };
+    const auto cell = [](const std::string& text) { return text.empty() ? std::string_view("—") : std::string_view(text); };
     for (env_group g : {env_group::library, env_group::launcher, env_group::tools}) {
         out << "\n### " << to_string(g) << "\n\n"
             << "| variable | meaning | default | values | read by |\n|---|---|---|---|---|\n";
-        for (const env_var& v : env_vars)
+        for (const env_var& v : env_vars())
             if (v.group == g)
                 out << "| `" << v.name << "` | " << v.meaning << " | " << cell(v.default_value) << " | " << v.range << " | "
                     << v.reader << " |\n";

@@ -76,7 +76,7 @@ void print_variable(const pgas_tools::env_var& v) {
 
 void print_environment() {
     section("environment (PGAS_*; docs/environment.md has every variable)");
-    for (const auto& v : pgas_tools::env_vars)
+    for (const auto& v : pgas_tools::env_vars())
         if (v.group != pgas_tools::env_group::tools && v.name.starts_with("PGAS_")) print_variable(v);
     try {
         const pgas::launch_info launch = pgas::read_launch_env();

@@ -17,6 +17,7 @@
 #include <pgas/host/window/gpu.hpp>
 #include <pgas/host/heap/memory.hpp>
 #include <pgas/host/bootstrap/launch_env.hpp>
+#include <pgas/host/bootstrap/node.hpp>
 #include <pgas/host/heap/shm.hpp>
 #include <pgas/host/bootstrap/tcp_store.hpp>
 #include <pgas/host/transport_builder.hpp>
@@ -1075,50 +1076,12 @@ private:
                                     ") was destroyed (destroy_team) or does not belong to this world");
     }
 
-    // The node of local PE 0: PGAS_NODE_SIZE's virtual node, else the PEs on this host (by gethostname), which
+    // The node of local PE 0: PGAS_NODE_SIZE's virtual node, else the PEs of this node (detail::node_pes), which
     // must be consecutive world PEs. One process's PEs are always on one node.
     std::pair<int, int> node_range() {
-        const int me = local_pe(0), n = n_pes();
-        int first = me, count = n_local_pes();
-        for (int i = 1; i < n_local_pes(); ++i)
-            if (local_pe(i) != me + i)
-                detail::throw_error(errc::invalid_argument, -1, "team_node", "this process's PEs are not consecutive");
-        if (const char* text = std::getenv("PGAS_NODE_SIZE"); text != nullptr && *text != '\0') {
-            char* end = nullptr;
-            errno = 0;
-            const long size = std::strtol(text, &end, 10);
-            if (errno != 0 || *end != '\0' || size < 1 || size > n)
-                detail::throw_error(errc::invalid_argument, my_pe_or_all(), "team_node",
-                                    std::string("PGAS_NODE_SIZE: expected PEs per node in [1, ") + std::to_string(n) +
-                                        "], got '" + text + "'");
-            first = me / int(size) * int(size);
-            count = n - first < int(size) ? n - first : int(size);
-            if (local_pe(n_local_pes() - 1) >= first + count)
-                detail::throw_error(errc::invalid_argument, my_pe_or_all(), "team_node",
-                                    "PGAS_NODE_SIZE splits this process's PEs over two nodes");
-            return {first, count};
-        }
-        if (state_->bootstrap->size() == 1) return {first, count};
-        struct card {
-            char host[256];
-            int first;
-            int count;
-        } mine{};
-        gethostname(mine.host, sizeof(mine.host) - 1);
-        mine.first = first;
-        mine.count = count;
-        const auto all = state_->bootstrap->allgather_value(mine);
-        int low = n, high = -1, on_host = 0;
-        for (const auto& other : all) {
-            if (std::strncmp(other.host, mine.host, sizeof(mine.host)) != 0) continue;
-            low = other.first < low ? other.first : low;
-            high = other.first + other.count - 1 > high ? other.first + other.count - 1 : high;
-            on_host += other.count;
-        }
-        if (on_host != high - low + 1)
-            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "team_node",
-                                std::string("the PEs on host ") + mine.host + " are not consecutive world PEs");
-        return {low, on_host};
+        std::vector<int> pes;
+        for (int i = 0; i < n_local_pes(); ++i) pes.push_back(local_pe(i));
+        return detail::node_pes(*state_->bootstrap, pes, n_pes(), "team_node");
     }
 
     void* host_address(std::uint64_t offset, int local) const { return state_->memory->local_base(local) + offset; }

@@ -4,6 +4,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/host/bootstrap/bootstrap.hpp>
+#include <pgas/host/bootstrap/node.hpp>
 #include <pgas/host/bootstrap/tcp_store.hpp>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,43 +27,6 @@
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
-
-// The processes of a bootstrap that share this node: their bootstrap ranks in
-// ascending order and this process's index among them.
-struct node_group {
-    std::vector<int> ranks;
-    int my_index = 0;
-    int size() const { return int(ranks.size()); }
-};
-
-// Identifies "same node" as "same kernel boot and same network namespace"
-// (hostname for the messages): exactly the processes that can reach each
-// other's abstract Unix sockets and share memory.
-inline std::array<char, 192> node_key() {
-    std::array<char, 192> key{};
-    char host[64] = {};
-    ::gethostname(host, sizeof host - 1);
-    std::string boot;
-    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-    char netns[64] = {};
-    const ssize_t n = ::readlink("/proc/self/ns/net", netns, sizeof netns - 1);
-    if (n < 0) netns[0] = '\0';
-    std::snprintf(key.data(), key.size(), "%s|%s|%s", host, boot.c_str(), netns);
-    return key;
-}
-
-// Collective over the bootstrap: which ranks share this node.
-inline node_group discover_node(bootstrap& channel) {
-    const auto mine = node_key();
-    const auto all = channel.allgather_value(mine);
-    node_group group;
-    for (int r = 0; r < int(all.size()); ++r)
-        if (all[std::size_t(r)] == mine) {
-            if (r == channel.rank()) group.my_index = group.size();
-            group.ranks.push_back(r);
-        }
-    return group;
-}
 
 namespace fd_detail {
 
@@ -95,6 +58,23 @@ inline socklen_t socket_address(sockaddr_un& address, const std::array<unsigned 
     return socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
 }
 
+// A note and room for one descriptor, as sendmsg and recvmsg take them.
+struct fd_message {
+    note what;
+    iovec data{&what, sizeof what};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr header{};
+
+    explicit fd_message(const note& n = {}) : what(n) {
+        header.msg_iov = &data;
+        header.msg_iovlen = 1;
+        header.msg_control = control;
+        header.msg_controllen = sizeof control;
+    }
+    fd_message(const fd_message&) = delete;
+    fd_message& operator=(const fd_message&) = delete;
+};
+
 // Sends fd and its note to the peer listening at `address`; 0, or the errno of a connect or send that failed
 // (the peer died: the caller waits for the bootstrap to name it).
 inline int send_fd(int rank, int fd, const note& what, const sockaddr_un& address, socklen_t length,
@@ -107,43 +87,150 @@ inline int send_fd(int rank, int fd, const note& what, const sockaddr_un& addres
     limit.tv_usec = (ms % 1000) * 1000;
     ::setsockopt(s.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0) return errno;
-    iovec data{const_cast<note*>(&what), sizeof what};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    fd_message message(what);
+    cmsghdr* c = CMSG_FIRSTHDR(&message.header);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    if (::sendmsg(s.get(), &message, MSG_NOSIGNAL) != ssize_t(sizeof what)) return errno ? errno : EPIPE;
+    if (::sendmsg(s.get(), &message.header, MSG_NOSIGNAL) != ssize_t(sizeof what)) return errno ? errno : EPIPE;
     return 0;
 }
 
 // Receives one descriptor and its note from a connection that is readable; returns the descriptor (owned by the
 // caller), or none when the message is malformed (a sender that died or stopped midway, or not a pgas process).
 inline tcp::unique_fd receive_fd(int connection, note& what) {
-    iovec data{&what, sizeof what};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(connection, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    fd_message message;
+    const ssize_t n = ::recvmsg(connection, &message.header, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     tcp::unique_fd received;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c))
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message.header); c; c = CMSG_NXTHDR(&message.header, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
             int fd = -1;
             std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
             received.reset(fd);
         }
-    if (n != ssize_t(sizeof what) || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) received.reset();
+    if (n != ssize_t(sizeof what) || (message.header.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) received.reset();
+    what = message.what;
     return received;
 }
+
+// A random session that rank 0 draws and every rank learns (collective).
+inline std::array<unsigned char, 16> agree_on_session(bootstrap& channel) {
+    std::array<unsigned char, 16> session{};
+    if (channel.rank() == 0) {
+        std::random_device random;
+        for (auto& b : session) b = static_cast<unsigned char>(random());
+    }
+    return channel.allgather_value(session)[0];
+}
+
+// This rank's listener at its abstract name, room for every node peer.
+inline tcp::unique_fd listen_for_fds(const std::array<unsigned char, 16>& session, int rank, int peers) {
+    tcp::unique_fd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un address;
+    const socklen_t length = socket_address(address, session, rank);
+    if (!listener || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(listener.get(), peers) != 0)
+        fail(rank, "cannot listen on an abstract Unix socket", errno);
+    return listener;
+}
+
+// One node member's part of the exchange: it sends its descriptor to every node peer and takes theirs, asking the
+// bootstrap about the peers while it waits.
+class node_exchange {
+public:
+    node_exchange(bootstrap& channel, const node_group& node, const std::array<unsigned char, 16>& session,
+                  std::chrono::milliseconds timeout)
+        : channel_(channel), node_(node), session_(session), timeout_(timeout), rank_(channel.rank()),
+          deadline_(tcp::clock::now() + timeout), received_(node.ranks.size()) {}
+
+    // The descriptors of the node's processes, indexed like node.ranks (this one's a duplicate of my_fd).
+    std::vector<tcp::unique_fd> run(int my_fd, int listener) {
+        received_[std::size_t(node_.my_index)].reset(::fcntl(my_fd, F_DUPFD_CLOEXEC, 0));
+        if (!received_[std::size_t(node_.my_index)]) fail(rank_, "cannot duplicate the descriptor", errno);
+        const note mine{session_, rank_};
+        for (int peer : node_.ranks) {
+            if (peer == rank_) continue;
+            sockaddr_un address;
+            const socklen_t length = socket_address(address, session_, peer);
+            if (const int code = send_fd(rank_, my_fd, mine, address, length, deadline_); code != 0)
+                unreachable(peer, code);
+        }
+        for (int got = 1; got < node_.size();) got += take_one(listener);
+        return std::move(received_);
+    }
+
+private:
+    // The node peers whose descriptor has not come.
+    std::vector<int> awaited() const {
+        std::vector<int> out;
+        for (std::size_t i = 0; i < node_.ranks.size(); ++i)
+            if (!received_[i]) out.push_back(node_.ranks[i]);
+        return out;
+    }
+
+    // Waits until fd is readable or the deadline passes, asking the bootstrap about the peers meanwhile.
+    bool ready(int fd) {
+        for (;;) {
+            const auto until = std::min(deadline_, tcp::clock::now() + std::chrono::milliseconds(50));
+            if (tcp::wait_ready(fd, POLLIN, until) != tcp::io::timeout) return true;
+            if (tcp::clock::now() >= deadline_) return false;
+            channel_.check_peers("fd exchange", awaited());
+        }
+    }
+
+    // A peer that cannot be reached died: the bootstrap names it (or the deadline comes).
+    [[noreturn]] void unreachable(int peer, int code) {
+        const std::vector<int> them{peer};
+        while (tcp::clock::now() < deadline_) {
+            channel_.check_peers("fd exchange", them);
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        throw_error(errc::peer_failed, rank_, "fd exchange",
+                    "cannot reach PE " + std::to_string(peer) + "'s socket: " + std::strerror(code) +
+                        " (it died or left the exchange)");
+    }
+
+    // Accepts one connection; 1 when it brought an awaited descriptor, 0 when it is passed over (a stranger, or a
+    // message cut short: its sender died or stopped midway and the bootstrap names it).
+    int take_one(int listener) {
+        if (!ready(listener))
+            throw_error(errc::timeout, rank_, "fd exchange",
+                        "PE(s) " + pe_list(awaited()) + " did not send their descriptor within " +
+                            std::to_string(timeout_.count()) +
+                            " ms (they stalled or died in the exchange; PGAS_BOOTSTRAP_TIMEOUT_MS bounds it)" +
+                            (malformed_ ? "; " + std::to_string(malformed_) +
+                                              " node-local connection(s) sent a message cut short"
+                                        : std::string()));
+        tcp::unique_fd connection(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
+        if (!connection) fail(rank_, "accept on the Unix socket", errno);
+        ucred credentials{};
+        socklen_t length = sizeof credentials;
+        if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 ||
+            credentials.uid != ::getuid())
+            return 0;  // a stranger: not counted, not trusted
+        note theirs;
+        tcp::unique_fd fd;
+        if (ready(connection.get())) fd = receive_fd(connection.get(), theirs);
+        if (!fd) return ++malformed_, 0;
+        const auto at = std::find(node_.ranks.begin(), node_.ranks.end(), theirs.rank);
+        if (theirs.session != session_ || at == node_.ranks.end() || *at == rank_ ||
+            received_[std::size_t(at - node_.ranks.begin())])
+            fail(rank_, "a descriptor arrived from rank " + std::to_string(theirs.rank) +
+                            " which is not an expected node-local peer of this exchange");
+        received_[std::size_t(at - node_.ranks.begin())] = std::move(fd);
+        return 1;
+    }
+
+    bootstrap& channel_;
+    const node_group& node_;
+    std::array<unsigned char, 16> session_;
+    std::chrono::milliseconds timeout_;
+    int rank_;
+    tcp::clock::time_point deadline_;
+    std::vector<tcp::unique_fd> received_;
+    int malformed_ = 0;
+};
 
 }  // namespace fd_detail
 
@@ -158,107 +245,22 @@ inline tcp::unique_fd receive_fd(int connection, note& what) {
 // (bootstrap::check_peers), so a peer that dies or stops in the exchange, or
 // a root that exits, is named on every PE as the bootstrap's own calls name
 // it, at once (its heartbeat's bound for a stop), not after the timeout nor
-// as this PE's own system error (issue 28, item 6). my_fd may be any
+// as this PE's own system error. my_fd may be any
 // descriptor that SCM_RIGHTS carries: a memfd, a CUDA VMM handle exported as
 // a POSIX descriptor, an eventfd.
 inline std::vector<int> allgather_fds(bootstrap& channel, int my_fd, const node_group& node,
                                       std::optional<std::chrono::milliseconds> bound = std::nullopt) {
-    const auto timeout = bound.value_or(channel.timeout());
     const int rank = channel.rank();
-    std::array<unsigned char, 16> session{};
-    if (rank == 0) {
-        std::random_device random;
-        for (auto& b : session) b = static_cast<unsigned char>(random());
-    }
-    session = channel.allgather_value(session)[0];
+    const auto session = fd_detail::agree_on_session(channel);
     const bool on_node = std::find(node.ranks.begin(), node.ranks.end(), rank) != node.ranks.end();
-
     tcp::unique_fd listener;
-    if (on_node && node.size() > 1) {
-        listener.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        sockaddr_un address;
-        const socklen_t length = fd_detail::socket_address(address, session, rank);
-        if (!listener || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-            ::listen(listener.get(), node.size()) != 0)
-            fd_detail::fail(rank, "cannot listen on an abstract Unix socket", errno);
-    }
+    if (on_node && node.size() > 1) listener = fd_detail::listen_for_fds(session, rank, node.size());
     channel.barrier();  // every listener exists before anyone connects
-
-    std::vector<tcp::unique_fd> received(on_node ? node.ranks.size() : 0);
-    if (on_node) {
-        const auto deadline = tcp::clock::now() + timeout;
-        // The node peers whose descriptor has not come.
-        const auto awaited = [&] {
-            std::vector<int> out;
-            for (std::size_t i = 0; i < node.ranks.size(); ++i)
-                if (!received[i]) out.push_back(node.ranks[i]);
-            return out;
-        };
-        // Waits until fd is readable or the deadline passes, asking the bootstrap about the peers meanwhile.
-        const auto ready = [&](int fd) {
-            for (;;) {
-                const auto until = std::min(deadline, tcp::clock::now() + std::chrono::milliseconds(50));
-                if (tcp::wait_ready(fd, POLLIN, until) != tcp::io::timeout) return true;
-                if (tcp::clock::now() >= deadline) return false;
-                channel.check_peers("fd exchange", awaited());
-            }
-        };
-        // A peer that cannot be reached died: the bootstrap names it (or the deadline comes).
-        const auto unreachable = [&](int peer, int code) {
-            const std::vector<int> them{peer};
-            while (tcp::clock::now() < deadline) {
-                channel.check_peers("fd exchange", them);
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            }
-            throw_error(errc::peer_failed, rank, "fd exchange",
-                        "cannot reach PE " + std::to_string(peer) + "'s socket: " + std::strerror(code) +
-                            " (it died or left the exchange)");
-        };
-        received[std::size_t(node.my_index)].reset(::fcntl(my_fd, F_DUPFD_CLOEXEC, 0));
-        if (!received[std::size_t(node.my_index)]) fd_detail::fail(rank, "cannot duplicate the descriptor", errno);
-        fd_detail::note mine{session, rank};
-        for (int peer : node.ranks) {
-            if (peer == rank) continue;
-            sockaddr_un address;
-            const socklen_t length = fd_detail::socket_address(address, session, peer);
-            if (const int code = fd_detail::send_fd(rank, my_fd, mine, address, length, deadline); code != 0)
-                unreachable(peer, code);
-        }
-        int malformed = 0;  // messages cut short: their senders died or stopped midway (named by the bootstrap)
-        for (int got = 1; got < node.size();) {
-            if (!ready(listener.get()))
-                throw_error(errc::timeout, rank, "fd exchange",
-                            "PE(s) " + pe_list(awaited()) + " did not send their descriptor within " +
-                                std::to_string(timeout.count()) +
-                                " ms (they stalled or died in the exchange; PGAS_BOOTSTRAP_TIMEOUT_MS bounds it)" +
-                                (malformed ? "; " + std::to_string(malformed) +
-                                                 " node-local connection(s) sent a message cut short"
-                                           : std::string()));
-            tcp::unique_fd connection(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-            if (!connection) fd_detail::fail(rank, "accept on the Unix socket", errno);
-            ucred credentials{};
-            socklen_t length = sizeof credentials;
-            if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 ||
-                credentials.uid != ::getuid())
-                continue;  // a stranger: not counted, not trusted
-            fd_detail::note theirs;
-            tcp::unique_fd fd;
-            if (ready(connection.get())) fd = fd_detail::receive_fd(connection.get(), theirs);
-            if (!fd) {
-                ++malformed;
-                continue;
-            }
-            const auto at = std::find(node.ranks.begin(), node.ranks.end(), theirs.rank);
-            if (theirs.session != session || at == node.ranks.end() || *at == rank ||
-                received[std::size_t(at - node.ranks.begin())])
-                fd_detail::fail(rank, "a descriptor arrived from rank " + std::to_string(theirs.rank) +
-                                          " which is not an expected node-local peer of this exchange");
-            received[std::size_t(at - node.ranks.begin())] = std::move(fd);
-            ++got;
-        }
-    }
+    std::vector<tcp::unique_fd> received;
+    if (on_node)
+        received = fd_detail::node_exchange(channel, node, session, bound.value_or(channel.timeout()))
+                       .run(my_fd, listener.get());
     channel.barrier();  // no listener closes while a peer might still connect
-
     std::vector<int> out;
     for (auto& fd : received) out.push_back(fd.release());
     return out;

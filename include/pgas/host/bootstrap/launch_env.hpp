@@ -3,8 +3,10 @@
 #pragma once
 
 #include <pgas/core/error.hpp>
+#include <pgas/host/bootstrap/launchers.hpp>
 #include <pgas/host/env.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -203,159 +205,156 @@ inline int world_size_from(const launch_env_reader& env, const char* name, const
     return to_int(size);
 }
 
-inline launch_info parse_launch_env(const env_lookup& lookup) {
-    launch_env_reader env(lookup);
-    launch_info info;
-    std::string token_seed;  // what every rank knows, when the launcher gave no PGAS_TOKEN
-    const char *rank_name, *size_name, *local_rank_name, *local_size_name;
+// The launcher whose variables are set, first match in the table; nullptr: none.
+inline const launcher_vars* find_launcher(const launch_env_reader& env) {
+    for (const auto& launcher : launchers)
+        if (env.has(launcher.rank) || (launcher.size_selects && env.has(launcher.size[0]))) return &launcher;
+    return nullptr;
+}
 
-    if (env.has("PGAS_RANK") || env.has("PGAS_WORLD_SIZE")) {
-        info.source = "PGAS_* variables";
-        rank_name = "PGAS_RANK", size_name = "PGAS_WORLD_SIZE";
-        local_rank_name = "PGAS_LOCAL_RANK", local_size_name = "PGAS_LOCAL_SIZE";
-        info.rank = to_int(env.require_int("PGAS_RANK", "PGAS_WORLD_SIZE is set"));
-        info.size = world_size_from(env, "PGAS_WORLD_SIZE", "PGAS_RANK is set");
-        if (info.size > 1) parse_root("PGAS_ROOT", env.require("PGAS_ROOT", "the rendezvous host:port"), info);
-    } else if (env.has("RANK") || env.has("WORLD_SIZE")) {
-        info.source = "torchrun";
-        rank_name = "RANK", size_name = "WORLD_SIZE", local_rank_name = "LOCAL_RANK", local_size_name = "LOCAL_WORLD_SIZE";
-        info.rank = to_int(env.require_int("RANK", "WORLD_SIZE is set"));
-        info.size = world_size_from(env, "WORLD_SIZE", "RANK is set");
-        if (info.size > 1 && !env.has("PGAS_ROOT")) root_from_master(env, info);
-        // The job's identity (public: it names the job, it is no secret).
-        // torchrun's run id is "none" unless --rdzv-id is given; the master
-        // address and port (the agent's store holds the port) and the restart
-        // count still separate concurrent and restarted jobs.
-        token_seed = env.get("TORCHELASTIC_RUN_ID").value_or("") + "|" + env.get("MASTER_ADDR").value_or("") + "|" +
-                     env.get("MASTER_PORT").value_or("") + "|" + env.get("TORCHELASTIC_RESTART_COUNT").value_or("");
-    } else if (env.has("OMPI_COMM_WORLD_RANK") || env.has("OMPI_COMM_WORLD_SIZE")) {
-        info.source = "Open MPI";
-        rank_name = "OMPI_COMM_WORLD_RANK", size_name = "OMPI_COMM_WORLD_SIZE";
-        local_rank_name = "OMPI_COMM_WORLD_LOCAL_RANK", local_size_name = "OMPI_COMM_WORLD_LOCAL_SIZE";
-        info.rank = to_int(env.require_int(rank_name, "OMPI_COMM_WORLD_SIZE is set"));
-        info.size = world_size_from(env, size_name, "OMPI_COMM_WORLD_RANK is set");
-        // The job's identity: PMIx namespace (Open MPI 4 and 5), else the ORTE job id.
-        token_seed = env.get("PMIX_NAMESPACE").value_or(env.get("OMPI_MCA_ess_base_jobid").value_or(""));
-    } else if (env.has("PMI_RANK") || env.has("PMI_SIZE")) {
-        info.source = "MPICH (Hydra)";  // also Intel MPI's mpirun
-        rank_name = "PMI_RANK", size_name = "PMI_SIZE";
-        local_rank_name = "MPI_LOCALRANKID", local_size_name = "MPI_LOCALNRANKS";
-        info.rank = to_int(env.require_int(rank_name, "PMI_SIZE is set"));
-        info.size = world_size_from(env, size_name, "PMI_RANK is set");
-        token_seed = env.get("PMI_KVSNAME").value_or("");
-    } else if (env.has("SLURM_PROCID")) {
-        info.source = "Slurm";
-        // srun sets SLURM_STEP_NUM_TASKS; SLURM_NTASKS is the allocation's.
-        // The node-local size is known only on one node, where it is the size.
-        size_name = env.has("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
-        rank_name = "SLURM_PROCID", local_rank_name = "SLURM_LOCALID", local_size_name = size_name;
-        info.rank = to_int(env.require_int(rank_name, "srun sets it"));
-        info.size = world_size_from(env, size_name, "srun sets it");
-        token_seed = env.get("SLURM_JOB_ID").value_or("") + "." + env.get("SLURM_STEP_ID").value_or("");
-    } else {
-        // No launcher: a world of this one process (like an MPI singleton).
-        info.source = "no launcher (one process)";
-        info.local_rank = 0;
-        info.local_size = 1;
-        return info;
-    }
+// The first of `names` that is set, else the last one named (whose absence the caller reports).
+template <std::size_t N>
+const char* first_set(const launch_env_reader& env, const std::array<const char*, N>& names) {
+    const char* last = nullptr;
+    for (const char* name : names)
+        if (name != nullptr) {
+            if (env.has(name)) return name;
+            last = name;
+        }
+    return last;
+}
 
-    // Node-local rank and size.
-    if (info.source == "Slurm") {
-        if (auto local = env.integer("SLURM_LOCALID")) info.local_rank = to_int(*local);
-        const auto nodes = env.integer("SLURM_STEP_NUM_NODES") ? env.integer("SLURM_STEP_NUM_NODES") : env.integer("SLURM_NNODES");
+// The variables this launch's ranks came from, for the messages.
+struct rank_names {
+    const char *rank, *size, *local_rank, *local_size;
+};
+
+// Rank and size; the rendezvous address too where it is required before anything else.
+inline rank_names read_world(const launch_env_reader& env, const launcher_vars& launcher, launch_info& info) {
+    const char* size = first_set(env, launcher.size);
+    const std::string rank_why = launcher.required_because ? launcher.required_because : std::string(size) + " is set";
+    const std::string size_why =
+        launcher.required_because ? launcher.required_because : std::string(launcher.rank) + " is set";
+    info.rank = to_int(env.require_int(launcher.rank, rank_why.c_str()));
+    info.size = world_size_from(env, size, size_why.c_str());
+    if (info.size > 1 && launcher.rendezvous == rendezvous_rule::pgas_root)
+        parse_root("PGAS_ROOT", env.require("PGAS_ROOT", "the rendezvous host:port"), info);
+    if (info.size > 1 && launcher.rendezvous == rendezvous_rule::master_port_next && !env.has("PGAS_ROOT"))
+        root_from_master(env, info);
+    return {launcher.rank, size, launcher.local_rank, launcher.local_size ? launcher.local_size : size};
+}
+
+// Node-local rank and size: both or neither, or (no local size variable) the size when the job has one node.
+inline void read_node_local(const launch_env_reader& env, const launcher_vars& launcher, const rank_names& names,
+                            launch_info& info) {
+    if (launcher.local_size == nullptr) {
+        if (auto local = env.integer(names.local_rank)) info.local_rank = to_int(*local);
+        const auto nodes = env.integer(first_set(env, launcher.nodes));
         if (nodes && *nodes == 1) info.local_size = info.size;
         if (info.local_size < 0) info.local_rank = -1;  // found through the bootstrap
-    } else {
-        auto local_rank = env.integer(local_rank_name);
-        auto local_size = env.integer(local_size_name);
-        if (local_rank.has_value() != local_size.has_value())
-            launch_error(std::string(local_rank.has_value() ? local_size_name : local_rank_name) +
-                         " is not set but " + (local_rank.has_value() ? local_rank_name : local_size_name) + " is");
-        if (local_rank) {
-            info.local_rank = to_int(*local_rank);
-            info.local_size = to_int(*local_size);
-            if (*local_size < 1)  // an explicit -1 is out of range, not "unknown"
-                launch_error(std::string(local_size_name) + "=" + std::to_string(*local_size) + " must be at least 1");
-        }
+        return;
     }
-    check_ranks(info, rank_name, size_name, local_rank_name, local_size_name);
+    auto local_rank = env.integer(names.local_rank);
+    auto local_size = env.integer(names.local_size);
+    if (local_rank.has_value() != local_size.has_value())
+        launch_error(std::string(local_rank.has_value() ? names.local_size : names.local_rank) + " is not set but " +
+                     (local_rank.has_value() ? names.local_rank : names.local_size) + " is");
+    if (!local_rank) return;
+    info.local_rank = to_int(*local_rank);
+    info.local_size = to_int(*local_size);
+    if (*local_size < 1)  // an explicit -1 is out of range, not "unknown"
+        launch_error(std::string(names.local_size) + "=" + std::to_string(*local_size) + " must be at least 1");
+}
 
-    // On one node every rank of an MPI launch is a child of the same launcher
-    // daemon, so its pid identifies the job when no job id is exported.
-    if (token_seed.empty() && info.local_size == info.size && info.source != "Slurm")
-        token_seed = "launcher-pid-" + std::to_string(::getppid());
+// What every rank of the job knows that names it (public: it names the job, it is no secret); "" when nothing does.
+inline std::string job_identity(const launch_env_reader& env, const launcher_vars& launcher, const launch_info& info) {
+    std::string job;
+    bool named = false;
+    for (std::size_t i = 0; i < launcher.job.size() && launcher.job[i]; ++i) {
+        const auto value = env.get(launcher.job[i]);
+        if (launcher.job_join == '\0' && value) return *value;
+        if (launcher.job_join != '\0') job += (i ? std::string(1, launcher.job_join) : std::string()) + value.value_or("");
+        named = named || value.has_value();
+    }
+    if (named) return job;
+    // On one node every rank of an MPI launch is a child of the same launcher daemon.
+    if (launcher.parent_names_job && info.local_size == info.size) return "launcher-pid-" + std::to_string(::getppid());
+    return {};
+}
 
-    // Rendezvous for torchrun, MPI and Slurm (pgasrun always names one):
-    // PGAS_ROOT when set; else on one node a Unix-domain socket only this
-    // user can reach, named by the job's identity; else torchrun's
-    // MASTER_ADDR:MASTER_PORT+1 (also when an MPI job sets them), and under
-    // Slurm the step's first node at a port derived from the job id. Across
-    // nodes under MPI, PGAS_ROOT is required.
-    const bool outside_launcher = info.source != "PGAS_* variables";
-    if (auto root = env.get("PGAS_ROOT")) {
-        parse_root("PGAS_ROOT", *root, info);
-    } else if (outside_launcher && info.size > 1 && info.local_size == info.size) {
-        if (token_seed.empty() || token_seed == ".")
-            launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
+// "a torchrun job", "an Open MPI job" (initialisms read with a vowel: "an MPICH").
+inline std::string a_job_of(const std::string& source) {
+    return (std::string("AEIOUM").find(source[0]) != std::string::npos ? "an " : "a ") + source + " job";
+}
+
+// Rendezvous for torchrun, MPI and Slurm (pgasrun always names one): PGAS_ROOT when set; else on one node a
+// Unix-domain socket only this user can reach, named by the job's identity; else MASTER_ADDR:MASTER_PORT+1, and
+// under Slurm the step's first node at a port derived from the job id. Across nodes under MPI, PGAS_ROOT is
+// required.
+inline void choose_rendezvous(const launch_env_reader& env, const launcher_vars& launcher, const std::string& job,
+                              launch_info& info) {
+    const bool outside_launcher = launcher.rendezvous != rendezvous_rule::pgas_root;
+    const auto no_job_id = [&] {
+        launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
+    };
+    if (auto root = env.get("PGAS_ROOT")) return parse_root("PGAS_ROOT", *root, info);
+    if (outside_launcher && info.size > 1 && info.local_size == info.size) {
+        if (job.empty()) no_job_id();
         // One node: a socket only this user can reach; its name may be public.
         char name[32];
         std::snprintf(name, sizeof name, "/%016llx.sock",
-                      static_cast<unsigned long long>(fnv1a(info.source + "|" + token_seed)));
+                      static_cast<unsigned long long>(fnv1a(info.source + "|" + job)));
         info.root_path = private_rendezvous_dir(env) + name;
         info.root_host.clear();
         info.root_port = 0;
-    } else if (info.root_host.empty() && info.size > 1) {
-        if (env.has("MASTER_ADDR") && env.has("MASTER_PORT")) {
-            root_from_master(env, info);
-        } else if (token_seed.empty() || token_seed == ".") {
-            launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
-        } else if (info.source == "Slurm") {
-            const auto list = env.get("SLURM_STEP_NODELIST").value_or(env.get("SLURM_JOB_NODELIST").value_or(""));
-            info.root_host = first_slurm_host(list);
-            if (info.root_host.empty())
-                launch_error("SLURM_STEP_NODELIST is not set and the job spans nodes: set PGAS_ROOT=host:port");
-            info.root_port = derived_port(token_seed);
-        } else {
-            launch_error("an " + info.source +
-                         " job across nodes needs PGAS_ROOT=host:port (or MASTER_ADDR and MASTER_PORT) naming rank 0's "
-                         "node");
-        }
+        return;
     }
+    if (!info.root_host.empty() || info.size <= 1) return;
+    if (env.has(master_addr) && env.has(master_port)) return root_from_master(env, info);
+    if (job.empty()) no_job_id();
+    if (launcher.node_list[0] == nullptr)
+        launch_error(a_job_of(info.source) +
+                     " across nodes needs PGAS_ROOT=host:port (or MASTER_ADDR and MASTER_PORT) naming rank 0's node");
+    info.root_host = first_slurm_host(env.get(first_set(env, launcher.node_list)).value_or(""));
+    if (info.root_host.empty())
+        launch_error(std::string(launcher.node_list[0]) + " is not set and the job spans nodes: set PGAS_ROOT=host:port");
+    info.root_port = derived_port(job);
+}
 
-    // PGAS_TOKEN comes from pgasrun (random). torchrun, MPI and Slurm have no
-    // pgas-specific secret to hand out: on one node the private socket keeps
-    // other users out and a token derived from the job's identity only
-    // separates this user's jobs; over TCP a derived token would be public
-    // (anyone could compute it and join, or bind the port first and collect
-    // the hellos), so there PGAS_TOKEN is required (issue 13). So it is for
-    // PGAS_* variables set by hand: a token derived from PGAS_ROOT let two
-    // jobs that share a root take each other's ranks, all exiting 0 (issue 28).
+// PGAS_TOKEN comes from pgasrun (random). torchrun, MPI and Slurm have no pgas-specific secret to hand out: on one
+// node the private socket keeps other users out and a token derived from the job's identity only separates this
+// user's jobs; over TCP a derived token would be public (anyone could compute it and join, or bind the port first
+// and collect the hellos), so there PGAS_TOKEN is required. So it is for PGAS_* variables set by hand: two jobs
+// that share a root would take each other's ranks with a token derived from it.
+inline void choose_token(const launch_env_reader& env, const launcher_vars& launcher, const std::string& job,
+                         launch_info& info) {
+    const bool outside_launcher = launcher.rendezvous != rendezvous_rule::pgas_root;
     if (!outside_launcher && info.size > 1 && !env.has("PGAS_TOKEN"))
         launch_error("PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT set by hand need PGAS_TOKEN: a secret shared by the "
                      "ranks of this launch and no other (without one, two jobs that use the same PGAS_ROOT would "
                      "take each other's ranks). Export a fresh one for every launch, e.g. "
                      "PGAS_TOKEN=$(openssl rand -hex 16), or start the job with pgasrun, which does");
     if (outside_launcher && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
-        launch_error(std::string(info.source == "Slurm" || info.source == "torchrun" ? "a " : "an ") + info.source +
-                     " job with a TCP rendezvous (" +
+        launch_error(a_job_of(info.source) + " with a TCP rendezvous (" +
                      (env.has("PGAS_ROOT") ? std::string("PGAS_ROOT is set") : std::string("it spans nodes")) +
                      ") needs PGAS_TOKEN: a token derived from the job's public ids would let any user of these "
                      "nodes join it. Export a secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), " +
-                     (info.source == "torchrun"
-                          ? std::string("before starting torchrun on every node (pgas listens on "
-                                        "MASTER_ADDR:MASTER_PORT+1, or at PGAS_ROOT=host:port of rank 0's node)")
+                     (launcher.rendezvous == rendezvous_rule::master_port_next
+                          ? "before starting " + info.source + " on every node (pgas listens on "
+                                "MASTER_ADDR:MASTER_PORT+1, or at PGAS_ROOT=host:port of rank 0's node)"
                           : std::string("and PGAS_ROOT=host:port of rank 0's node, before starting the job")));
     if (auto token = env.get("PGAS_TOKEN")) {
         if (token->size() > max_token_bytes)
             launch_error("PGAS_TOKEN is " + std::to_string(token->size()) + " bytes long; at most " +
                          std::to_string(max_token_bytes) + " are allowed");
         info.token = *token;
+        return;
     }
-    else
-        info.token = "derived-" + std::to_string(fnv1a(info.source + "|" + token_seed + "|" + std::to_string(info.size) +
-                                                       "|" + info.root_host + ":" + std::to_string(info.root_port)));
+    info.token = "derived-" + std::to_string(fnv1a(info.source + "|" + job + "|" + std::to_string(info.size) + "|" +
+                                                   info.root_host + ":" + std::to_string(info.root_port)));
+}
 
+inline std::chrono::milliseconds bootstrap_timeout(const launch_env_reader& env) {
     const auto timeout =
         env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(std::int64_t(default_bootstrap_timeout_ms));
     if (timeout <= 0)
@@ -364,12 +363,34 @@ inline launch_info parse_launch_env(const env_lookup& lookup) {
     if (std::uint64_t(timeout) > max_timeout_ms)
         launch_error("PGAS_BOOTSTRAP_TIMEOUT_MS=" + std::to_string(timeout) + " is larger than the limit of " +
                      std::to_string(max_timeout_ms) + " ms (one day)");
-    info.bootstrap_timeout = std::chrono::milliseconds(timeout);
+    return std::chrono::milliseconds(timeout);
+}
+
+// The launch environment through `lookup`: the first launcher of the table whose variables are set, read row by
+// row; none set: a world of this one process (like an MPI singleton).
+inline launch_info parse_launch_env(const env_lookup& lookup) {
+    launch_env_reader env(lookup);
+    launch_info info;
+    const launcher_vars* launcher = find_launcher(env);
+    if (launcher == nullptr) {
+        info.source = "no launcher (one process)";
+        info.local_rank = 0;
+        info.local_size = 1;
+        return info;
+    }
+    info.source = launcher->source;
+    const rank_names names = read_world(env, *launcher, info);
+    read_node_local(env, *launcher, names, info);
+    check_ranks(info, names.rank, names.size, names.local_rank, names.local_size);
+    const std::string job = job_identity(env, *launcher, info);
+    choose_rendezvous(env, *launcher, job, info);
+    choose_token(env, *launcher, job, info);
+    info.bootstrap_timeout = bootstrap_timeout(env);
     return info;
 }
 
 // pgasrun's status pipe (PGAS_STATUS_FD): a world of several processes says on it that it joined ('i') and that it
-// was finalized ('f'), and pgasrun reports a rank that exits 0 in between as failed (issue 28, item 3: a PE that
+// was finalized ('f'), and pgasrun reports a rank that exits 0 in between as failed (a PE that
 // exited 0 without finalizing lost what its peers sent it, and every process exited 0). Looked up once per
 // process and made close-on-exec, so a program the rank starts cannot write to it; a descriptor that is not a
 // pipe is not written to.

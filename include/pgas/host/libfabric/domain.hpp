@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/bootstrap/node.hpp>
 #include <pgas/host/cuda/check.hpp>
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/host/world.hpp>
@@ -374,15 +375,9 @@ private:
         if (said.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
     }
 
+    // Collective: whether every participant shares this node (detail::discover_node's meaning of a node).
     bool all_on_one_host() const {
-        struct host_name {
-            char text[256];
-        } mine{};
-        gethostname(mine.text, sizeof(mine.text) - 1);
-        auto all = world_->channel().allgather_value(mine);
-        for (const auto& other : all)
-            if (std::strncmp(other.text, mine.text, sizeof(mine.text)) != 0) return false;
-        return true;
+        return detail::discover_node(world_->channel()).size() == world_->channel().size();
     }
 
     void agree_on_provider(const char* name) const {

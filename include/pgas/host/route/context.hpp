@@ -3,19 +3,14 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/host/bootstrap/node.hpp>
 #include <pgas/host/world.hpp>
 #include <pgas/transport/concepts.hpp>
 #include <pgas/transport/route/route.hpp>
 
-#include <cctype>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
 
@@ -71,60 +66,26 @@ device::context<route<Near, Far>> route_context(const world& w, const device::co
 /// PGAS_NODE_SIZE=k: "nodes" of k consecutive world PEs instead of hosts
 /// (the last may be smaller), so that one machine can stand for several nodes:
 /// e.g. 4 PEs on one GPU, near pairs over NVLink and the far side over a
-/// network transport (issue 18). nullopt when unset.
+/// network transport. nullopt when unset.
 ///
 /// A malformed PGAS_NODE_SIZE throws errc::invalid_argument.
 inline std::optional<pe_range> virtual_node_pes(int pe, int n_pes) {
-    const char* text = std::getenv("PGAS_NODE_SIZE");
-    if (text == nullptr || *text == '\0') return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    const long size = std::strtol(text, &end, 10);
-    if (errno != 0 || *end != '\0' || !std::isdigit(static_cast<unsigned char>(*text)) || size < 1 || size > n_pes)
-        detail::throw_error(errc::invalid_argument, pe, "PGAS_NODE_SIZE",
-                            std::string("expected PEs per node in [1, ") + std::to_string(n_pes) + "], got '" + text +
-                                "'");
-    const int first = pe / int(size) * int(size);
-    return pe_range{first, n_pes - first < int(size) ? n_pes - first : int(size)};
+    const auto node = detail::virtual_node(pe, n_pes, pe);
+    if (!node) return std::nullopt;
+    return pe_range{node->first, node->second};
 }
 
-/// Collective: the PEs on this process's host (by gethostname), the usual
-/// near range, or PGAS_NODE_SIZE's virtual node when that is set. They must be
+/// Collective: the PEs on this process's node (same boot and network
+/// namespace: the node the heap shares memory within), the usual near range,
+/// or PGAS_NODE_SIZE's virtual node when that is set. They must be
 /// consecutive world PEs (one node's launch ranks are); otherwise this throws
 /// and the caller passes its own pe_range.
 inline pe_range route_node_pes(world& w) {
-    if (const auto node = virtual_node_pes(w.local_pe(0), w.n_pes())) {
-        for (int i = 1; i < w.n_local_pes(); ++i)
-            if (w.local_pe(i) < node->first || w.local_pe(i) >= node->first + node->count)
-                detail::throw_error(errc::invalid_argument, w.local_pe(0), "route_node_pes",
-                                    "PGAS_NODE_SIZE splits this process's PEs over two nodes");
-        return *node;
-    }
-    struct card {
-        char host[256];
-        int first;
-        int count;
-    } mine{};
-    gethostname(mine.host, sizeof(mine.host) - 1);
-    mine.first = w.local_pe(0);
-    mine.count = w.n_local_pes();
-    for (int i = 1; i < w.n_local_pes(); ++i)
-        if (w.local_pe(i) != mine.first + i)
-            detail::throw_error(errc::invalid_argument, -1, "route_node_pes",
-                                "this process's PEs are not consecutive: pass a pe_range to route_context");
-    const auto all = w.channel().allgather_value(mine);
-    int low = w.n_pes(), high = -1, on_host = 0;
-    for (const auto& other : all) {
-        if (std::strncmp(other.host, mine.host, sizeof(mine.host)) != 0) continue;
-        low = other.first < low ? other.first : low;
-        high = other.first + other.count - 1 > high ? other.first + other.count - 1 : high;
-        on_host += other.count;
-    }
-    if (on_host != high - low + 1)
-        detail::throw_error(errc::invalid_argument, mine.count == 1 ? mine.first : -1, "route_node_pes",
-                            std::string("the PEs on host ") + mine.host +
-                                " are not consecutive world PEs: pass a pe_range to route_context");
-    return pe_range{low, on_host};
+    std::vector<int> pes;
+    for (int i = 0; i < w.n_local_pes(); ++i) pes.push_back(w.local_pe(i));
+    const auto [first, count] =
+        detail::node_pes(w.channel(), pes, w.n_pes(), "route_node_pes", ": pass a pe_range to route_context");
+    return pe_range{first, count};
 }
 
 PGAS_NAMESPACE_END
