@@ -32,9 +32,9 @@ PGAS_HD constexpr coll_plan allgather_plan(std::size_t count) {
 /// Large blocks: between two team syncs every member stores its block into
 /// every member's dst.
 ///
-/// @coll_callers{`count`}
-/// @coll_transports
-/// @coll_errors
+/// - @coll_callers{`count`}
+/// - @coll_transports
+/// - @coll_errors
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
 PGAS_HD void allgather(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count) {

@@ -29,9 +29,9 @@ PGAS_HD constexpr coll_plan alltoall_plan(std::size_t count) {
 /// Small blocks: LL packets straight into each peer's scratch. Large blocks:
 /// between two team syncs every member stores block j into member j's dst.
 ///
-/// @coll_callers{`count`}
-/// @coll_transports
-/// @coll_errors
+/// - @coll_callers{`count`}
+/// - @coll_transports
+/// - @coll_errors
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
 PGAS_HD void alltoall(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                       std::size_t count) {

@@ -33,9 +33,9 @@ PGAS_HD constexpr coll_plan broadcast_plan(std::size_t count, int root) {
 /// a last sync frees the root's src and every dst (the root's links carry the
 /// block once, not n - 1 times).
 ///
-/// @coll_callers{`count` and `root`}
-/// @coll_transports
-/// @coll_errors
+/// - @coll_callers{`count` and `root`}
+/// - @coll_transports
+/// - @coll_errors
 /// - `root` not a team index: errc::pe_out_of_range.
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
 PGAS_HD void broadcast(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,

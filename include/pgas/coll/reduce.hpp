@@ -27,10 +27,10 @@ PGAS_HD constexpr coll_plan reduce_plan(std::size_t count, int root) {
 /// reused. Elements are combined in team order, so results are reproducible.
 /// count == 0 is valid: it only synchronizes the team (as pgas::sync).
 ///
-/// @coll_callers{`count`\, `op` and `root`}
-/// @coll_transports
-/// @coll_errors
-/// @coll_reduction_errors
+/// - @coll_callers{`count`\, `op` and `root`}
+/// - @coll_transports
+/// - @coll_errors
+/// - @coll_reduction_errors
 /// - `root` not a team index: errc::pe_out_of_range.
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
@@ -61,10 +61,10 @@ PGAS_HD constexpr coll_plan allreduce_plan(std::size_t count) {
 /// Large blocks: two-shot direct, member i reduces slice i from every member's
 /// src and stores it into every member's dst, between two team syncs.
 ///
-/// @coll_callers{`count` and `op`}
-/// @coll_transports
-/// @coll_errors
-/// @coll_reduction_errors
+/// - @coll_callers{`count` and `op`}
+/// - @coll_transports
+/// - @coll_errors
+/// - @coll_reduction_errors
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void allreduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count, Op op) {

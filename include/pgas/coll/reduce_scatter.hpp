@@ -33,10 +33,10 @@ PGAS_HD constexpr coll_plan reduce_scatter_plan(std::size_t count) {
 /// Large blocks: between two team syncs, member i reduces block i straight
 /// from every member's src.
 ///
-/// @coll_callers{`count` and `op`}
-/// @coll_transports
-/// @coll_errors
-/// @coll_reduction_errors
+/// - @coll_callers{`count` and `op`}
+/// - @coll_transports
+/// - @coll_errors
+/// - @coll_reduction_errors
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                             std::size_t count, Op op) {

@@ -18,7 +18,8 @@
 #define PGAS_DEVICE_FN
 #endif
 
-/// 1 while nvcc compiles the device side of a translation unit, else 0.
+/// 1 while nvcc compiles the device side of a translation unit, else 0. Splits inside a function use NV_IF_TARGET;
+/// this is for the blocks that cannot be one of its arguments (`__shared__` declarations among many statements).
 #if defined(__CUDA_ARCH__)
 #define PGAS_DEVICE_PASS 1
 #else

@@ -19,7 +19,7 @@ namespace detail {
 // Why: a process stopped by SIGSTOP (or a debugger, or a frozen cgroup)
 // keeps its bootstrap connection open, so the bootstrap's watcher never sees
 // it go; the others' device-side waits then ran into their timeout with a
-// diagnostic naming the wait, not the PE (issue 13). Each process of a
+// diagnostic naming the wait, not the PE. Each process of a
 // multi-process world on one node instead stamps its heartbeat word (where
 // the heap puts it: heap_layout::heartbeat_offset of a shared-memory heap, a
 // shared page beside a GPU heap; heap_memory::heartbeat_words) with the host
@@ -184,7 +184,7 @@ inline void mark_left_peers(const heartbeat_table& table, int* left) {
 // heartbeat period: throws errc::peer_failed naming the first peer whose
 // stamp is older than the bound, or, once the wait itself has lasted the
 // bound, the first peer that has left: a wait of the others then ran into
-// its timeout naming neither the PE nor that it left (issue 28, item 5). Not
+// its timeout naming neither the PE nor that it left. Not
 // at once: such a wait does not know whose write it waits for, and may still be
 // waiting for a live peer that is merely slow while another has finished and
 // left (a dissemination barrier's last round), so a leave counts like a

@@ -51,17 +51,24 @@ PGAS_HD inline int load_abort_flag(const volatile int* flag) {
                          call, pe, (unsigned long long)(waited_ms), __VA_ARGS__);                                      \
                   __trap();))
 
-// A wait on a heap word: names the PE, the heap offset, the condition and the value seen.
+// A wait on a heap word: names the PE, the word (`ivars[index] at` when it is one of an array; index < 0: a lone
+// word), its heap offset, the condition and the value seen.
 template <class T>
 PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset, cmp op, T expected,
-                                 T seen, std::uint64_t waited_ms) {
-    if constexpr (std::is_floating_point_v<T>) {
-        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "heap offset %llu %s %g (seen %g)", (unsigned long long)offset,
-                            to_string(op), double(expected), double(seen));
-    } else {
-        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "heap offset %llu %s %lld (seen %lld)", (unsigned long long)offset,
-                            to_string(op), (long long)expected, (long long)seen);
+                                 T seen, std::uint64_t waited_ms, long long index = -1) {
+#define PGAS_WORD_TIMED_OUT(number, ...)                                                                              \
+    if (index >= 0) {                                                                                                  \
+        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "ivars[%lld] at heap offset %llu %s " number " (seen " number ")",   \
+                            index, __VA_ARGS__);                                                                       \
+    } else {                                                                                                           \
+        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "heap offset %llu %s " number " (seen " number ")", __VA_ARGS__);    \
     }
+    if constexpr (std::is_floating_point_v<T>) {
+        PGAS_WORD_TIMED_OUT("%g", (unsigned long long)offset, to_string(op), double(expected), double(seen))
+    } else {
+        PGAS_WORD_TIMED_OUT("%lld", (unsigned long long)offset, to_string(op), (long long)expected, (long long)seen)
+    }
+#undef PGAS_WORD_TIMED_OUT
 }
 
 // What a wait may add to the plain spin of poll_until, each a callable:
@@ -88,12 +95,9 @@ PGAS_HD inline unsigned poll_check_mask() { NV_IF_TARGET(NV_IS_DEVICE, (return 2
 // completions): calls attempt() until it returns true; every 256 polls (16 on the host: poll_check_mask) checks
 // the peer-failure flag, check() and the clock, on the host the peers'
 // heartbeats (detail/heartbeat.hpp: a stopped process, errc::peer_failed
-// naming it), and calls on_timeout(waited_ms) once runtime's timeout has passed. The clock is first
-// read at that first check, not on the first miss: a %globaltimer read sat
-// between a barrier's first poll and its second and cost every 2-PE barrier
-// ~0.55 us on 2xH200 (bench_coll_tune barrier2: red.release + inline polls
-// 1.31 us, through this loop 1.86 us). Timeouts therefore count from the
-// first check (the 256th poll on the GPU).
+// naming it), and calls on_timeout(waited_ms) once runtime's timeout has passed. The clock is first read at that
+// first check, not on the first miss (a %globaltimer read there cost every 2-PE barrier ~0.55 us on 2xH200), so
+// timeouts count from the first check.
 template <class Attempt, class OnTimeout, class Progress = no_hook, class BackOff = relax_back_off,
           class Check = no_hook>
 PGAS_HD void poll_until(const runtime_state& runtime, int pe, const char* call, Attempt&& attempt,
@@ -134,8 +138,7 @@ PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnT
 // poll_until's check() for a wait that knows whose write it waits for: world PE `awaited` (a dissemination
 // round: its partner's arrival; -1: unknown, nothing checked). Host only, with a heartbeat table: when that PE
 // has left (its world destroyed in good order) and attempt() still fails after that was seen, the write will never
-// come, and the wait fails at once naming it (errc::peer_failed; issue 28, item 5: it was named only after the
-// heartbeat bound, as by a wait that does not know whom it waits for). The condition is tried after the left
+// come, and the wait fails at once naming it (errc::peer_failed), not after the heartbeat bound. The condition is tried after the left
 // state is read, so a PE that arrived and then left is never blamed (its arrival happens before its left stamp:
 // heartbeat_stamp's release, has_left's acquire). Kernels cannot read the table (GPU heaps keep it in host pages);
 // there the bootstrap watcher marks a PE that left in runtime.left every tick (mark_left_peers), and the wait
@@ -167,6 +170,7 @@ PGAS_HD void check_awaited(const runtime_state& runtime, int pe, const char* cal
 //
 // awaited: the world PE whose write makes the condition hold, when the caller
 // knows it (check_awaited: fails at once when it has left); -1 when not.
+// index: the word's place in the caller's array, named by the timeout; -1 for a lone word.
 enum class polling { acquire, relaxed };
 
 template <class T>
@@ -177,7 +181,7 @@ PGAS_HD T load_relaxed_word(const T* address) {
 
 template <polling Ordering = polling::acquire, class T, class Ctx>
 PGAS_HD T wait_address(const Ctx& ctx, const char* call, const T* address, std::uint64_t offset,
-                       cmp op, T value, int awaited = -1) {
+                       cmp op, T value, int awaited = -1, long long index = -1) {
     T seen{};
     auto attempt = [&] {
         if constexpr (Ordering == polling::acquire)
@@ -189,7 +193,7 @@ PGAS_HD T wait_address(const Ctx& ctx, const char* call, const T* address, std::
     poll_until(
         ctx.runtime, ctx.my_pe(), call, attempt,
         [&](std::uint64_t waited_ms) {
-            report_wait_timeout(call, ctx.my_pe(), offset, op, value, seen, waited_ms);
+            report_wait_timeout(call, ctx.my_pe(), offset, op, value, seen, waited_ms, index);
         },
         no_hook{}, relax_back_off{}, [&] { check_awaited(ctx.runtime, ctx.my_pe(), call, awaited, attempt); });
     return seen;

@@ -51,153 +51,89 @@ PGAS_HD void atomic_update_op(const device::context<Tr>& ctx, const char* call, 
 }  // namespace detail
 
 /// Atomically reads the word `src` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
+/// - @by_one
 /// - **Returns** the value read once the atomic has been performed at `pe`. Relaxed: ordered with the caller's other
 ///   operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `src` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @on_atomic
+/// - @atomic_errors{src} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_fetch(const device::context<Tr>& ctx, symmetric_ptr<T> src, int pe) {
     return detail::atomic_op(ctx, "atomic_fetch", amo::fetch, src, T{}, T{}, pe);
 }
 /// Atomically writes `value` into the word `dst` on PE `pe` (a word another PE may poll).
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** once the update is issued, with no old value: it is complete (visible at `pe`) after the caller's
-///   next quiet, and ordered before the caller's later operations on the same word by fence. libfabric pushes it
-///   without waiting for a reply; nvlink, host and ibgda perform it before returning.
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). A wait inside (ibgda's reply, a full proxy ring) may end in errc::timeout or
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_issued
+/// - @on_atomic
+/// - @atomic_errors{dst} @inner_wait_errors
 template <class Tr, class T>
 PGAS_HD void atomic_set(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {
     detail::atomic_update_op(ctx, "atomic_set", amo::set, dst, T(value), pe);
 }
 /// Atomically writes `value` into the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** the word's previous value once the atomic has been performed at `pe`. Relaxed: ordered with the
-///   caller's other operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_old
+/// - @on_atomic
+/// - @atomic_errors{dst} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                       int pe) {
     return detail::atomic_op(ctx, "atomic_swap", amo::swap, dst, value, T{}, pe);
 }
 /// Atomically writes `value` into the word `dst` on PE `pe` if it equals `cond`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
+/// - @by_one
 /// - **Returns** the word's previous value, whether or not it was replaced once the atomic has been performed at
 ///   `pe`. Relaxed: ordered with the caller's other operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @on_atomic
+/// - @atomic_errors{dst} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_compare_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
                               std::type_identity_t<T> cond, std::type_identity_t<T> value, int pe) {
     return detail::atomic_op(ctx, "atomic_compare_swap", amo::compare_swap, dst, value, cond, pe);
 }
 /// Atomically adds `value` to the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** the word's previous value once the atomic has been performed at `pe`. Relaxed: ordered with the
-///   caller's other operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_old
+/// - @on_atomic
+/// - @atomic_errors{dst} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
                            std::type_identity_t<T> value, int pe) {
     return detail::atomic_op(ctx, "atomic_fetch_add", amo::fetch_add, dst, value, T{}, pe);
 }
 /// Atomically adds `value` to the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** once the update is issued, with no old value: it is complete (visible at `pe`) after the caller's
-///   next quiet, and ordered before the caller's later operations on the same word by fence. libfabric pushes it
-///   without waiting for a reply; nvlink, host and ibgda perform it before returning.
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). A wait inside (ibgda's reply, a full proxy ring) may end in errc::timeout or
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_issued
+/// - @on_atomic
+/// - @atomic_errors{dst} @inner_wait_errors
 template <class Tr, class T>
 PGAS_HD void atomic_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {
     detail::atomic_update_op(ctx, "atomic_add", amo::fetch_add, dst, T(value), pe);
 }
 /// Atomically adds 1 to the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** the word's previous value once the atomic has been performed at `pe`. Relaxed: ordered with the
-///   caller's other operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_old
+/// - @on_atomic
+/// - @atomic_errors{dst} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst, int pe) {
     return detail::atomic_op(ctx, "atomic_fetch_inc", amo::fetch_add, dst, T{1}, T{}, pe);
 }
 /// Atomically adds 1 to the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** once the update is issued, with no old value: it is complete (visible at `pe`) after the caller's
-///   next quiet, and ordered before the caller's later operations on the same word by fence. libfabric pushes it
-///   without waiting for a reply; nvlink, host and ibgda perform it before returning.
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS, `pe` out
-///   of range (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally
-///   aligned (errc::misaligned). A wait inside (ibgda's reply, a full proxy ring) may end in errc::timeout or
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_issued
+/// - @on_atomic
+/// - @atomic_errors{dst} @inner_wait_errors
 template <class Tr, class T>
 PGAS_HD void atomic_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst, int pe) {
     detail::atomic_update_op(ctx, "atomic_inc", amo::fetch_add, dst, T{1}, pe);
 }
 /// Atomically ands `value` into the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** the word's previous value once the atomic has been performed at `pe`. Relaxed: ordered with the
-///   caller's other operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be an integer type of 4 or 8 bytes; with PGAS_CHECKS, `pe` out of range
-///   (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally aligned
-///   (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_old
+/// - @on_atomic
+/// - @bitwise_errors{dst} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
                            std::type_identity_t<T> value, int pe) {
@@ -205,18 +141,10 @@ PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
     return detail::atomic_op(ctx, "atomic_fetch_and", amo::fetch_and, dst, value, T{}, pe);
 }
 /// Atomically ands `value` into the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** once the update is issued, with no old value: it is complete (visible at `pe`) after the caller's
-///   next quiet, and ordered before the caller's later operations on the same word by fence. libfabric pushes it
-///   without waiting for a reply; nvlink, host and ibgda perform it before returning.
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be an integer type of 4 or 8 bytes; with PGAS_CHECKS, `pe` out of range
-///   (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally aligned
-///   (errc::misaligned). A wait inside (ibgda's reply, a full proxy ring) may end in errc::timeout or
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_issued
+/// - @on_atomic
+/// - @bitwise_errors{dst} @inner_wait_errors
 template <class Tr, class T>
 PGAS_HD void atomic_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {
@@ -224,17 +152,10 @@ PGAS_HD void atomic_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, st
     detail::atomic_update_op(ctx, "atomic_and", amo::fetch_and, dst, T(value), pe);
 }
 /// Atomically ors `value` into the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** the word's previous value once the atomic has been performed at `pe`. Relaxed: ordered with the
-///   caller's other operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be an integer type of 4 or 8 bytes; with PGAS_CHECKS, `pe` out of range
-///   (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally aligned
-///   (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_old
+/// - @on_atomic
+/// - @bitwise_errors{dst} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
                           std::type_identity_t<T> value, int pe) {
@@ -242,18 +163,10 @@ PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
     return detail::atomic_op(ctx, "atomic_fetch_or", amo::fetch_or, dst, value, T{}, pe);
 }
 /// Atomically ors `value` into the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** once the update is issued, with no old value: it is complete (visible at `pe`) after the caller's
-///   next quiet, and ordered before the caller's later operations on the same word by fence. libfabric pushes it
-///   without waiting for a reply; nvlink, host and ibgda perform it before returning.
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be an integer type of 4 or 8 bytes; with PGAS_CHECKS, `pe` out of range
-///   (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally aligned
-///   (errc::misaligned). A wait inside (ibgda's reply, a full proxy ring) may end in errc::timeout or
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_issued
+/// - @on_atomic
+/// - @bitwise_errors{dst} @inner_wait_errors
 template <class Tr, class T>
 PGAS_HD void atomic_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                        int pe) {
@@ -261,17 +174,10 @@ PGAS_HD void atomic_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std
     detail::atomic_update_op(ctx, "atomic_or", amo::fetch_or, dst, T(value), pe);
 }
 /// Atomically xors `value` into the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** the word's previous value once the atomic has been performed at `pe`. Relaxed: ordered with the
-///   caller's other operations only through fence and quiet (as OpenSHMEM).
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be an integer type of 4 or 8 bytes; with PGAS_CHECKS, `pe` out of range
-///   (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally aligned
-///   (errc::misaligned). On libfabric and ibgda it waits for the reply: errc::timeout after PGAS_TIMEOUT_MS,
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_old
+/// - @on_atomic
+/// - @bitwise_errors{dst} @reply_errors
 template <class Tr, class T>
 PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
                            std::type_identity_t<T> value, int pe) {
@@ -279,18 +185,10 @@ PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
     return detail::atomic_op(ctx, "atomic_fetch_xor", amo::fetch_xor, dst, value, T{}, pe);
 }
 /// Atomically xors `value` into the word `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
-/// - **Returns** once the update is issued, with no old value: it is complete (visible at `pe`) after the caller's
-///   next quiet, and ordered before the caller's later operations on the same word by fence. libfabric pushes it
-///   without waiting for a reply; nvlink, host and ibgda perform it before returning.
-/// - **Transports:** every pgas::atomic_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot do remote atomics: it does not model
-///   pgas::atomic_transport".
-/// - **Errors:** compile time: `T` must be an integer type of 4 or 8 bytes; with PGAS_CHECKS, `pe` out of range
-///   (errc::pe_out_of_range), a null or out-of-heap `dst` (errc::not_symmetric), a word not naturally aligned
-///   (errc::misaligned). A wait inside (ibgda's reply, a full proxy ring) may end in errc::timeout or
-///   errc::peer_failed.
+/// - @by_one
+/// - @returns_issued
+/// - @on_atomic
+/// - @bitwise_errors{dst} @inner_wait_errors
 template <class Tr, class T>
 PGAS_HD void atomic_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
                         int pe) {

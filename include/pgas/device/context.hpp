@@ -58,7 +58,6 @@ struct context {
     /// through that channel's queues (ibgda: its RC queue pair to each peer, with its own send queue, doorbell
     /// and CQ; libfabric: its proxy ring; nvlink/host: the same path, the channel changes nothing), and its
     /// fence, quiet and flush_local cover that channel only (quiet_all covers every one).
-    ///
     /// - **Called by** any thread, any number of times (a value computation: on ibgda and nvlink/host no memory
     ///   access, on libfabric a few pointer additions). DeepEP's pattern: `auto c = ctx.on_channel(expert %
     ///   ctx.n_channels());` once per warp, then every op of that warp on `c`.

@@ -34,14 +34,12 @@ PGAS_HD void check_rma(const device::context<Tr>& ctx, const char* call, std::ui
 }  // namespace detail
 
 /// Copies `count` elements from local `src` to `dst` on PE `pe` (blocking put).
-///
 /// - **Called by** every thread of `G` (pgas::thread by default, a tile, warp or block) with the same arguments.
 /// - **Returns** when `src` may be reused; the data is visible at `pe` only after quiet (or barrier, or a
 ///   signal a reader waits for). Ordered with the caller's later operations to `pe` only by fence, with those to
 ///   other PEs only by quiet. Per transport (docs/memory-model.md): nvlink/host return once the stores are issued;
 ///   libfabric waits for the put's completion above 48 bytes; ibgda for a registered source's WRITE completion.
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - @on_rma
 /// - **Errors:** compile time: `T` and `U` differ (use symmetric_cast) or are not trivially copyable;
 ///   with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null `dst` or a range outside the
 /// heap's user area errc::not_symmetric (thrown on the host transport, print and trap on a GPU: see @ref errors).
@@ -56,12 +54,10 @@ PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* 
 }
 
 /// Copies `count` elements from local `src` to `dst` on PE `pe` without waiting (put, non-blocking).
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** at once: `src` must stay untouched until the caller's next quiet (or barrier), which completes the
 ///   put and makes it visible at `pe`. Ordering as put. On nvlink/host it is the same as put.
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - @on_rma
 /// - **Errors:** as put (compile time and PGAS_CHECKS); a full proxy ring makes libfabric's put_nbi wait
 ///   (errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr, class T, class U>
@@ -74,16 +70,13 @@ PGAS_HD void put_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const
 }
 
 /// Copies `count` elements of `src` on PE `pe` into local `dst` (blocking get).
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** when `dst` holds the data, for every thread of `G`. It reads what `pe` made visible (after that PE's
 ///   quiet, or a signal the caller waited for); not ordered with the caller's earlier puts to `pe` unless a fence or
 ///   quiet sits between them.
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
-/// - **Errors:** compile time as put; with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null
-///   `src` or a range outside the heap's user area errc::not_symmetric (thrown on the host transport, print and trap
-///   on a GPU: see @ref errors). On libfabric and ibgda it waits for the data (errc::timeout, errc::peer_failed).
+/// - @on_rma
+/// - **Errors:** compile time as put; @heap_checked{src}. On libfabric and ibgda it waits for the data
+///   (errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count, int pe) {
     detail::require_rma<Tr>();
@@ -93,12 +86,10 @@ PGAS_HD void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, s
 }
 
 /// Copies `count` elements of `src` on PE `pe` into local `dst` without waiting (get, non-blocking).
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** at once; `dst` is valid only after the caller's next quiet (some transports complete it before
 ///   returning: nvlink/host always, libfabric up to 48 bytes, ibgda into unregistered memory; do not rely on it).
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - @on_rma
 /// - **Errors:** as get.
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count,
@@ -110,17 +101,13 @@ PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> sr
 }
 
 /// One thread writes one element, `value`, to `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
+/// - @by_one
 /// - **Returns** when the write is issued; visible at `pe` after quiet, like put. On load/store transports (nvlink,
 ///   host) a 4- or 8-byte arithmetic element is a single relaxed system-scope atomic store, so a peer may poll it
 ///   with wait_until without a data race; elsewhere (libfabric, ibgda, route) it is a one-element put: write a word
 ///   another PE polls with atomic_set or a signal there.
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
-/// - **Errors:** with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null `dst` or a range
-///   outside the heap's user area errc::not_symmetric (thrown on the host transport, print and trap on a GPU: see
-///   @ref errors).
+/// - @on_rma
+/// - **Errors:** @heap_checked{dst}.
 template <class Tr, class T>
 PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_rma<Tr>();
@@ -135,15 +122,12 @@ PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_i
 }
 
 /// One thread reads one element of `src` on PE `pe` and returns it.
-///
 /// - **Called by** one thread.
 /// - **Returns** the value: on nvlink/host a 4- or 8-byte arithmetic element is one relaxed system-scope atomic
 ///   load; elsewhere a one-element blocking get.
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
-/// - **Errors:** with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range and a null `src` or a range
-///   outside the heap's user area errc::not_symmetric (thrown on the host transport, print and trap on a GPU: see
-///   @ref errors). On libfabric and ibgda it waits for the reply (errc::timeout, errc::peer_failed).
+/// - @on_rma
+/// - **Errors:** @heap_checked{src}. On libfabric and ibgda it waits for the reply (errc::timeout,
+///   errc::peer_failed).
 template <class Tr, class T>
 PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, symmetric_ptr<T> src, int pe) {
     detail::require_rma<Tr>();
@@ -178,14 +162,12 @@ PGAS_HD void check_strided(const device::context<Tr>& ctx, const char* call, std
 
 /// Strided put (OpenSHMEM shmem_iput): copies `count` elements, `src[i * src_stride]` to `dst[i * dst_stride]` on PE
 /// `pe` (strides in elements, at least 1).
-///
 /// - **Called by** every thread of `G` with the same arguments; the group's threads share the elements.
 /// - **Returns** when `src` may be reused, for every thread of `G`; visible at `pe` after quiet, ordered like put.
 ///   On load/store transports (nvlink, host) it is a direct strided copy into the peer's memory, element by element
 ///   over the group's threads; on the others (libfabric, ibgda, route's far side) a loop of one-element blocking puts
 ///   through the transport (one command or WQE per element: use put on a packed buffer for bandwidth).
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - @on_rma
 /// - **Errors:** compile time as put; with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range, a stride
 ///   below 1 errc::invalid_argument, a null `dst` or a strided span outside the heap's user area errc::not_symmetric
 ///   (thrown on the host transport, print and trap on a GPU). Where a put waits (libfabric, ibgda), errc::timeout or
@@ -209,13 +191,11 @@ PGAS_HD void iput(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U*
 
 /// Strided get (OpenSHMEM shmem_iget): copies `count` elements, `src[i * src_stride]` on PE `pe` to local
 /// `dst[i * dst_stride]` (strides in elements, at least 1).
-///
 /// - **Called by** every thread of `G` with the same arguments; the group's threads share the elements.
 /// - **Returns** when `dst` holds the data, for every thread of `G`; what it reads is as for get. On load/store
 ///   transports (nvlink, host) a direct strided copy from the peer's memory; on the others (libfabric, ibgda, route's
 ///   far side) a loop of one-element blocking gets through the transport (one round trip per element).
-/// - **Transports:** every pgas::rma_transport (every built-in one); with another the call fails to compile: "pgas:
-///   this transport cannot put/get: it does not model pgas::rma_transport".
+/// - @on_rma
 /// - **Errors:** compile time as get; with PGAS_CHECKS, `pe` outside [0, n_pes) is errc::pe_out_of_range, a stride
 ///   below 1 errc::invalid_argument, a null `src` or a strided span outside the heap's user area errc::not_symmetric
 ///   (thrown on the host transport, print and trap on a GPU). On libfabric and ibgda it waits for the data

@@ -6,6 +6,7 @@
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/detail/wait.hpp>
 #include <pgas/device/context.hpp>
+#include <pgas/device/detail/watched_words.hpp>
 #include <pgas/device/rma.hpp>
 
 #include <cstddef>
@@ -27,15 +28,12 @@ PGAS_HD void check_signal(const device::context<Tr>& ctx, const char* call, symm
 
 /// Copies `count` elements from local `src` to `dst` on PE `pe`, then applies `op value` to the signal word
 /// `sig` on `pe`: a PE that sees the signal's new value (signal_wait_until, wait_until) sees the data.
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** when `src` may be reused (libfabric: after the data's completion above 48 bytes; ibgda: after the
 ///   signal's completion). The signal is ordered after this put's data on every transport, and after the caller's
 ///   earlier operations: on nvlink/host its group's earlier stores (release), on libfabric every earlier command,
 ///   on ibgda and route only earlier operations to the same `pe` (docs/memory-model.md).
-/// - **Transports:** every pgas::signal_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot signal: it does not model
-///   pgas::signal_transport".
+/// - @on_signal
 /// - **Errors:** compile time: `T` and `U` differ or are not trivially copyable; with PGAS_CHECKS, `pe` out of range
 ///   (errc::pe_out_of_range), a null or out-of-heap `dst` or `sig` (errc::not_symmetric), `sig` not 8-byte aligned
 ///   (errc::misaligned). Where it waits (libfabric, ibgda), errc::timeout after PGAS_TIMEOUT_MS or errc::peer_failed.
@@ -50,12 +48,9 @@ PGAS_HD void put_signal(const device::context<Tr>& ctx, symmetric_ptr<T> dst, co
 }
 
 /// As put_signal, but returns at once: `src` must stay untouched until the caller's next quiet.
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** at once; the signal still becomes visible only after the data. quiet completes both.
-/// - **Transports:** every pgas::signal_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot signal: it does not model
-///   pgas::signal_transport".
+/// - @on_signal
 /// - **Errors:** as put_signal (a full proxy ring makes libfabric wait).
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put_signal_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src,
@@ -70,14 +65,11 @@ PGAS_HD void put_signal_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst
 }
 
 /// One thread applies `op value` (set or add) to the signal word `sig` on PE `pe`.
-///
 /// - **Called by** one thread.
 /// - **Returns** once the update is issued; it becomes visible after the caller's earlier puts to `pe` (release).
 ///   Per transport: nvlink/host order it after the calling thread's earlier stores, libfabric after every earlier
 ///   command of the PE, ibgda and route after earlier operations to `pe` only. Complete at the next quiet.
-/// - **Transports:** every pgas::signal_transport (every built-in one; route when Near and Far both are); with
-///   another the call fails to compile: "pgas: this transport cannot signal: it does not model
-///   pgas::signal_transport".
+/// - @on_signal
 /// - **Errors:** with PGAS_CHECKS, `pe` out of range (errc::pe_out_of_range), a null or out-of-heap `sig`
 ///   (errc::not_symmetric), `sig` not 8-byte aligned (errc::misaligned).
 template <class Tr>
@@ -90,8 +82,7 @@ PGAS_HD void signal(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t>
 }
 
 /// Reads the caller's own signal word `sig` (acquire: data put with the value read is visible).
-///
-/// - **Called by** any thread, on its own; it does not wait.
+/// - @by_anyone
 /// - **Transports:** every transport (a local load).
 /// - **Errors:** with PGAS_CHECKS, a null or out-of-heap `sig` (errc::not_symmetric), `sig` not 8-byte aligned
 ///   (errc::misaligned).
@@ -102,8 +93,7 @@ PGAS_HD std::uint64_t signal_fetch(const device::context<Tr>& ctx, symmetric_ptr
 }
 
 /// Waits until the caller's own signal word `sig` satisfies `seen <op> value` and returns the value seen.
-///
-/// - **Called by** any number of threads; each waits and returns on its own.
+/// - @by_waiters
 /// - **Returns** the value that satisfied the condition (acquire): data put with that signal (put_signal, or puts
 ///   before a signal) is then visible to the caller.
 /// - **Transports:** every transport (polls local memory).
@@ -113,8 +103,7 @@ PGAS_HD std::uint64_t signal_fetch(const device::context<Tr>& ctx, symmetric_ptr
 template <class Tr>
 PGAS_HD std::uint64_t signal_wait_until(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig,
                                         cmp op, std::uint64_t value) {
-    detail::check_signal(ctx, "signal_wait_until", sig);
-    return detail::wait_local(ctx, "signal_wait_until", ctx.local(sig), op, value);
+    return detail::wait_word(ctx, detail::watch_lone(ctx, "signal_wait_until", sig, op, value), 0);
 }
 
 PGAS_NAMESPACE_END

@@ -116,7 +116,6 @@ PGAS_HD T* window_word(const device::context<Tr>& ctx, const char* call, window<
 }  // namespace detail
 
 /// The caller's own buffer of window `w`, at element w.offset(): what it passed to world::register_window.
-///
 /// - **Called by** any thread, on its own; nothing is communicated.
 /// - **Returns** the pointer (valid until world::release_window).
 /// - **Transports:** those that reach windows (nvlink, host, route, libfabric, ibgda); another fails to compile
@@ -130,7 +129,6 @@ PGAS_HD T* window_local(const device::context<Tr>& ctx, window<T> w) {
 
 /// PE `pe`'s buffer of window `w`, at element w.offset(), as a pointer the caller may load from and store to, or
 /// nullptr where that buffer is not mapped here (as ctx.peer for the heap; on route, non-null for near peers only).
-///
 /// - **Called by** any thread, on its own; nothing is communicated.
 /// - **Returns** the pointer or nullptr.
 /// - **Transports:** those that reach windows (nvlink, host, route, libfabric, ibgda); another fails to compile.
@@ -149,7 +147,6 @@ PGAS_HD T* window_peer(const device::context<Tr>& ctx, window<T> w, int pe) {
 }
 
 /// Copies `count` elements from local `src` into window `dst` on PE `pe` (blocking put into a registered buffer).
-///
 /// - **Called by** every thread of `G` (pgas::thread by default, a tile, warp or block) with the same arguments.
 /// - **Returns** when `src` may be reused (the stores are issued; over libfabric, as the heap's put: a payload
 ///   of up to 48 bytes travels in the command, a larger one is waited for); visible at `pe` after quiet (or a
@@ -181,8 +178,7 @@ PGAS_HD void put(const device::context<Tr>& ctx, window<T> dst, const U* src, st
 }
 
 /// As put into a window, without waiting: `src` must stay untouched until the caller's next quiet.
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** at once (the stores are issued); complete and visible at `pe` after quiet.
 /// - **Transports:** as put into a window.
 /// - **Errors:** as put into a window.
@@ -199,8 +195,7 @@ PGAS_HD void put_nbi(const device::context<Tr>& ctx, window<T> dst, const U* src
 }
 
 /// Copies `count` elements of window `src` on PE `pe` into local `dst` (blocking get from a registered buffer).
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** when `dst` holds the data, for every thread of `G`; it reads what `pe` made visible (its quiet, or
 ///   a signal the caller waited for).
 /// - **Transports:** as put into a window.
@@ -218,8 +213,7 @@ PGAS_HD void get(const device::context<Tr>& ctx, T* dst, window<U> src, std::siz
 }
 
 /// As get from a window, without waiting: `dst` is the caller's only after its next quiet.
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** at once (on nvlink/host the loads are done, but do not rely on it).
 /// - **Transports:** as put into a window.
 /// - **Errors:** as put into a window.
@@ -236,8 +230,7 @@ PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, window<U> src, std:
 }
 
 /// One thread writes one element, `value`, into window `dst` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
+/// - @by_one
 /// - **Returns** when the write is issued; visible after quiet. A 4- or 8-byte arithmetic element is one relaxed
 ///   system-scope atomic store, so a peer may poll it.
 /// - **Transports:** as put into a window.
@@ -258,7 +251,6 @@ PGAS_HD void p(const device::context<Tr>& ctx, window<T> dst, std::type_identity
 }
 
 /// One thread reads one element of window `src` on PE `pe` and returns it.
-///
 /// - **Called by** one thread.
 /// - **Returns** the value (a relaxed system-scope atomic load for 4- and 8-byte arithmetic elements).
 /// - **Transports:** as put into a window.
@@ -282,8 +274,7 @@ PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, window<T> src, int
 /// Copies `count` elements from local `src` into window `dst` on PE `pe`, then applies `op value` to the signal
 /// word `sig` in the symmetric heap of `pe`: a PE that sees the signal's new value (signal_wait_until) sees the
 /// data (DeepEP's shape: payload into a framework-owned buffer, flag in symmetric memory).
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** when `src` may be reused. The group's stores come before rank 0's release update of the signal.
 /// - **Transports:** as put into a window, and the transport must model pgas::signal_transport.
 /// - **Errors:** as put into a window; for `sig` as put_signal (errc::not_symmetric, errc::misaligned).
@@ -307,8 +298,7 @@ PGAS_HD void put_signal(const device::context<Tr>& ctx, window<T> dst, const U* 
 }
 
 /// The same as put_signal into a window (its stores are issued before it returns; quiet completes nothing more).
-///
-/// - **Called by** every thread of `G` with the same arguments.
+/// - @by_group
 /// - **Returns** when the data is stored and the signal updated.
 /// - **Transports:** as put_signal into a window.
 /// - **Errors:** as put_signal into a window.
@@ -328,8 +318,7 @@ PGAS_HD void put_signal_nbi(const device::context<Tr>& ctx, window<T> dst, const
 }
 
 /// Atomically reads the word of window `src` on PE `pe`.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
+/// - @by_one
 /// - **Returns** the value; relaxed (ordered with other operations only by fence and quiet), as the heap's atomics.
 /// - **Transports:** as put into a window.
 /// - **Errors:** compile time: `T` must be a 4- or 8-byte integer or floating-point type; with PGAS_CHECKS as put
@@ -344,7 +333,6 @@ PGAS_HD T atomic_fetch(const device::context<Tr>& ctx, window<T> src, int pe) {
 }
 
 /// Atomically writes `value` into the word of window `dst` on PE `pe` (a word another PE may poll).
-///
 /// - **Called by** one thread.
 /// - **Returns** once the store is performed (relaxed); visible after quiet.
 /// - **Transports:** as put into a window.
@@ -363,8 +351,7 @@ PGAS_HD void atomic_set(const device::context<Tr>& ctx, window<T> dst, std::type
 }
 
 /// Atomically adds `value` to the word of window `dst` on PE `pe` and returns the old value.
-///
-/// - **Called by** one thread (any number of threads may call it independently).
+/// - @by_one
 /// - **Returns** the old value (relaxed).
 /// - **Transports:** as put into a window.
 /// - **Errors:** as atomic_fetch on a window.
@@ -378,7 +365,6 @@ PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, window<T> dst, std::t
 }
 
 /// Atomically adds `value` to the word of window `dst` on PE `pe`, no old value wanted.
-///
 /// - **Called by** one thread.
 /// - **Returns** once the add is performed (relaxed); visible after quiet.
 /// - **Transports:** as put into a window.
@@ -397,7 +383,6 @@ PGAS_HD void atomic_add(const device::context<Tr>& ctx, window<T> dst, std::type
 
 /// Atomically replaces the word of window `dst` on PE `pe` with `value` if it equals `expected`; returns the old
 /// value either way.
-///
 /// - **Called by** one thread.
 /// - **Returns** the old value (relaxed).
 /// - **Transports:** as put into a window.

@@ -34,7 +34,7 @@ PGAS_HD float warp_max(float v) {
 // many have: a warp ballot each, then the warps' counts in shared memory. Called by every thread of the block
 // (a multiple of 32 threads); on the host transport a block is one thread.
 PGAS_HD inline int block_rank(bool flag, int& total) {
-#if PGAS_DEVICE_PASS
+#if PGAS_DEVICE_PASS  // not NV_IF_TARGET: a __shared__ block of statements, not one macro argument
     __shared__ int warp_count[32];
     const unsigned set = __ballot_sync(0xffffffffu, flag), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if (lane == 0) warp_count[warp] = __popc(set);

@@ -133,7 +133,7 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
 /// Enqueues pgas::barrier on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
 /// graph. A one-warp kernel (quiet, then team sync).
 ///
-/// @on_stream_contract{pgas::barrier}
+/// - @on_stream_contract{pgas::barrier}
 template <class Tr>
 void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_on_stream");
@@ -143,7 +143,7 @@ void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stre
 /// Enqueues pgas::barrier_all on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
 /// graph. barrier_on_stream over the world team.
 ///
-/// @on_stream_contract{pgas::barrier_all}
+/// - @on_stream_contract{pgas::barrier_all}
 template <class Tr>
 void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_all_on_stream");
@@ -153,7 +153,7 @@ void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) 
 /// Enqueues pgas::sync on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
 /// graph. A one-warp kernel.
 ///
-/// @on_stream_contract{pgas::sync}
+/// - @on_stream_contract{pgas::sync}
 template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::sync_on_stream");
@@ -165,7 +165,7 @@ void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream)
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// @on_stream_contract{pgas::broadcast}
+/// - @on_stream_contract{pgas::broadcast}
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
@@ -178,7 +178,7 @@ void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// @on_stream_contract{pgas::reduce}
+/// - @on_stream_contract{pgas::reduce}
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                       std::size_t count, Op op, int root, cudaStream_t stream) {
@@ -192,7 +192,7 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// @on_stream_contract{pgas::allreduce}
+/// - @on_stream_contract{pgas::allreduce}
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, Op op, cudaStream_t stream) {
@@ -206,7 +206,7 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 /// CUDA graph. On the direct peer-pointer path (large buffers on nvlink/host) the kernel spreads over up to
 /// `Policy::stream_max_blocks` blocks; otherwise one block of `Policy::stream_threads` threads.
 ///
-/// @on_stream_contract{pgas::reduce_scatter}
+/// - @on_stream_contract{pgas::reduce_scatter}
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                               std::size_t count, Op op, cudaStream_t stream) {
@@ -220,7 +220,7 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// @on_stream_contract{pgas::allgather}
+/// - @on_stream_contract{pgas::allgather}
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
@@ -233,7 +233,7 @@ void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 /// graph. On nvlink/host the kernel spreads over several blocks (LL channels for small and middle sizes, direct
 /// parts for large ones); put/get runs one block of `Policy::stream_threads` threads.
 ///
-/// @on_stream_contract{pgas::alltoall}
+/// - @on_stream_contract{pgas::alltoall}
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {

@@ -1,0 +1,122 @@
+// Host transport: the wait family's timeouts (device/sync.hpp, signal.hpp) name the word each form waited on, in one shape.
+#include "../wait_timeout_format.hpp"
+#include "support.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+// One PE, four words, word 0 masked out by the status array; waits time out after 100 ms.
+struct masked_words {
+    pgas::world w = pgas::world::init_local(1, test::options(/*timeout_ms=*/100));
+    pgas::symmetric_ptr<std::uint64_t> words = w.alloc<std::uint64_t>(4);
+    test::ctx ctx = w.context<pgas::host>(0);
+    const int status[4] = {1, 0, 0, 0};
+    const std::uint64_t want[4] = {9, 9, 9, 9};
+    std::size_t indices[4] = {};
+
+    explicit masked_words(std::vector<std::uint64_t> seen) {
+        for (std::size_t i = 0; i < 4; ++i) w.local(words, 0)[i] = seen[i];
+    }
+    std::string offset(int i) const { return std::to_string((words + i).offset()); }
+};
+
+// The text of the timeout `wait` ends in (a failed check when it returns or throws something else).
+std::string timeout_of(const std::function<void()>& wait) {
+    try {
+        wait();
+        FAIL("the wait returned");
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == pgas::errc::timeout);
+        CHECK_MESSAGE(test::is_wait_timeout(e.what()), e.what());
+        return e.what();
+    }
+    return {};
+}
+
+// "... waiting for [ivars[<i>] at ]heap offset <offset> >= 9 (seen <seen>); raise ...": the shape every form shares.
+void parse(const std::string& text, std::smatch& parts) {
+    static const std::regex shape(
+        R"(pgas: (\w+) on PE 0: timed out after \d+ ms waiting for (ivars\[(\d+)\] at )?heap offset (\d+) >= 9 \(seen (\d+)\); .*)");
+    CHECK_MESSAGE(std::regex_match(text, parts, shape), text);
+}
+
+using wait_form = std::pair<const char*, std::function<void()>>;
+
+// Each form times out naming itself, word `index` (none for a lone word) at its offset, and the value seen there.
+template <std::size_t N>
+void expect_names(const wait_form (&forms)[N], const masked_words& m, int index, bool lone, const char* seen) {
+    for (const auto& [call, form] : forms) {
+        INFO(call);
+        std::smatch parts;
+        const std::string text = timeout_of(form);
+        parse(text, parts);
+        CHECK(parts[1] == call);
+        CHECK(parts[2].matched == !lone);
+        if (!lone) CHECK(parts[3] == std::to_string(index));
+        CHECK(parts[4] == m.offset(index));
+        CHECK(parts[5] == seen);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("wait_until_any with ivars[0] masked out by the status array names the word it waited on") {
+    masked_words m({3, 7, 8, 8});
+    const std::string text = timeout_of([&] { (void)pgas::wait_until_any(m.ctx, m.words, 4, m.status, pgas::cmp::ge, 9); });
+    CHECK_MESSAGE(test::contains(text, "wait_until_any on PE 0"), text);
+    CHECK_MESSAGE(test::contains(text, "ivars[1] at heap offset " + m.offset(1) + " >= 9 (seen 7)"), text);
+    CHECK_MESSAGE(!test::contains(text, "seen 3"), text);
+}
+
+TEST_CASE("every array wait names the first selected word not yet satisfied, its offset, the condition and the value seen") {
+    // words 0 (masked) and 1 hold; the first selected word still short of 9 is word 2
+    masked_words m({3, 9, 8, 7});
+    const wait_form all_forms[] = {
+        {"wait_until_all", [&] { pgas::wait_until_all(m.ctx, m.words, 4, m.status, pgas::cmp::ge, 9); }},
+        {"wait_until_all_vector", [&] { pgas::wait_until_all_vector(m.ctx, m.words, 4, m.status, pgas::cmp::ge, m.want); }},
+    };
+    expect_names(all_forms, m, 2, false, "8");
+    // no selected word holds: the any and some forms name the first selected one, word 1
+    masked_words none({3, 7, 8, 8});
+    const wait_form any_forms[] = {
+        {"wait_until_any", [&] { (void)pgas::wait_until_any(none.ctx, none.words, 4, none.status, pgas::cmp::ge, 9); }},
+        {"wait_until_some",
+         [&] { (void)pgas::wait_until_some(none.ctx, none.words, 4, none.indices, none.status, pgas::cmp::ge, 9); }},
+        {"wait_until_any_vector",
+         [&] { (void)pgas::wait_until_any_vector(none.ctx, none.words, 4, none.status, pgas::cmp::ge, none.want); }},
+        {"wait_until_some_vector",
+         [&] {
+             (void)pgas::wait_until_some_vector(none.ctx, none.words, 4, none.indices, none.status, pgas::cmp::ge,
+                                                none.want);
+         }},
+    };
+    expect_names(any_forms, none, 1, false, "7");
+}
+
+TEST_CASE("a lone word's wait (wait_until, signal_wait_until) times out in the same shape, without an index") {
+    masked_words m({3, 7, 8, 8});
+    const wait_form forms[] = {
+        {"wait_until", [&] { (void)pgas::wait_until(m.ctx, m.words + 1, pgas::cmp::ge, 9); }},
+        {"signal_wait_until", [&] { (void)pgas::signal_wait_until(m.ctx, m.words + 1, pgas::cmp::ge, 9); }},
+    };
+    expect_names(forms, m, 1, true, "7");
+}
+
+TEST_CASE("a floating-point array wait names its word and values as numbers") {
+    auto w = pgas::world::init_local(1, test::options(/*timeout_ms=*/100));
+    auto words = w.alloc<double>(3);
+    auto ctx = w.context<pgas::host>(0);
+    const double seen[3] = {0.5, 1.5, 2.5};
+    for (int i = 0; i < 3; ++i) w.local(words, 0)[i] = seen[i];
+    const int status[3] = {1, 1, 0};
+    const std::string text = timeout_of([&] { (void)pgas::wait_until_any(ctx, words, 3, status, pgas::cmp::gt, 4.0); });
+    CHECK_MESSAGE(test::contains(text, "ivars[2] at heap offset " + std::to_string((words + 2).offset()) +
+                                           " > 4 (seen 2.5)"),
+                  text);
+}
