@@ -285,95 +285,115 @@ private:
         if (flags & mlx5::fm_ce_se::cq_update) complete(b, mlx5::cqe_opcode::requester, index, op, 0, 0);
     }
 
+    // The remote region a WQE names, if the checks pass: whether found, and whose GPU memory it is (-1: host).
+    struct reach {
+        bool found = false;
+        int gpu = -1;
+    };
+
     // Executes one WQE; returns ok or the syndrome.
     int perform(binding& b, std::uint8_t op, std::uint8_t opmod, std::uint8_t ds, const std::uint32_t* w) {
         if (op == mlx5::opcode::nop) return ok;
         const std::uint64_t raddr = (std::uint64_t(mlx5::from_be32(w[4])) << 32) | mlx5::from_be32(w[5]);
         const std::uint32_t rkey = mlx5::from_be32(w[6]);
-        auto data_seg = [&](unsigned seg, std::uint64_t& laddr, std::uint32_t& bytes) {
-            bytes = mlx5::from_be32(w[4 * seg]);
-            laddr = (std::uint64_t(mlx5::from_be32(w[4 * seg + 2])) << 32) | mlx5::from_be32(w[4 * seg + 3]);
-            return local_ok(b.pe, mlx5::from_be32(w[4 * seg + 1]), laddr, bytes);
-        };
         switch (op) {
-            case mlx5::opcode::rdma_write: {
-                const std::uint32_t first = mlx5::from_be32(w[8]);
-                if (first & 0x80000000u) {  // inline
-                    const std::uint32_t bytes = first & 0x7fffffffu;
-                    if (mlx5::inline_write_ds(bytes) != ds) return local_length_error;
-                    const reach at = remote_at(b.target, rkey, raddr, bytes);
-                    if (!at.found) return remote_access_error;
-                    return write_remote(at, raddr, reinterpret_cast<const unsigned char*>(w) + 36, bytes);
-                }
-                std::uint64_t laddr;
-                std::uint32_t bytes;
-                if (ds != mlx5::rdma_ds) return local_length_error;
-                if (!data_seg(2, laddr, bytes)) return local_protection_error;
-                const reach at = remote_at(b.target, rkey, raddr, bytes);
-                if (!at.found) return remote_access_error;
-                return write_remote(at, raddr, reinterpret_cast<const unsigned char*>(laddr), bytes);
-            }
-            case mlx5::opcode::rdma_read: {
-                std::uint64_t laddr;
-                std::uint32_t bytes;
-                if (ds != mlx5::rdma_ds) return local_length_error;
-                if (!data_seg(2, laddr, bytes)) return local_protection_error;
-                const reach at = remote_at(b.target, rkey, raddr, bytes);
-                if (!at.found) return remote_access_error;
-                if (at.gpu >= 0) return gpu_copy(at.gpu, reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
-                std::memcpy(reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
-                return ok;
-            }
+            case mlx5::opcode::rdma_write: return perform_write(b, ds, w, raddr, rkey);
+            case mlx5::opcode::rdma_read: return perform_read(b, ds, w, raddr, rkey);
             case mlx5::opcode::atomic_fa:
             case mlx5::opcode::atomic_cs:
             case mlx5::opcode::atomic_masked_fa:
-            case mlx5::opcode::atomic_masked_cs: {
-                const bool masked = op == mlx5::opcode::atomic_masked_fa || op == mlx5::opcode::atomic_masked_cs;
-                const unsigned size = !masked ? 8u : opmod == mlx5::extended_atomic_opmod(8) ? 8u
-                                                   : opmod == mlx5::extended_atomic_opmod(4) ? 4u : 0u;
-                if (size == 0) return local_qp_operation_error;
-                const bool wide_cs = masked && size == 8 && op == mlx5::opcode::atomic_masked_cs;
-                const unsigned data_at = wide_cs ? 4 : 3;
-                if (ds != data_at + 1) return local_length_error;
-                std::uint64_t laddr;
-                std::uint32_t bytes;
-                if (!data_seg(data_at, laddr, bytes)) return local_protection_error;
-                if (bytes != size) return local_length_error;
-                const reach at = remote_at(b.target, rkey, raddr, size);
-                if (!at.found || raddr % size != 0) return remote_access_error;
-                // GPU memory: the word comes to a host copy, the atomic runs there, the result goes back (this thread
-                // is the only one that performs the NIC's atomics).
-                std::uint64_t staged = 0;
-                const std::uint64_t word = at.gpu >= 0 ? reinterpret_cast<std::uint64_t>(&staged) : raddr;
-                if (at.gpu >= 0 && gpu_copy(at.gpu, &staged, reinterpret_cast<const void*>(raddr), size) != ok)
-                    return remote_access_error;
-                auto be64_at = [&](unsigned word) {
-                    return (std::uint64_t(mlx5::from_be32(w[word])) << 32) | mlx5::from_be32(w[word + 1]);
-                };
-                std::uint64_t old;
-                if (size == 8) {
-                    std::uint64_t a = be64_at(8), c = be64_at(10), am = 0, cm = 0;
-                    if (wide_cs) am = be64_at(12), cm = be64_at(14);
-                    old = execute_atomic<std::uint64_t>(op, word, a, c, am, cm);
-                } else {
-                    old = execute_atomic<std::uint32_t>(op, word, mlx5::from_be32(w[8]), mlx5::from_be32(w[9]),
-                                                        mlx5::from_be32(w[10]), mlx5::from_be32(w[11]));
-                }
-                if (at.gpu >= 0 && gpu_copy(at.gpu, reinterpret_cast<void*>(raddr), &staged, size) != ok)
-                    return remote_access_error;
-                const bool big_endian = masked ? ibgda_traits::masked_atomic_reply_big_endian
-                                               : ibgda_traits::standard_atomic_reply_big_endian;
-                if (size == 8) {
-                    const std::uint64_t reply = big_endian ? mlx5::byte_swap64(old) : old;
-                    std::memcpy(reinterpret_cast<void*>(laddr), &reply, 8);
-                } else {
-                    const std::uint32_t reply = big_endian ? mlx5::byte_swap32(std::uint32_t(old)) : std::uint32_t(old);
-                    std::memcpy(reinterpret_cast<void*>(laddr), &reply, 4);
-                }
-                return ok;
-            }
+            case mlx5::opcode::atomic_masked_cs: return perform_atomic(b, op, opmod, ds, w, raddr, rkey);
         }
         return local_qp_operation_error;
+    }
+
+    // The WQE's data segment number `seg` (4 words each), checked against `pe`'s local regions.
+    bool data_segment(int pe, const std::uint32_t* w, unsigned seg, std::uint64_t& laddr, std::uint32_t& bytes) {
+        bytes = mlx5::from_be32(w[4 * seg]);
+        laddr = (std::uint64_t(mlx5::from_be32(w[4 * seg + 2])) << 32) | mlx5::from_be32(w[4 * seg + 3]);
+        return local_ok(pe, mlx5::from_be32(w[4 * seg + 1]), laddr, bytes);
+    }
+
+    // An RDMA WQE's local data segment and the remote range it meets: ok, or the syndrome of the check that fails.
+    int rdma_ranges(binding& b, std::uint8_t ds, const std::uint32_t* w, std::uint64_t raddr, std::uint32_t rkey,
+                    std::uint64_t& laddr, std::uint32_t& bytes, reach& at) {
+        if (ds != mlx5::rdma_ds) return local_length_error;
+        if (!data_segment(b.pe, w, 2, laddr, bytes)) return local_protection_error;
+        at = remote_at(b.target, rkey, raddr, bytes);
+        return at.found ? ok : remote_access_error;
+    }
+
+    int perform_write(binding& b, std::uint8_t ds, const std::uint32_t* w, std::uint64_t raddr, std::uint32_t rkey) {
+        const std::uint32_t first = mlx5::from_be32(w[8]);
+        if (first & 0x80000000u) {  // inline
+            const std::uint32_t bytes = first & 0x7fffffffu;
+            if (mlx5::inline_write_ds(bytes) != ds) return local_length_error;
+            const reach at = remote_at(b.target, rkey, raddr, bytes);
+            if (!at.found) return remote_access_error;
+            return write_remote(at, raddr, reinterpret_cast<const unsigned char*>(w) + 36, bytes);
+        }
+        std::uint64_t laddr;
+        std::uint32_t bytes;
+        reach at;
+        if (const int checked = rdma_ranges(b, ds, w, raddr, rkey, laddr, bytes, at); checked != ok) return checked;
+        return write_remote(at, raddr, reinterpret_cast<const unsigned char*>(laddr), bytes);
+    }
+
+    int perform_read(binding& b, std::uint8_t ds, const std::uint32_t* w, std::uint64_t raddr, std::uint32_t rkey) {
+        std::uint64_t laddr;
+        std::uint32_t bytes;
+        reach at;
+        if (const int checked = rdma_ranges(b, ds, w, raddr, rkey, laddr, bytes, at); checked != ok) return checked;
+        if (at.gpu >= 0) return gpu_copy(at.gpu, reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
+        std::memcpy(reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
+        return ok;
+    }
+
+    int perform_atomic(binding& b, std::uint8_t op, std::uint8_t opmod, std::uint8_t ds, const std::uint32_t* w,
+                       std::uint64_t raddr, std::uint32_t rkey) {
+        const bool masked = op == mlx5::opcode::atomic_masked_fa || op == mlx5::opcode::atomic_masked_cs;
+        const unsigned size = !masked ? 8u : opmod == mlx5::extended_atomic_opmod(8) ? 8u
+                                           : opmod == mlx5::extended_atomic_opmod(4) ? 4u : 0u;
+        if (size == 0) return local_qp_operation_error;
+        const bool wide_cs = masked && size == 8 && op == mlx5::opcode::atomic_masked_cs;
+        const unsigned data_at = wide_cs ? 4 : 3;
+        if (ds != data_at + 1) return local_length_error;
+        std::uint64_t laddr;
+        std::uint32_t bytes;
+        if (!data_segment(b.pe, w, data_at, laddr, bytes)) return local_protection_error;
+        if (bytes != size) return local_length_error;
+        const reach at = remote_at(b.target, rkey, raddr, size);
+        if (!at.found || raddr % size != 0) return remote_access_error;
+        // GPU memory: the word comes to a host copy, the atomic runs there, the result goes back (this thread
+        // is the only one that performs the NIC's atomics).
+        std::uint64_t staged = 0;
+        const std::uint64_t word = at.gpu >= 0 ? reinterpret_cast<std::uint64_t>(&staged) : raddr;
+        if (at.gpu >= 0 && gpu_copy(at.gpu, &staged, reinterpret_cast<const void*>(raddr), size) != ok)
+            return remote_access_error;
+        auto be64_at = [&](unsigned word) {
+            return (std::uint64_t(mlx5::from_be32(w[word])) << 32) | mlx5::from_be32(w[word + 1]);
+        };
+        std::uint64_t old;
+        if (size == 8) {
+            std::uint64_t a = be64_at(8), c = be64_at(10), am = 0, cm = 0;
+            if (wide_cs) am = be64_at(12), cm = be64_at(14);
+            old = execute_atomic<std::uint64_t>(op, word, a, c, am, cm);
+        } else {
+            old = execute_atomic<std::uint32_t>(op, word, mlx5::from_be32(w[8]), mlx5::from_be32(w[9]),
+                                                mlx5::from_be32(w[10]), mlx5::from_be32(w[11]));
+        }
+        if (at.gpu >= 0 && gpu_copy(at.gpu, reinterpret_cast<void*>(raddr), &staged, size) != ok)
+            return remote_access_error;
+        const bool big_endian = masked ? ibgda_traits::masked_atomic_reply_big_endian
+                                       : ibgda_traits::standard_atomic_reply_big_endian;
+        if (size == 8) {
+            const std::uint64_t reply = big_endian ? mlx5::byte_swap64(old) : old;
+            std::memcpy(reinterpret_cast<void*>(laddr), &reply, 8);
+        } else {
+            const std::uint32_t reply = big_endian ? mlx5::byte_swap32(std::uint32_t(old)) : std::uint32_t(old);
+            std::memcpy(reinterpret_cast<void*>(laddr), &reply, 4);
+        }
+        return ok;
     }
 
     // The atomic on a host-endian word of the target; returns the old value.
@@ -436,11 +456,6 @@ private:
             if (r.pe == pe && r.key == lkey && inside(r, address, bytes)) return true;
         return false;
     }
-    // The remote region a WQE names, if the checks pass: whether found, and whose GPU memory it is (-1: host).
-    struct reach {
-        bool found = false;
-        int gpu = -1;
-    };
     reach remote_at(int pe, std::uint32_t rkey, std::uint64_t address, std::uint64_t bytes) {
         std::lock_guard lock(regions_mutex_);
         for (const auto& r : remote_)

@@ -267,23 +267,14 @@ inline std::string check_candidate(fi_info* info) {
     return problem;
 }
 
-// The provider this PE uses: PGAS_FI_PROVIDER / options.provider if it
-// passes, else the best that passes. Throws errc::transport_unavailable
-// listing every provider found and why each was rejected.
-inline info_ptr select_provider(const libfabric_options& options, bool single_host, bool want_hmem, int pe) {
-    const std::string wanted = !options.provider.empty() ? options.provider : pgas::detail::env("PGAS_FI_PROVIDER").value_or("");
-    const std::string iface = !options.iface.empty() ? options.iface : pgas::detail::env("PGAS_FI_IFACE").value_or("");
-
-    info_ptr hints = make_hints(want_hmem);
-    fi_info* raw = nullptr;
-    const int rc = fi_getinfo(api_version, nullptr, nullptr, 0, hints.get(), &raw);
-    info_ptr found(rc == 0 ? raw : nullptr);
-
-    std::vector<rejection> rejected;
+// The best candidate in `found` that passes the checks (the first that does when `wanted` names one), or null;
+// every candidate refused is added to `rejected` with its reason.
+inline fi_info* best_candidate(fi_info* found, const std::string& wanted, const std::string& iface, bool single_host,
+                               std::vector<rejection>& rejected) {
     std::vector<std::string> seen;
     fi_info* best = nullptr;
     int best_rank = 1 << 30;
-    for (fi_info* i = found.get(); i; i = i->next) {
+    for (fi_info* i = found; i; i = i->next) {
         const std::string name = i->fabric_attr->prov_name;
         const std::string domain = i->domain_attr->name ? i->domain_attr->name : "";
         if (!wanted.empty() && name != wanted) continue;
@@ -304,12 +295,12 @@ inline info_ptr select_provider(const libfabric_options& options, bool single_ho
         if (r < best_rank) best = i, best_rank = r;
         if (!wanted.empty()) break;
     }
-    if (best) {
-        if (info_ptr ordered = ordered_variant(best, want_hmem)) return ordered;
-        return info_ptr(fi_dupinfo(best));
-    }
+    return best;
+}
 
-    // Nothing passed: say what exists and why each one is unusable.
+// Nothing passed: throws errc::transport_unavailable saying what exists and why each one is unusable.
+[[noreturn]] inline void fail_no_provider(const fi_info* found, const std::vector<rejection>& rejected,
+                                          const std::string& wanted, const std::string& iface, bool want_hmem, int pe) {
     info_ptr basic(fi_allocinfo());
     basic->ep_attr->type = FI_EP_RDM;
     fi_info* all_raw = nullptr;
@@ -338,7 +329,7 @@ inline info_ptr select_provider(const libfabric_options& options, bool single_ho
         const std::string name = i->fabric_attr->prov_name;
         const std::string domain = i->domain_attr->name ? i->domain_attr->name : "";
         bool full = false, iface_ok = false;
-        for (fi_info* f = found.get(); f; f = f->next)
+        for (const fi_info* f = found; f; f = f->next)
             if (name == f->fabric_attr->prov_name) {
                 full = true;
                 iface_ok |= iface.empty() || name == "shm" || (f->domain_attr->name && iface == f->domain_attr->name);
@@ -366,6 +357,26 @@ inline info_ptr select_provider(const libfabric_options& options, bool single_ho
                  "through pinned host memory.";
     fail(errc::transport_unavailable, pe, "libfabric_domain",
          head + "; providers found:" + (listing.empty() ? std::string(" none") : listing) + advice);
+}
+
+// The provider this PE uses: PGAS_FI_PROVIDER / options.provider if it
+// passes, else the best that passes. Throws errc::transport_unavailable
+// listing every provider found and why each was rejected.
+inline info_ptr select_provider(const libfabric_options& options, bool single_host, bool want_hmem, int pe) {
+    const std::string wanted = !options.provider.empty() ? options.provider : pgas::detail::env("PGAS_FI_PROVIDER").value_or("");
+    const std::string iface = !options.iface.empty() ? options.iface : pgas::detail::env("PGAS_FI_IFACE").value_or("");
+
+    info_ptr hints = make_hints(want_hmem);
+    fi_info* raw = nullptr;
+    const int rc = fi_getinfo(api_version, nullptr, nullptr, 0, hints.get(), &raw);
+    info_ptr found(rc == 0 ? raw : nullptr);
+
+    std::vector<rejection> rejected;
+    if (fi_info* best = best_candidate(found.get(), wanted, iface, single_host, rejected)) {
+        if (info_ptr ordered = ordered_variant(best, want_hmem)) return ordered;
+        return info_ptr(fi_dupinfo(best));
+    }
+    fail_no_provider(found.get(), rejected, wanted, iface, want_hmem, pe);
 }
 
 }  // namespace ofi
