@@ -14,13 +14,13 @@
 #include <pgas/host/bootstrap/bootstrap.hpp>
 #include <pgas/host/env.hpp>
 #include <pgas/host/heap/gpu.hpp>
-#include <pgas/host/window/gpu.hpp>
 #include <pgas/host/heap/memory.hpp>
 #include <pgas/host/bootstrap/launch_env.hpp>
 #include <pgas/host/bootstrap/node.hpp>
 #include <pgas/host/heap/shm.hpp>
 #include <pgas/host/bootstrap/tcp_store.hpp>
 #include <pgas/host/transport_builder.hpp>
+#include <pgas/host/window/registry.hpp>
 #include <pgas/transport/host/host.hpp>  // launch_host hands out context<host> (nvcc needs it complete there)
 
 #include <algorithm>
@@ -36,6 +36,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -43,46 +44,9 @@
 #include <utility>
 #include <vector>
 
-#include <fcntl.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
-
-/// A window as world::register_window made it, as a window_observer learns of it.
-struct registered_window {
-    /// The window's table offset in the heap (window<T>::table_offset): its name in commands.
-    std::uint64_t table = 0;
-    /// The window's id (window<T>::id).
-    std::uint32_t id = 0;
-    /// Bytes of every PE's buffer.
-    std::uint64_t bytes = 0;
-    /// The local PEs' own buffers, buffers[i] local PE i's.
-    std::vector<std::byte*> buffers;
-};
-
-/// What a transport's domain implements to reach registered windows through its own fabric (libfabric_domain
-/// registers each PE's buffer with the provider and exchanges the keys; ibgda_domain registers it with each PE's NIC
-/// and writes the keys into the window's table). The world is the one place windows are
-/// registered: a domain attaches itself (world::attach_window_observer) and from then on world::register_window and
-/// world::release_window call it on every participant, inside the same collective call, so one window<T> handle
-/// serves every transport of the world.
-class window_observer {
-public:
-    /// Collective, inside register_window once the world's own checks passed (and inside attach_window_observer
-    /// for each window live then): make window `w` reachable. `rows` are the window's table rows by world PE, which
-    /// the world writes into every local PE's heap once the observers returned: an observer whose device ops
-    /// address peers through a NIC fills each PE's `remote` and `rkey` (its registration's address and remote
-    /// key) and leaves `address` and `bytes` alone; one whose host side resolves windows itself (the libfabric
-    /// proxy) leaves them. A failure must throw on every participant (exchange the verdicts first); the world then
-    /// registers nothing.
-    virtual void window_registered(const registered_window& w, std::span<detail::window_row> rows) = 0;
-    /// Collective, inside release_window before the world frees the table: stop reaching window `table`.
-    virtual void window_releasing(std::uint64_t table) = 0;
-
-protected:
-    /// Not deleted through this interface.
-    ~window_observer() = default;
-};
 
 /// How a world is set up (every field has a default that reads the environment).
 struct world_options {
@@ -376,7 +340,7 @@ public:
             detail::throw_error(errc::invalid_argument, -1, "register_window",
                                 "this world drives " + std::to_string(n_local_pes()) +
                                     " PEs: pass one buffer per local PE (register_window(std::vector<T*>, count))");
-        return register_buffers<T>(std::vector<T*>{buffer}, count);
+        return windows().register_buffers(std::vector<T*>{buffer}, count);
     }
 
     /// Collective: register_window with one buffer per local PE (buffers[i] is local PE i's), for worlds that
@@ -389,7 +353,7 @@ public:
             detail::throw_error(errc::invalid_argument, my_pe_or_all(), "register_window",
                                 "one buffer per local PE: got " + std::to_string(buffers.size()) + " for " +
                                     std::to_string(n_local_pes()) + " local PEs");
-        return register_buffers<T>(buffers, count);
+        return windows().register_buffers(buffers, count);
     }
 
     /// Collective: releases a window made by register_window (any handle derived from it by arithmetic): drops
@@ -407,50 +371,26 @@ public:
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::release_window);
         agree("release_window", "window table offset", w.table_offset());
         agree("release_window", "window id", w.id());
-        auto& windows = state_->windows;
-        auto at = windows.begin();
-        while (at != windows.end() && !(at->table == w.table_offset() && at->id == w.id())) ++at;
-        if (at == windows.end())
+        if (!windows().live(w.table_offset(), w.id()))
             detail::throw_error(errc::invalid_argument, my_pe_or_all(), "release_window",
                                 "window (table offset " + offset_text(w.table_offset()) + ", id " +
                                     std::to_string(w.id()) +
                                     ") is not a live window of this world (released twice, never registered, or "
                                     "from another world)");
-        state_->bootstrap->barrier();  // no PE still maps it in a host call
-        for (window_observer* observer : state_->observers) observer->window_releasing(at->table);
-        for (const auto& [pe, allocation] : at->ipc_opened) state_->ipc.close(pe, allocation);
-        for (int local = 0; local < n_local_pes(); ++local)
-            state_->memory->zero(local, at->table, std::uint64_t(n_pes()) * sizeof(detail::window_row));
-        state_->allocator.deallocate(at->table);
-        windows.erase(at);
-        state_->bootstrap->barrier();  // every PE dropped it before any reuses the heap block
+        windows().release(w.table_offset(), w.id());
     }
 
     /// Windows registered and not yet released.
-    int live_windows() const { return int(state_->windows.size()); }
+    int live_windows() const { return windows().size(); }
 
     /// Collective: `observer` learns of every window from now on (world::register_window and release_window call
     /// it), and at once of the windows live now, whose tables are rewritten with what it filled in; a domain's
     /// constructor calls it (host/libfabric/domain.hpp, host/ibgda/domain.hpp). The observer must detach
     /// (detach_window_observer) before it is destroyed.
-    void attach_window_observer(window_observer& observer) {
-        for (auto& record : state_->windows) {
-            observer.window_registered({record.table, record.id, record.bytes, record.buffers}, record.rows);
-            for (int local = 0; local < n_local_pes(); ++local)
-                write_heap(local, record.table, record.rows.data(), record.rows.size() * sizeof(detail::window_row));
-        }
-        state_->observers.push_back(&observer);
-    }
+    void attach_window_observer(window_observer& observer) { windows().attach(observer); }
 
     /// Local: `observer` hears of no more windows (a domain's destructor).
-    void detach_window_observer(window_observer& observer) {
-        auto& all = state_->observers;
-        for (auto at = all.begin(); at != all.end(); ++at)
-            if (*at == &observer) {
-                all.erase(at);
-                return;
-            }
-    }
+    void detach_window_observer(window_observer& observer) { windows().detach(observer); }
 
     /// The symmetric name of a raw address of local PE `local`'s heap; a
     /// pointer outside any live allocation is an error.
@@ -671,6 +611,11 @@ public:
         detail::heap_request request{s.heap_bytes, s.local_pes, s.n_pes, s.bootstrap.get()};
         detail::bootstrap::call_scope call(*s.bootstrap, detail::host_call::init);
         s.memory = make_heap(request);
+        s.windows.emplace(detail::window_parts{
+            s.bootstrap.get(), s.memory.get(), &s.allocator, s.local_pes, s.n_pes,
+            [state = &s](const char* call, std::uint64_t count, std::size_t element) {
+                heap_exhausted(*state, call, count, element);
+            }});
     }
 
     /// Channels per peer chosen at creation (world_options::channels, PGAS_CHANNELS; default 1): those of the
@@ -714,16 +659,6 @@ private:
     // The node team's slot (team_node): every node's team shares it, as the teams of one split do.
     static constexpr int node_slot = 1;
 
-    // A live window: its table in the heap, and the peer allocations it opened by CUDA IPC (pe, allocation).
-    struct window_record {
-        std::uint64_t table = 0;
-        std::uint32_t id = 0;
-        std::uint64_t bytes = 0;
-        std::vector<std::byte*> buffers;  // the local PEs' own (for an observer that attaches later)
-        std::vector<detail::window_row> rows;  // the table as written (an observer that attaches later adds keys)
-        std::vector<std::pair<int, std::uint64_t>> ipc_opened;
-    };
-
     // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
     // call raise_abort on this state) goes first, the heap after it.
     struct state_t {
@@ -762,10 +697,8 @@ private:
         // waits read. Threads need none: a PE thread that ends raises the abort flag.
         detail::heartbeat_stamp heartbeat;
         detail::heartbeat_table heartbeats;
-        // Live windows (register_window) and the node peers' buffers mapped for them by CUDA IPC.
-        std::vector<window_record> windows;
-        std::vector<window_observer*> observers;  // domains that reach windows through their own fabric
-        detail::ipc_mappings ipc;
+        // Live windows (register_window); made once the heap is, and gone before it.
+        std::optional<detail::window_registry> windows;
         // Per team slot (0: the world team, 1: the node team): whether a split team holds it, and how many have.
         std::array<bool, team::max_slots> slot_live{};
         std::array<unsigned, team::max_slots> slot_generation{};
@@ -815,7 +748,8 @@ private:
         if (count <= 0)
             detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
                                 "element count must be positive, got " + std::to_string(count));
-        if (std::uint64_t(count) > state_->heap_bytes / sizeof(T)) heap_exhausted(call, std::uint64_t(count), sizeof(T));
+        if (std::uint64_t(count) > state_->heap_bytes / sizeof(T))
+            heap_exhausted(*state_, call, std::uint64_t(count), sizeof(T));
         const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
         detail::bootstrap::call_scope scope(*state_->bootstrap, detail::host_call::alloc);
         agree(call, "bytes", bytes);
@@ -823,219 +757,20 @@ private:
         if (alignment < alignof(T)) alignment = alignof(T);
         if (alignment < detail::heap_allocator::min_granule) alignment = detail::heap_allocator::min_granule;
         auto offset = state_->allocator.allocate(bytes, alignment);
-        if (!offset) heap_exhausted(call, std::uint64_t(count), sizeof(T));
+        if (!offset) heap_exhausted(*state_, call, std::uint64_t(count), sizeof(T));
         for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
         state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
         return symmetric_ptr<T>(detail::offset_tag{}, *offset);
     }
 
-    // What each participant of the bootstrap tells the others about its buffer (one local PE per participant
-    // when there are several).
-    struct window_card {
-        std::int64_t pid = 0;
-        std::uint64_t bytes = 0;
-        std::uint64_t address = 0;
-        std::uint64_t allocation = 0;  // GPU: the allocation holding the buffer, its size, and the buffer's offset in it
-        std::uint64_t allocation_bytes = 0;
-        std::uint64_t offset = 0;
-        std::int32_t ok = 0;
-        detail::buffer_sharing sharing = detail::buffer_sharing::none;  // between processes: how it reaches the others
-        std::int32_t pe = -1;
-        std::uint32_t serial = 0;  // the window's id, when this card is world PE 0's
-        cudaIpcMemHandle_t handle{};
-    };
-
-    // Window ids come from PE 0's process-wide counter, so two worlds of one process never share one and
-    // release_window refuses another world's window even at the same table offset.
-    static std::uint32_t next_window_serial() {
-        static std::atomic<std::uint32_t> serial{0};
-        return ++serial;
-    }
-
-    // register_window's body: check each local buffer, swap the cards, agree, map the peers' buffers, write the
-    // table into every local PE's heap.
-    template <class T, class Count>
-    window<T> register_buffers(const std::vector<T*>& buffers, Count count) {
-        static_assert(std::is_trivially_copyable_v<T>, "pgas: window elements must be trivially copyable");
-        PGAS_NVTX_RANGE("pgas::world::register_window");
-        detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::register_window);
-        auto& s = *state_;
-        auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(s.memory.get());
-        const bool processes = s.bootstrap->size() > 1 && n_local_pes() == 1;
-        const std::uint64_t bytes = count > 0 ? std::uint64_t(count) * sizeof(T) : 0;
-        // Each local PE's own checks: a problem here must not leave the other PEs waiting, so every PE first
-        // learns every PE's verdict (the cards) and then all throw together.
-        std::vector<window_card> mine(static_cast<std::size_t>(n_local_pes()));
-        std::vector<std::string> problems(mine.size());
-        detail::tcp::unique_fd exported;  // processes: this one's cuMemCreate allocation, as a descriptor
-        for (int local = 0; local < n_local_pes(); ++local) {
-            auto& card = mine[std::size_t(local)];
-            auto& problem = problems[std::size_t(local)];
-            card.pid = std::int64_t(::getpid());
-            card.pe = local_pe(local);
-            card.bytes = bytes;
-            if (card.pe == 0) card.serial = next_window_serial();
-            card.address = reinterpret_cast<std::uintptr_t>(buffers[std::size_t(local)]);
-            if (count <= 0) {
-                problem = "element count must be positive, got " + std::to_string(count);
-            } else if (buffers[std::size_t(local)] == nullptr) {
-                problem = "null pointer (" + std::to_string(bytes) + " bytes)";
-            } else if (gpu != nullptr) {
-                const auto found = detail::inspect_gpu_buffer(buffers[std::size_t(local)], bytes, gpu->device_of(local));
-                problem = found.problem;
-                card.allocation = found.allocation;
-                card.allocation_bytes = found.allocation_bytes;
-                card.offset = found.offset;
-                if (problem.empty() && processes) {
-                    int fd = -1;
-                    problem = detail::export_allocation(found.allocation, gpu->device_of(local), card.handle,
-                                                        card.sharing, fd);
-                    exported = detail::tcp::unique_fd(fd);
-                }
-            }
-            card.ok = problem.empty() ? 1 : 0;
-        }
-        std::vector<window_card> cards(static_cast<std::size_t>(n_pes()));
-        if (s.bootstrap->size() == 1) {
-            for (const auto& card : mine) cards[std::size_t(card.pe)] = card;
-        } else {
-            const auto all = s.bootstrap->allgather_value(mine.front());
-            for (const auto& card : all) cards[std::size_t(card.pe)] = card;
-        }
-        for (int local = 0; local < n_local_pes(); ++local)
-            if (!problems[std::size_t(local)].empty())
-                detail::throw_error(errc::invalid_argument, local_pe(local), "register_window",
-                                    problems[std::size_t(local)]);
-        const int me = my_pe_or_all();
-        for (const auto& card : cards)
-            if (!card.ok)
-                detail::throw_error(errc::invalid_argument, me, "register_window",
-                                    "PE " + std::to_string(card.pe) +
-                                        " passed a buffer it cannot register (its own error says why); no window "
-                                        "was registered");
-        for (const auto& card : cards)
-            if (card.bytes != bytes)
-                detail::throw_error(errc::collective_mismatch, me, "register_window",
-                                    "bytes = " + std::to_string(bytes) + " here but " + std::to_string(card.bytes) +
-                                        " on PE " + std::to_string(card.pe));
-        const std::int64_t pid = mine.front().pid;
-        // A domain that reaches windows through its own fabric (libfabric) needs no mapping of the peers' memory:
-        // their rows stay null and only its ops reach them.
-        if (gpu == nullptr && s.observers.empty())
-            for (const auto& card : cards)
-                if (card.pid != pid)
-                    detail::throw_error(errc::transport_unavailable, me, "register_window",
-                                        "PE " + std::to_string(card.pe) +
-                                            " is another process: the host transport reaches a window only between "
-                                            "PEs that are threads of one process (init_local(n), run_threads); "
-                                            "between processes allocate the buffer in the symmetric heap (alloc)");
-        window_record record;
-        record.id = cards[0].serial;
-        std::vector<detail::window_row> rows(static_cast<std::size_t>(n_pes()));
-        std::string failure;
-        // cuMemCreate buffers travel as descriptors: every process of the node passes one (those sharing theirs by
-        // CUDA IPC pass /dev/null, since the exchange is collective), indexed like node.ranks.
-        detail::node_group node;
-        std::vector<detail::tcp::unique_fd> descriptors;
-        if (std::any_of(cards.begin(), cards.end(),
-                        [](const window_card& c) { return c.sharing == detail::buffer_sharing::vmm_fd; })) {
-            if (!exported) exported = detail::tcp::unique_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-            node = detail::discover_node(*s.bootstrap);
-            for (int fd : detail::allgather_fds(*s.bootstrap, exported.get(), node)) descriptors.emplace_back(fd);
-        }
-        for (const auto& card : cards) {
-            auto& row = rows[std::size_t(card.pe)];
-            row.bytes = card.bytes;
-            if (card.pid == pid) {
-                row.address = reinterpret_cast<std::byte*>(card.address);
-                continue;
-            }
-            if (gpu == nullptr) continue;  // another process's host memory: an observer's fabric reaches it
-            try {  // a node peer's buffer (gpu_heap_memory spans one node only)
-                if (card.sharing == detail::buffer_sharing::vmm_fd) {
-                    const auto at = std::find(node.ranks.begin(), node.ranks.end(), card.pe);
-                    const int fd = descriptors.at(std::size_t(at - node.ranks.begin())).get();
-                    row.address = s.ipc.open_vmm(me, card.pe, card.allocation, card.allocation_bytes, fd,
-                                                 gpu->device_of(0)) + card.offset;
-                } else {
-                    row.address = s.ipc.open(me, card.pe, card.allocation, card.handle, gpu->device_of(0)) + card.offset;
-                }
-                record.ipc_opened.emplace_back(card.pe, card.allocation);
-            } catch (const error& e) {
-                failure = e.what();
-                break;
-            }
-        }
-        if (gpu != nullptr && failure.empty() && !processes) {
-            try {  // one process's PEs on several GPUs read each other's buffers directly
-                std::vector<int> devices;
-                for (int local = 0; local < n_local_pes(); ++local) devices.push_back(gpu->device_of(local));
-                for (int a = 0; a < n_local_pes(); ++a)
-                    for (int b = 0; b < n_local_pes(); ++b)
-                        detail::enable_peer_access(gpu->device_of(a), gpu->device_of(b), local_pe(a));
-                for (int local = 0; local < n_local_pes(); ++local) {
-                    const auto& card = mine[std::size_t(local)];
-                    detail::grant_vmm_access(card.allocation, card.allocation_bytes, gpu->device_of(local), devices,
-                                             card.pe);
-                }
-            } catch (const error& e) {
-                failure = e.what();
-            }
-        }
-        const auto verdicts = s.bootstrap->allgather_value(std::int32_t(failure.empty() ? -1 : me));
-        for (std::int32_t failed : verdicts)
-            if (failed >= 0 || !failure.empty()) {
-                for (const auto& [pe, allocation] : record.ipc_opened) s.ipc.close(pe, allocation);
-                if (!failure.empty()) throw error(errc::cuda, me, "register_window", failure);
-                detail::throw_error(errc::cuda, me, "register_window",
-                                    "PE " + std::to_string(failed) + " could not map the others' buffers (its own "
-                                    "error says why); no window was registered");
-            }
-        const std::uint64_t table_bytes = std::uint64_t(n_pes()) * sizeof(detail::window_row);
-        const auto table = s.allocator.allocate(table_bytes, detail::heap_allocator::min_granule);
-        if (!table) {
-            for (const auto& [pe, allocation] : record.ipc_opened) s.ipc.close(pe, allocation);
-            heap_exhausted("register_window", std::uint64_t(n_pes()), sizeof(detail::window_row));
-        }
-        record.table = *table;
-        record.bytes = bytes;
-        for (T* buffer : buffers)
-            record.buffers.push_back(reinterpret_cast<std::byte*>(const_cast<std::remove_const_t<T>*>(buffer)));
-        try {
-            for (window_observer* observer : s.observers)
-                observer->window_registered({record.table, record.id, bytes, record.buffers}, rows);
-        } catch (...) {  // every participant throws here together (window_observer's contract)
-            s.allocator.deallocate(*table);
-            for (const auto& [pe, allocation] : record.ipc_opened) s.ipc.close(pe, allocation);
-            throw;
-        }
-        for (int local = 0; local < n_local_pes(); ++local) write_heap(local, *table, rows.data(), table_bytes);
-        record.rows = std::move(rows);
-        s.windows.push_back(std::move(record));
-        s.bootstrap->barrier();  // every PE's table is written before any kernel reads a peer's row
-        return window<T>(detail::offset_tag{}, *table, std::uint64_t(count), 0, s.windows.back().id);
-    }
-
-    // Copies bytes into local PE `local`'s heap at `offset` (host memory, or the PE's GPU, current for the copy).
-    void write_heap(int local, std::uint64_t offset, const void* from, std::uint64_t bytes) {
-        void* to = host_address(offset, local);
-        if (state_->memory->host_accessible()) {
-            std::memcpy(to, from, bytes);
-            return;
-        }
-        const detail::device_guard on_device(device_of(local), local_pe(local), "register_window");
-        check_cuda_here(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), local, "cudaMemcpy of the window table");
-    }
-    void check_cuda_here(cudaError_t status, int local, const char* what) const {
-        detail::check_cuda(status, local_pe(local), "register_window", what);
-    }
-
-    [[noreturn]] void heap_exhausted(const char* call, std::uint64_t count, std::size_t element) const {
-        detail::throw_error(errc::heap_exhausted, my_pe_or_all(), call,
+    // Static: a window registry throws it too (window_parts::heap_exhausted), from the state, which outlives moves.
+    [[noreturn]] static void heap_exhausted(const state_t& s, const char* call, std::uint64_t count,
+                                            std::size_t element) {
+        detail::throw_error(errc::heap_exhausted, my_pe_or_all(s), call,
                             "requested " + std::to_string(count) + " elements of " + std::to_string(element) +
-                                " bytes but the heap has " + std::to_string(heap_free_bytes()) +
-                                " bytes free (largest free block " + std::to_string(heap_largest_free_block()) +
-                                ") of " + std::to_string(state_->heap_bytes) + "; raise PGAS_HEAP_SIZE");
+                                " bytes but the heap has " + std::to_string(s.allocator.free_bytes()) +
+                                " bytes free (largest free block " + std::to_string(s.allocator.largest_free_block()) +
+                                ") of " + std::to_string(s.heap_bytes) + "; raise PGAS_HEAP_SIZE");
     }
 
     void check_live(const char* call, std::uint64_t offset, std::uint64_t bytes, int local) const {
@@ -1087,7 +822,10 @@ private:
     void* host_address(std::uint64_t offset, int local) const { return state_->memory->local_base(local) + offset; }
 
     // -1 ("all local PEs") when this handle drives several PEs.
-    int my_pe_or_all() const { return n_local_pes() == 1 ? state_->local_pes[0] : -1; }
+    int my_pe_or_all() const { return my_pe_or_all(*state_); }
+    static int my_pe_or_all(const state_t& s) { return s.local_pes.size() == 1 ? s.local_pes[0] : -1; }
+
+    detail::window_registry& windows() const { return *state_->windows; }
 
     static std::string offset_text(std::uint64_t offset) {
         return offset == detail::null_offset ? std::string("null") : std::to_string(offset);

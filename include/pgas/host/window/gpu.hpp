@@ -243,6 +243,44 @@ private:
     std::map<std::pair<int, std::uint64_t>, mapping> open_;
 };
 
+// The node peers' allocations one window mapped through an ipc_mappings, each closed again when the window goes:
+// at release_window, or on every way out of a register_window that fails after mapping some.
+class peer_mappings {
+public:
+    explicit peer_mappings(ipc_mappings& ipc) : ipc_(&ipc) {}
+    peer_mappings(peer_mappings&& other) noexcept : ipc_(other.ipc_), opened_(std::exchange(other.opened_, {})) {}
+    peer_mappings& operator=(peer_mappings&& other) noexcept {
+        if (this == &other) return *this;
+        close_all();
+        ipc_ = other.ipc_;
+        opened_ = std::exchange(other.opened_, {});
+        return *this;
+    }
+    ~peer_mappings() { close_all(); }
+
+    // ipc_mappings::open, closed with this window.
+    std::byte* open(int me, int pe, std::uint64_t allocation, const cudaIpcMemHandle_t& handle, int device) {
+        std::byte* const address = ipc_->open(me, pe, allocation, handle, device);
+        opened_.emplace_back(pe, allocation);
+        return address;
+    }
+
+    // ipc_mappings::open_vmm, closed with this window.
+    std::byte* open_vmm(int me, int pe, std::uint64_t allocation, std::uint64_t bytes, int fd, int device) {
+        std::byte* const address = ipc_->open_vmm(me, pe, allocation, bytes, fd, device);
+        opened_.emplace_back(pe, allocation);
+        return address;
+    }
+
+private:
+    void close_all() {
+        for (const auto& [pe, allocation] : opened_) ipc_->close(pe, allocation);
+        opened_.clear();
+    }
+    ipc_mappings* ipc_;
+    std::vector<std::pair<int, std::uint64_t>> opened_;  // (PE, its allocation), as ipc_mappings names them
+};
+
 // Kernels of one process's PEs on different GPUs read each other's cudaMalloc buffers directly: peer access must be
 // on (the heap needs none, cuMemSetAccess maps it). Already-enabled pairs are fine. The caller's current device stays.
 inline void enable_peer_access(int from, int to, int pe) {
