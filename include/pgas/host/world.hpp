@@ -5,66 +5,30 @@
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/team.hpp>
 #include <pgas/core/window.hpp>
-#include <pgas/coll/detail/scratch.hpp>
-#include <pgas/host/heap/allocator.hpp>
-#include <pgas/detail/heap_layout.hpp>
-#include <pgas/detail/heartbeat.hpp>
-#include <pgas/host/nvtx.hpp>
 #include <pgas/device/context.hpp>
-#include <pgas/host/bootstrap/bootstrap.hpp>
-#include <pgas/host/env.hpp>
-#include <pgas/host/heap/gpu.hpp>
-#include <pgas/host/heap/memory.hpp>
 #include <pgas/host/bootstrap/launch_env.hpp>
 #include <pgas/host/bootstrap/node.hpp>
-#include <pgas/host/heap/shm.hpp>
 #include <pgas/host/bootstrap/tcp_store.hpp>
+#include <pgas/host/env.hpp>
+#include <pgas/host/heap/gpu.hpp>
+#include <pgas/host/heap/shm.hpp>
+#include <pgas/host/nvtx.hpp>
 #include <pgas/host/transport_builder.hpp>
 #include <pgas/host/window/registry.hpp>
+#include <pgas/host/world/options.hpp>
+#include <pgas/host/world/state.hpp>
+#include <pgas/host/world/teams.hpp>
 #include <pgas/transport/host/host.hpp>  // launch_host hands out context<host> (nvcc needs it complete there)
 
-#include <algorithm>
-#include <array>
-#include <atomic>
-#include <cerrno>
 #include <concepts>
-#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstdio>
-#include <cstring>
-#include <exception>
-#include <functional>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
-
 PGAS_NAMESPACE_BEGIN
-
-/// How a world is set up (every field has a default that reads the environment).
-struct world_options {
-    /// Bytes of symmetric heap per PE; 0 reads PGAS_HEAP_SIZE, else the default.
-    std::uint64_t heap_bytes = 0;
-    /// Device waits give up after this long; -1 reads PGAS_TIMEOUT_MS, 0 never.
-    std::int64_t timeout_ms = -1;
-    /// Channels per peer of the contexts this world hands out (nvlink, host) and the default of the domains
-    /// built on it (ibgda_options::channels, libfabric_options::channels), in [1, pgas::max_channels]; 0 reads
-    /// PGAS_CHANNELS, else 1 (nvlink and host have one path whatever the channel; see device::context::on_channel).
-    int channels = 0;
-    /// Heap backend of world::init (one PE per process); empty: host memory
-    /// shared between the node's processes (the host transport).
-    detail::heap_factory heap;
-
-    /// Heap bytes per PE of a host-memory world when neither heap_bytes nor PGAS_HEAP_SIZE says (64 MiB).
-    static constexpr std::uint64_t default_host_heap_bytes = std::uint64_t{64} << 20;
-};
 
 /// The RAII handle of the PEs this process drives. Calls marked collective
 /// must be made by every process (or SPMD thread) of the world in the same
@@ -143,39 +107,7 @@ public:
             channel = tcp = std::make_shared<detail::tcp_bootstrap>(launch);
         heap_factory heap = options.heap ? options.heap : heap_factory(&detail::make_shm_heap);
         world w(std::move(channel), {launch.rank}, launch.size, options, std::move(heap));
-        // A peer that dies between collectives stops this process's device
-        // waits (errc::peer_failed naming it) instead of leaving them to time out;
-        // one that is stopped (its connection stays open) by its heartbeat. The
-        // watcher stamps this process's word every tick. Host-side waits (the
-        // host transport's, whose heap the CPU reads) check the peers' stamps
-        // themselves while they wait. Kernels cannot read the host clock, so for
-        // a GPU heap the watcher checks them every tick and raises the flag
-        // kernels poll for a peer silent past the bound (only there: a check
-        // that runs while nobody waits would also fire on a process that was
-        // merely starved of CPU for the bound, which no wait had noticed).
-        if (tcp) {
-            state_t& s = *w.state_;
-            if (std::uint64_t* const* words = s.memory->heartbeat_words()) {  // every peer's word mapped here
-                s.heartbeats = {words, s.n_pes, launch.rank, detail::heartbeat_bound_ns(s.timeout_ns)};
-                s.heartbeat.attach(words[launch.rank]);
-            }
-            const bool kernels_wait = !s.memory->host_accessible();
-            auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(s.memory.get());
-            int* left_flags = gpu ? gpu->left_flags() : nullptr;  // runtime_state::left, which kernels read
-            tcp->watch([state = &s](int failed_pe) { raise_abort(*state, failed_pe); },
-                       [state = &s, kernels_wait, left_flags] {
-                           state->heartbeat.beat();
-                           if (!kernels_wait) return;
-                           const int stopped = detail::stale_peer(state->heartbeats, detail::now_ns());
-                           if (stopped >= 0) raise_abort(*state, stopped);
-                           detail::mark_left_peers(state->heartbeats, left_flags);
-                       },
-                       [state = &s](std::uint64_t* silent_ns) {  // host collectives apply the same rule
-                           return detail::stale_peer(state->heartbeats, detail::now_ns(), silent_ns);
-                       });
-            detail::launcher_status::say('i');
-            s.joined_launcher = true;
-        }
+        if (tcp) detail::watch_peers(*w.state_, *tcp, launch.rank);
         return w;
     }
 
@@ -217,7 +149,7 @@ public:
             std::make_shared<detail::thread_bootstrap::shared>(n_pes, detail::env_bootstrap_timeout());
         // Destroyed after every thread has joined: no PE frees memory a peer still reaches.
         std::vector<std::unique_ptr<world>> worlds(static_cast<std::size_t>(n_pes));
-        run_each(n_pes, [&](int pe) {
+        detail::run_each(n_pes, [&](int pe) {
             try {
                 worlds[std::size_t(pe)] = std::make_unique<world>(
                     std::make_shared<detail::thread_bootstrap>(rendezvous, pe), std::vector<int>{pe}, n_pes, options);
@@ -440,47 +372,14 @@ public:
     /// PEs pass different arguments.
     team split_strided(const team& parent, int start, int stride, int size) {
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_strided);
-        check_team_alive("split_strided", parent);
-        agree("split_strided", "start", std::uint64_t(std::int64_t(start)));
-        agree("split_strided", "stride", std::uint64_t(std::int64_t(stride)));
-        agree("split_strided", "size", std::uint64_t(std::int64_t(size)));
-        const auto members = [&] {
-            return "members start=" + std::to_string(start) + " stride=" + std::to_string(stride) +
-                   " size=" + std::to_string(size);
-        };
-        if (size <= 0 || stride <= 0 || start < 0)
-            detail::throw_error(errc::pe_out_of_range, parent.bound_pe(), "split_strided",
-                                members() + ": start must be >= 0, stride and size > 0");
-        // In 64 bits: start + stride * (size - 1) overflows int for hostile arguments.
-        const std::int64_t last = std::int64_t(start) + std::int64_t(stride) * (std::int64_t(size) - 1);
-        if (last >= parent.n_pes())
-            detail::throw_error(errc::pe_out_of_range, parent.bound_pe(), "split_strided",
-                                members() + ": the last member start + stride * (size - 1) = " +
-                                    std::to_string(last) + " is outside a parent team of " +
-                                    std::to_string(parent.n_pes()) + " PEs");
-        // One member: the stride is never used, and parent stride * stride may not fit an int.
-        const int slot = next_slot("split_strided");
-        return parent.sub_team(start, size == 1 ? 1 : stride, size, slot, state_->slot_generation[std::size_t(slot)]);
+        return detail::split_strided_team(*state_, my_pe_or_all(), parent, start, stride, size);
     }
 
     /// Collective: views the parent as rows of xrange PEs. Returns {x, y}: x is
     /// the caller's row (consecutive members), y its column. Like nvshmem_team_split_2d.
     std::pair<team, team> split_2d(const team& parent, int xrange) {
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::split_2d);
-        check_team_alive("split_2d", parent);
-        agree("split_2d", "xrange", std::uint64_t(std::int64_t(xrange)));
-        if (xrange <= 0)
-            detail::throw_error(errc::invalid_argument, parent.bound_pe(), "split_2d",
-                                "xrange must be positive, got " + std::to_string(xrange));
-        const int n = parent.n_pes();
-        const int x = xrange < n ? xrange : n;
-        const int me = parent.my_pe() < 0 ? 0 : parent.my_pe();
-        const int row = me / x, column = me % x;
-        const int row_size = (row + 1) * x <= n ? x : n - row * x;
-        const int column_size = (n - column + x - 1) / x;
-        const int x_slot = next_slot("split_2d"), y_slot = next_slot("split_2d");
-        return {parent.sub_team(row * x, 1, row_size, x_slot, state_->slot_generation[std::size_t(x_slot)]),
-                parent.sub_team(column, x, column_size, y_slot, state_->slot_generation[std::size_t(y_slot)])};
+        return detail::split_2d_teams(*state_, my_pe_or_all(), parent, xrange);
     }
 
     /// Collective (every PE, member or not, as for the split that made it): releases a team made by split_strided
@@ -499,22 +398,7 @@ public:
     void destroy_team(team& t) {
         PGAS_NVTX_RANGE("pgas::world::destroy_team");
         detail::bootstrap::call_scope call(*state_->bootstrap, detail::host_call::destroy_team);
-        agree("destroy_team", "team slot", std::uint64_t(std::int64_t(t.slot())));
-        agree("destroy_team", "team generation", t.generation());
-        if (t.slot() == 0 || t.slot() == node_slot)
-            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "destroy_team",
-                                std::string("the ") + (t.slot() == 0 ? "world" : "node") +
-                                    " team cannot be destroyed");
-        check_team_alive("destroy_team", t);
-        state_->bootstrap->barrier();  // no PE still enters a barrier or collective of the team
-        const auto slot = std::size_t(t.slot());
-        for (int local = 0; local < n_local_pes(); ++local) {
-            state_->memory->zero(local, detail::heap_layout::slot_offset(t.slot()), sizeof(detail::team_sync_slot));
-            state_->memory->zero(local, detail::coll_scratch::slot_base(t.slot()), detail::coll_scratch::slot_bytes);
-        }
-        state_->bootstrap->barrier();  // the slot is clean on every PE before a split may hand it out again
-        state_->slot_live[slot] = false;
-        t = team();
+        detail::destroy_split_team(*state_, my_pe_or_all(), t);
     }
 
     /// Collective: the node team, the PEs that reach this one by load/store (NCCL's LSA team): on the NVLink
@@ -545,12 +429,7 @@ public:
     /// `call`, `what`, this value and the first PE whose value differs. For a library's own collective calls
     /// (pgas::ep::buffer agrees on its shape with it).
     void agree(const char* call, const char* what, std::uint64_t mine) {
-        auto all = state_->bootstrap->allgather_value(mine);
-        for (std::size_t i = 0; i < all.size(); ++i)
-            if (all[i] != mine)
-                detail::throw_error(errc::collective_mismatch, my_pe_or_all(), call,
-                                    std::string(what) + " = " + std::to_string(mine) + " here but " +
-                                        std::to_string(all[i]) + " on PE " + std::to_string(i));
+        detail::agree_all(*state_->bootstrap, my_pe_or_all(), call, what, mine);
     }
 
     /// The context a kernel (or host PE thread) of local PE `local` receives,
@@ -568,7 +447,7 @@ public:
         // A failure recorded before this launch (a peer process that died) stays:
         // the watcher reports it only once. Only one process's threads reset it.
         if (state_->bootstrap->size() == 1) state_->abort->store(0);
-        run_each(n_local_pes(), [&](int local) {
+        detail::run_each(n_local_pes(), [&](int local) {
             try {
                 body(context<host>(local));
             } catch (...) {
@@ -590,32 +469,10 @@ public:
           heap_factory make_heap = &make_host_heap)
         : state_(std::make_unique<state_t>()) {
         PGAS_NVTX_RANGE("pgas::world::init heap");
-        auto& s = *state_;
-        s.bootstrap = std::move(channel);
-        s.local_pes = std::move(local_pes);
-        s.n_pes = n_pes;
-        s.heap_bytes = options.heap_bytes ? options.heap_bytes
-                                          : detail::env_size("PGAS_HEAP_SIZE", world_options::default_host_heap_bytes);
-        if (s.heap_bytes <= detail::heap_layout::user_offset)
-            detail::throw_error(errc::invalid_argument, -1, "world init",
-                                "heap of " + std::to_string(s.heap_bytes) + " bytes is smaller than the " +
-                                    std::to_string(detail::heap_layout::user_offset) + " bytes pgas reserves");
-        const std::int64_t timeout_ms = options.timeout_ms >= 0
-                                            ? options.timeout_ms
-                                            : std::int64_t(detail::env_milliseconds("PGAS_TIMEOUT_MS", PGAS_DEFAULT_TIMEOUT_MS));
-        s.timeout_ns = std::uint64_t(timeout_ms) * 1000000ull;
-        s.channels = detail::resolve_channels(options.channels, 1, "world init",
-                                              s.local_pes.size() == 1 ? s.local_pes.front() : -1);
-        s.allocator = detail::heap_allocator(detail::heap_layout::user_offset, s.heap_bytes);
-        if (auto* shared = s.bootstrap->shared_abort_flag()) s.abort = shared;
-        detail::heap_request request{s.heap_bytes, s.local_pes, s.n_pes, s.bootstrap.get()};
-        detail::bootstrap::call_scope call(*s.bootstrap, detail::host_call::init);
-        s.memory = make_heap(request);
-        s.windows.emplace(detail::window_parts{
-            s.bootstrap.get(), s.memory.get(), &s.allocator, s.local_pes, s.n_pes,
-            [state = &s](const char* call, std::uint64_t count, std::size_t element) {
-                heap_exhausted(*state, call, count, element);
-            }});
+        state_->open(std::move(channel), std::move(local_pes), n_pes, options, make_heap,
+                     [state = state_.get()](const char* call, std::uint64_t count, std::size_t element) {
+                         state->heap_exhausted(call, count, element);  // the state outlives moves of the handle
+                     });
     }
 
     /// Channels per peer chosen at creation (world_options::channels, PGAS_CHANNELS; default 1): those of the
@@ -629,20 +486,10 @@ public:
     /// Timeout and peer-failure flag every context of this world carries.
     /// On GPU heaps the flag is the mapped pinned one, so kernels of any
     /// transport (nvlink, libfabric proxy, ibgda) can poll it.
-    device::runtime_state runtime() const {
-        device::runtime_state r;
-        r.timeout_ns = state_->timeout_ns;
-        r.abort_flag = reinterpret_cast<const volatile int*>(state_->abort);
-        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get())) {
-            r.abort_flag = gpu->abort_flag();
-            r.left = gpu->left_flags();
-        }
-        if (state_->heartbeats.words) r.heartbeats = &state_->heartbeats;
-        return r;
-    }
+    device::runtime_state runtime() const { return state_->runtime(); }
     /// Raises the peer-failure flag: every wait of this process's PEs stops
     /// with errc::peer_failed naming world PE `failed_pe`.
-    void abort_waits(int failed_pe) { raise_abort(*state_, failed_pe); }
+    void abort_waits(int failed_pe) { state_->raise_abort(failed_pe); }
 
     /// CUDA device of local PE `local`, or -1 when the heap is host memory.
     int device_of(int local = 0) const {
@@ -656,89 +503,9 @@ public:
     }
 
 private:
-    // The node team's slot (team_node): every node's team shares it, as the teams of one split do.
-    static constexpr int node_slot = 1;
+    using state_t = detail::world_state;
+    static constexpr int node_slot = detail::team_slots::node_slot;
 
-    // Members are destroyed bottom-up: the bootstrap (whose watcher thread may
-    // call raise_abort on this state) goes first, the heap after it.
-    struct state_t {
-        state_t() = default;
-        state_t(const state_t&) = delete;
-        state_t& operator=(const state_t&) = delete;
-        // Finalize of a world of several processes: a peer failure that was recorded (or that the bootstrap
-        // sees now) is reported, since it may never have surfaced through a call of this PE, which then lost
-        // what it sent to that peer (issue 28, item 3); and pgasrun learns that this world was finalized.
-        // Only a world finalized in good order marks its heartbeat "left" (a wait of a peer names it so).
-        ~state_t() {
-            auto* tcp = dynamic_cast<detail::tcp_bootstrap*>(bootstrap.get());
-            if (!tcp) return;
-            const std::string failure = tcp->failure_seen();
-            const bool unwinding = std::uncaught_exceptions() > 0;
-            if (!failure.empty() || unwinding || abort->load() != 0) heartbeat.abandon();
-            if (!joined_launcher) return;
-            if (!failure.empty() && !unwinding)
-                std::fprintf(stderr,
-                             "pgas: world finalize on PE %d: a peer failed while this world was live, and what "
-                             "this PE sent it after may be lost: %s\n",
-                             local_pes.front(), failure.c_str());
-            detail::launcher_status::say('f');
-        }
-        bool joined_launcher = false;  // world::init of several processes completed (launcher_status 'i')
-        detail::nvtx_range_end nvtx_finalize_end;  // first member: destroyed last (host/nvtx.hpp)
-        std::vector<int> local_pes;
-        int n_pes = 0;
-        std::uint64_t heap_bytes = 0;
-        std::uint64_t timeout_ns = 0;
-        int channels = 1;
-        detail::heap_allocator allocator{0, 0};
-        std::unique_ptr<detail::heap_memory> memory;
-        // Processes of a shared-memory heap: this one's stamp (marked left after
-        // the bootstrap's watcher stopped, before the heap goes) and the table
-        // waits read. Threads need none: a PE thread that ends raises the abort flag.
-        detail::heartbeat_stamp heartbeat;
-        detail::heartbeat_table heartbeats;
-        // Live windows (register_window); made once the heap is, and gone before it.
-        std::optional<detail::window_registry> windows;
-        // Per team slot (0: the world team, 1: the node team): whether a split team holds it, and how many have.
-        std::array<bool, team::max_slots> slot_live{};
-        std::array<unsigned, team::max_slots> slot_generation{};
-        std::atomic<int> abort_flag{0};
-        // The flag waits poll: abort_flag, or the one PE threads of run_threads share.
-        std::atomic<int>* abort = &abort_flag;
-        std::shared_ptr<detail::bootstrap> bootstrap;
-        detail::nvtx_range_begin nvtx_finalize_begin{"pgas::world::finalize"};  // last member: destroyed first
-    };
-
-    template <class Each>
-    static void run_each(int count, Each&& each) {
-        std::vector<std::exception_ptr> failures(static_cast<std::size_t>(count));
-        std::vector<std::thread> threads;
-        threads.reserve(std::size_t(count));
-        for (int i = 0; i < count; ++i)
-            threads.emplace_back([&, i] {
-                try {
-                    each(i);
-                } catch (...) {
-                    failures[std::size_t(i)] = std::current_exception();
-                }
-            });
-        for (auto& t : threads) t.join();
-        // The root cause is the failure that is not a consequence of another.
-        std::exception_ptr first_consequence;
-        for (auto& failure : failures) {
-            if (!failure) continue;
-            try {
-                std::rethrow_exception(failure);
-            } catch (const error& e) {
-                if (e.code() == errc::peer_failed) {
-                    if (!first_consequence) first_consequence = failure;
-                    continue;
-                }
-                throw;
-            }
-        }
-        if (first_consequence) std::rethrow_exception(first_consequence);
-    }
 
     // alloc's body; alignment 0: alloc's default (256 bytes, or alignof(T) when larger).
     template <class T, class Count>
@@ -749,7 +516,7 @@ private:
             detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
                                 "element count must be positive, got " + std::to_string(count));
         if (std::uint64_t(count) > state_->heap_bytes / sizeof(T))
-            heap_exhausted(*state_, call, std::uint64_t(count), sizeof(T));
+            state_->heap_exhausted(call, std::uint64_t(count), sizeof(T));
         const std::uint64_t bytes = std::uint64_t(count) * sizeof(T);
         detail::bootstrap::call_scope scope(*state_->bootstrap, detail::host_call::alloc);
         agree(call, "bytes", bytes);
@@ -757,20 +524,10 @@ private:
         if (alignment < alignof(T)) alignment = alignof(T);
         if (alignment < detail::heap_allocator::min_granule) alignment = detail::heap_allocator::min_granule;
         auto offset = state_->allocator.allocate(bytes, alignment);
-        if (!offset) heap_exhausted(*state_, call, std::uint64_t(count), sizeof(T));
+        if (!offset) state_->heap_exhausted(call, std::uint64_t(count), sizeof(T));
         for (int local = 0; local < n_local_pes(); ++local) state_->memory->zero(local, *offset, bytes);
         state_->bootstrap->barrier();  // nobody writes into the block before every PE cleared it
         return symmetric_ptr<T>(detail::offset_tag{}, *offset);
-    }
-
-    // Static: a window registry throws it too (window_parts::heap_exhausted), from the state, which outlives moves.
-    [[noreturn]] static void heap_exhausted(const state_t& s, const char* call, std::uint64_t count,
-                                            std::size_t element) {
-        detail::throw_error(errc::heap_exhausted, my_pe_or_all(s), call,
-                            "requested " + std::to_string(count) + " elements of " + std::to_string(element) +
-                                " bytes but the heap has " + std::to_string(s.allocator.free_bytes()) +
-                                " bytes free (largest free block " + std::to_string(s.allocator.largest_free_block()) +
-                                ") of " + std::to_string(s.heap_bytes) + "; raise PGAS_HEAP_SIZE");
     }
 
     void check_live(const char* call, std::uint64_t offset, std::uint64_t bytes, int local) const {
@@ -785,30 +542,6 @@ private:
                                 "local PE index " + std::to_string(local) + " outside [0, " +
                                     std::to_string(n_local_pes()) + ")");
         return local;
-    }
-
-    // The lowest free slot: every PE runs the same sequence of splits and destroys, so all pick the same.
-    int next_slot(const char* call) {
-        for (int slot = node_slot + 1; slot < team::max_slots; ++slot) {
-            if (state_->slot_live[std::size_t(slot)]) continue;
-            state_->slot_live[std::size_t(slot)] = true;
-            ++state_->slot_generation[std::size_t(slot)];
-            return slot;
-        }
-        detail::throw_error(errc::invalid_argument, my_pe_or_all(), call,
-                            "no team slot left: at most " + std::to_string(team::max_slots - node_slot - 1) +
-                                " split teams may be alive at once (destroy_team frees one)");
-    }
-
-    void check_team_alive(const char* call, const team& t) const {
-        const int slot = t.slot();
-        if (slot == 0 || slot == node_slot) return;
-        if (slot < 0 || slot >= team::max_slots || !state_->slot_live[std::size_t(slot)] ||
-            state_->slot_generation[std::size_t(slot)] != t.generation())
-            detail::throw_error(errc::invalid_argument, t.bound_pe() >= 0 ? t.bound_pe() : my_pe_or_all(), call,
-                                "the team in slot " + std::to_string(slot) + " (generation " +
-                                    std::to_string(t.generation()) +
-                                    ") was destroyed (destroy_team) or does not belong to this world");
     }
 
     // The node of local PE 0: PGAS_NODE_SIZE's virtual node, else the PEs of this node (detail::node_pes), which
@@ -829,16 +562,6 @@ private:
 
     static std::string offset_text(std::uint64_t offset) {
         return offset == detail::null_offset ? std::string("null") : std::to_string(offset);
-    }
-
-    // The host-side flag (host transport) and, for GPU heaps, the mapped one kernels poll.
-    static void raise_abort(state_t& state, int failed_pe) {
-        int expected = 0;
-        state.abort->compare_exchange_strong(expected, failed_pe + 1);
-        if (auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state.memory.get())) {
-            expected = 0;  // atomically, as waits on other threads read it (detail::load_abort_flag)
-            std::atomic_ref<int>(*const_cast<int*>(gpu->abort_flag())).compare_exchange_strong(expected, failed_pe + 1);
-        }
     }
 
     std::unique_ptr<state_t> state_;
