@@ -1,4 +1,5 @@
-// Device-only umbrella: the core types, the transports' device side, device ops, collectives and expert-parallel bodies; no world, no bootstrap.
+// Device-only umbrella: the core types, the transports' device side, device ops, collectives and expert-parallel
+// bodies; no world, no bootstrap.
 #pragma once
 
 // For translation units that hold kernels and take their device::context

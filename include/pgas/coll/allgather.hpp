@@ -13,9 +13,13 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 // allgather: every member's block lands at its index in every member's dst (in place: src = dst + my_pe * count).
 PGAS_HD constexpr coll_plan allgather_plan(std::size_t count) {
-    return {coll_kind::allgather, count, coll_plan::no_root,
-            coll_plan::layout::one_block, coll_plan::layout::block_per_member,
-            coll_plan::members::everyone, coll_plan::members::everyone,
+    return {coll_kind::allgather,
+            count,
+            coll_plan::no_root,
+            coll_plan::layout::one_block,
+            coll_plan::layout::block_per_member,
+            coll_plan::members::everyone,
+            coll_plan::members::everyone,
             /*in_place_allowed=*/true};
 }
 }  // namespace detail

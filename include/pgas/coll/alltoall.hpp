@@ -13,9 +13,13 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 // alltoall: block r of member i's src lands at block i of member r's dst (no in-place form).
 PGAS_HD constexpr coll_plan alltoall_plan(std::size_t count) {
-    return {coll_kind::alltoall, count, coll_plan::no_root,
-            coll_plan::layout::block_per_member, coll_plan::layout::block_per_member,
-            coll_plan::members::everyone, coll_plan::members::everyone,
+    return {coll_kind::alltoall,
+            count,
+            coll_plan::no_root,
+            coll_plan::layout::block_per_member,
+            coll_plan::layout::block_per_member,
+            coll_plan::members::everyone,
+            coll_plan::members::everyone,
             /*in_place_allowed=*/false};
 }
 }  // namespace detail

@@ -1,4 +1,5 @@
-// alltoallv (variable counts and displacements per peer) over a team, called by a thread, warp, tile or block inside a kernel.
+// alltoallv (variable counts and displacements per peer) over a team, called by a thread, warp, tile or block inside a
+// kernel.
 #pragma once
 
 #include <pgas/coll/detail/common.hpp>
@@ -41,10 +42,10 @@ PGAS_HD void alltoallv(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     for (int j = 0; j < c.n; ++j) {
         if (!detail::elements_in_heap(ctx, src.offset(), src_displs[j], src_counts[j], sizeof(T)))
             detail::report(errc::not_symmetric, "alltoallv", ctx.my_pe(),
-                   "src block (src_displs + src_counts) outside the heap's user area, for team member", j);
+                           "src block (src_displs + src_counts) outside the heap's user area, for team member", j);
         if (!detail::elements_in_heap(ctx, dst.offset(), dst_displs[j], src_counts[j], sizeof(T)))
             detail::report(errc::not_symmetric, "alltoallv", ctx.my_pe(),
-                   "dst block (dst_displs + src_counts) outside the heap's user area, for team member", j);
+                           "dst block (dst_displs + src_counts) outside the heap's user area, for team member", j);
     }
     sync<G>(ctx, c.t);
     const T* s = ctx.local(symmetric_ptr<const T>(src));

@@ -13,9 +13,13 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 // broadcast: the root's block lands in every member's dst (in place: src = dst on the root).
 PGAS_HD constexpr coll_plan broadcast_plan(std::size_t count, int root) {
-    return {coll_kind::broadcast, count, root,
-            coll_plan::layout::one_block, coll_plan::layout::one_block,
-            coll_plan::members::root_only, coll_plan::members::everyone,
+    return {coll_kind::broadcast,
+            count,
+            root,
+            coll_plan::layout::one_block,
+            coll_plan::layout::one_block,
+            coll_plan::members::root_only,
+            coll_plan::members::everyone,
             /*in_place_allowed=*/true};
 }
 }  // namespace detail

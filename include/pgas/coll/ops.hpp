@@ -14,12 +14,10 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 
 template <class T>
-inline constexpr bool is_reduced_float =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, __half> ||
-    std::is_same_v<T, __nv_bfloat16>;
+inline constexpr bool is_reduced_float = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                         std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 template <class T>
-inline constexpr bool is_reduced_integer =
-    std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
+inline constexpr bool is_reduced_integer = std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
 
 // The element types reductions take: 1- to 8-byte integers, half, bf16, float, double.
 template <class T>
@@ -29,26 +27,35 @@ inline constexpr bool is_reducible = is_reduced_integer<T> || is_reduced_float<T
 // that PEs passing int32 and float (same size) are told apart.
 template <class T>
 PGAS_HD constexpr unsigned type_code() {
-    if constexpr (std::is_same_v<T, __half>) return 13;
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return 14;
-    else if constexpr (std::is_same_v<T, float>) return 15;
-    else if constexpr (std::is_same_v<T, double>) return 12;
+    if constexpr (std::is_same_v<T, __half>)
+        return 13;
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return 14;
+    else if constexpr (std::is_same_v<T, float>)
+        return 15;
+    else if constexpr (std::is_same_v<T, double>)
+        return 12;
     else if constexpr (is_reduced_integer<T>)
         return (sizeof(T) == 1 ? 1u : sizeof(T) == 2 ? 2u : sizeof(T) == 4 ? 3u : 4u) + (std::is_signed_v<T> ? 4u : 0u);
-    else return 0;  // any other trivially copyable type (data movement only)
+    else
+        return 0;  // any other trivially copyable type (data movement only)
 }
 
 // half and bf16 are computed in float and rounded once per step, on host and
 // device alike, so the host transport and the GPU give the same bits.
 template <class T>
 PGAS_HD inline float to_float(T v) {
-    if constexpr (std::is_same_v<T, __half>) return __half2float(v);
-    else return __bfloat162float(v);
+    if constexpr (std::is_same_v<T, __half>)
+        return __half2float(v);
+    else
+        return __bfloat162float(v);
 }
 template <class T>
 PGAS_HD inline T from_float(float v) {
-    if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
-    else return __float2bfloat16_rn(v);
+    if constexpr (std::is_same_v<T, __half>)
+        return __float2half_rn(v);
+    else
+        return __float2bfloat16_rn(v);
 }
 
 // Integer sums and products wrap modulo 2^bits (computed unsigned: no
@@ -61,8 +68,8 @@ PGAS_HD inline T apply_arith(T a, T b, F f) {
     if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
         return from_float<T>(f(to_float(a), to_float(b)));
     else if constexpr (std::is_integral_v<T>)
-        return T(std::make_unsigned_t<T>(f(wide_unsigned<T>(std::make_unsigned_t<T>(a)),
-                                           wide_unsigned<T>(std::make_unsigned_t<T>(b)))));
+        return T(std::make_unsigned_t<T>(
+            f(wide_unsigned<T>(std::make_unsigned_t<T>(a)), wide_unsigned<T>(std::make_unsigned_t<T>(b)))));
     else
         return f(a, b);
 }
@@ -149,7 +156,9 @@ struct bit_and_t {
     static constexpr unsigned code = 5;
     /// Combines two elements.
     template <class T>
-    PGAS_HD T operator()(T a, T b) const { return T(a & b); }
+    PGAS_HD T operator()(T a, T b) const {
+        return T(a & b);
+    }
 };
 /// The reduction `a | b` (integers only); pass pgas::op::bit_or.
 struct bit_or_t {
@@ -161,7 +170,9 @@ struct bit_or_t {
     static constexpr unsigned code = 6;
     /// Combines two elements.
     template <class T>
-    PGAS_HD T operator()(T a, T b) const { return T(a | b); }
+    PGAS_HD T operator()(T a, T b) const {
+        return T(a | b);
+    }
 };
 /// The reduction `a ^ b` (integers only); pass pgas::op::bit_xor.
 struct bit_xor_t {
@@ -173,7 +184,9 @@ struct bit_xor_t {
     static constexpr unsigned code = 7;
     /// Combines two elements.
     template <class T>
-    PGAS_HD T operator()(T a, T b) const { return T(a ^ b); }
+    PGAS_HD T operator()(T a, T b) const {
+        return T(a ^ b);
+    }
 };
 
 /// The sum reduction operator.
@@ -196,9 +209,8 @@ inline constexpr bit_xor_t bit_xor{};
 /// One of the operators in pgas::op.
 template <class Op>
 concept reduction_op = std::is_same_v<Op, op::sum_t> || std::is_same_v<Op, op::prod_t> ||
-                       std::is_same_v<Op, op::min_t> || std::is_same_v<Op, op::max_t> ||
-                       std::is_same_v<Op, op::bit_and_t> || std::is_same_v<Op, op::bit_or_t> ||
-                       std::is_same_v<Op, op::bit_xor_t>;
+    std::is_same_v<Op, op::min_t> || std::is_same_v<Op, op::max_t> || std::is_same_v<Op, op::bit_and_t> ||
+    std::is_same_v<Op, op::bit_or_t> || std::is_same_v<Op, op::bit_xor_t>;
 
 namespace detail {
 // Compile-time contract of every reducing collective.

@@ -13,9 +13,13 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 // reduce: every member's block, combined in team order, lands in the root's dst (in place: src = dst).
 PGAS_HD constexpr coll_plan reduce_plan(std::size_t count, int root) {
-    return {coll_kind::reduce, count, root,
-            coll_plan::layout::one_block, coll_plan::layout::one_block,
-            coll_plan::members::everyone, coll_plan::members::root_only,
+    return {coll_kind::reduce,
+            count,
+            root,
+            coll_plan::layout::one_block,
+            coll_plan::layout::one_block,
+            coll_plan::members::everyone,
+            coll_plan::members::root_only,
             /*in_place_allowed=*/true};
 }
 }  // namespace detail
@@ -44,9 +48,10 @@ PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst
 namespace detail {
 // allreduce: every member's block, combined in team order, lands in every member's dst (in place: src = dst).
 PGAS_HD constexpr coll_plan allreduce_plan(std::size_t count) {
-    return {coll_kind::allreduce, count, coll_plan::no_root,
-            coll_plan::layout::one_block, coll_plan::layout::one_block,
-            coll_plan::members::everyone, coll_plan::members::everyone,
+    return {coll_kind::allreduce,         count,
+            coll_plan::no_root,           coll_plan::layout::one_block,
+            coll_plan::layout::one_block, coll_plan::members::everyone,
+            coll_plan::members::everyone,
             /*in_place_allowed=*/true};
 }
 }  // namespace detail

@@ -14,9 +14,10 @@ namespace detail {
 // reduce_scatter: block r of every member's src, combined in team order, lands in member r's dst (in place:
 // dst = src + my_pe * count).
 PGAS_HD constexpr coll_plan reduce_scatter_plan(std::size_t count) {
-    return {coll_kind::reduce_scatter, count, coll_plan::no_root,
-            coll_plan::layout::block_per_member, coll_plan::layout::one_block,
-            coll_plan::members::everyone, coll_plan::members::everyone,
+    return {coll_kind::reduce_scatter,    count,
+            coll_plan::no_root,           coll_plan::layout::block_per_member,
+            coll_plan::layout::one_block, coll_plan::members::everyone,
+            coll_plan::members::everyone,
             /*in_place_allowed=*/true};
 }
 }  // namespace detail

@@ -42,7 +42,8 @@ concept tuning_policy = requires {
     { P::stream_threads } -> std::convertible_to<unsigned>;
     { P::stream_max_blocks } -> std::convertible_to<unsigned>;
     { P::stream_bytes_per_block } -> std::convertible_to<std::size_t>;
-} && P::stream_max_blocks >= 1 && P::stream_max_blocks <= 64 && P::stream_bytes_per_block >= 1 &&
+}
+&&P::stream_max_blocks >= 1 && P::stream_max_blocks <= 64 && P::stream_bytes_per_block >= 1 &&
     P::ll_bytes_per_block >= 1;
 
 /// Transports that map peers' heaps (nvlink, host) or some of them (a route
@@ -131,9 +132,9 @@ struct automatic {};
 /// The policy a call with `Policy` runs on transport `Tr`: load_store_policy or rma_policy for automatic, else
 /// `Policy` itself.
 template <class Policy, class Tr>
-using resolve_policy = std::conditional_t<
-    std::is_same_v<Policy, automatic>,
-    std::conditional_t<peer_pointer_transport<Tr>, load_store_policy, rma_policy>, Policy>;
+using resolve_policy =
+    std::conditional_t<std::is_same_v<Policy, automatic>,
+                       std::conditional_t<peer_pointer_transport<Tr>, load_store_policy, rma_policy>, Policy>;
 
 }  // namespace coll
 PGAS_NAMESPACE_END

@@ -31,18 +31,30 @@ enum class errc : int {
 /// A short English name of `code` ("PE out of range", ...); host and device.
 PGAS_HD constexpr const char* to_string(errc code) {
     switch (code) {
-        case errc::invalid_argument: return "invalid argument";
-        case errc::pe_out_of_range: return "PE out of range";
-        case errc::not_symmetric: return "not a symmetric address";
-        case errc::heap_exhausted: return "symmetric heap exhausted";
-        case errc::collective_mismatch: return "collective arguments differ between PEs";
-        case errc::misaligned: return "misaligned address";
-        case errc::transport_unavailable: return "transport unavailable";
-        case errc::timeout: return "timed out";
-        case errc::peer_failed: return "a peer PE failed";
-        case errc::bootstrap: return "bootstrap failed";
-        case errc::cuda: return "CUDA error";
-        case errc::system: return "system error";
+        case errc::invalid_argument:
+            return "invalid argument";
+        case errc::pe_out_of_range:
+            return "PE out of range";
+        case errc::not_symmetric:
+            return "not a symmetric address";
+        case errc::heap_exhausted:
+            return "symmetric heap exhausted";
+        case errc::collective_mismatch:
+            return "collective arguments differ between PEs";
+        case errc::misaligned:
+            return "misaligned address";
+        case errc::transport_unavailable:
+            return "transport unavailable";
+        case errc::timeout:
+            return "timed out";
+        case errc::peer_failed:
+            return "a peer PE failed";
+        case errc::bootstrap:
+            return "bootstrap failed";
+        case errc::cuda:
+            return "CUDA error";
+        case errc::system:
+            return "system error";
     }
     return "unknown error";
 }
@@ -75,21 +87,16 @@ private:
 
 namespace detail {
 
-[[noreturn]] inline void throw_error(errc code, int pe, const std::string& call,
-                                     const std::string& detail) {
+[[noreturn]] inline void throw_error(errc code, int pe, const std::string& call, const std::string& detail) {
     throw error(code, pe, call, detail);
 }
 
 // Reports a failed device-layer check. On the host (host transport) it throws
 // pgas::error so tests and programs can catch it; on the GPU it prints the
 // same text and traps, since a kernel cannot unwind.
-PGAS_HD inline void report(errc code, const char* call, int pe, const char* what,
-                           long long value) {
-    NV_IF_TARGET(NV_IS_HOST,
-                 (throw_error(code, pe, call, std::string(what) + " " + std::to_string(value));),
-                 (printf("pgas: %s on PE %d: %s %lld (%s)\n", call, pe, what, value,
-                         to_string(code));
-                  __trap();))
+PGAS_HD inline void report(errc code, const char* call, int pe, const char* what, long long value) {
+    NV_IF_TARGET(NV_IS_HOST, (throw_error(code, pe, call, std::string(what) + " " + std::to_string(value));),
+                 (printf("pgas: %s on PE %d: %s %lld (%s)\n", call, pe, what, value, to_string(code)); __trap();))
 }
 
 }  // namespace detail

@@ -33,12 +33,18 @@ enum class amo : std::uint8_t {
 template <class T>
 PGAS_HD constexpr bool compare(T seen, cmp op, T value) {
     switch (op) {
-        case cmp::eq: return seen == value;
-        case cmp::ne: return seen != value;
-        case cmp::gt: return seen > value;
-        case cmp::ge: return seen >= value;
-        case cmp::lt: return seen < value;
-        case cmp::le: return seen <= value;
+        case cmp::eq:
+            return seen == value;
+        case cmp::ne:
+            return seen != value;
+        case cmp::gt:
+            return seen > value;
+        case cmp::ge:
+            return seen >= value;
+        case cmp::lt:
+            return seen < value;
+        case cmp::le:
+            return seen <= value;
     }
     return false;
 }
@@ -46,12 +52,18 @@ PGAS_HD constexpr bool compare(T seen, cmp op, T value) {
 /// The operator's C++ spelling ("==", "<", ...), for diagnostics.
 PGAS_HD constexpr const char* to_string(cmp op) {
     switch (op) {
-        case cmp::eq: return "==";
-        case cmp::ne: return "!=";
-        case cmp::gt: return ">";
-        case cmp::ge: return ">=";
-        case cmp::lt: return "<";
-        case cmp::le: return "<=";
+        case cmp::eq:
+            return "==";
+        case cmp::ne:
+            return "!=";
+        case cmp::gt:
+            return ">";
+        case cmp::ge:
+            return ">=";
+        case cmp::lt:
+            return "<";
+        case cmp::le:
+            return "<=";
     }
     return "?";
 }

@@ -37,8 +37,7 @@ struct thread {
 /// [k*N, k*N + N) of a warp call an op together. tile<N> with another N fails to compile.
 template <unsigned N>
 struct tile {
-    static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0,
-                  "pgas: tile<N> needs N a power of two between 1 and 32");
+    static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "pgas: tile<N> needs N a power of two between 1 and 32");
     /// The caller's lane index within its tile (0 on the host).
     PGAS_HD static unsigned rank() { NV_IF_TARGET(NV_IS_DEVICE, (return lane() % N;), (return 0;)) }
     /// N on the GPU (1 on the host).

@@ -31,13 +31,12 @@ public:
     /// The null symmetric_ptr (false in a boolean context).
     constexpr symmetric_ptr() = default;
     /// From a raw heap byte offset (what world::alloc does); programs rarely need it.
-    PGAS_HD constexpr symmetric_ptr(detail::offset_tag, std::uint64_t byte_offset)
-        : offset_(byte_offset) {}
+    PGAS_HD constexpr symmetric_ptr(detail::offset_tag, std::uint64_t byte_offset) : offset_(byte_offset) {}
 
     /// symmetric_ptr<T> -> symmetric_ptr<const T> (and -> void), as for raw pointers.
     template <class U>
-        requires(std::is_convertible_v<U*, T*>)
-    PGAS_HD constexpr symmetric_ptr(symmetric_ptr<U> other) : offset_(other.offset()) {}
+    requires(std::is_convertible_v<U*, T*>) PGAS_HD constexpr symmetric_ptr(symmetric_ptr<U> other)
+        : offset_(other.offset()) {}
 
     /// The object's byte offset in every PE's symmetric heap.
     PGAS_HD constexpr std::uint64_t offset() const { return offset_; }
@@ -65,9 +64,7 @@ public:
     PGAS_HD constexpr symmetric_ptr& operator--() { return *this -= 1; }
 
     friend constexpr bool operator==(symmetric_ptr, symmetric_ptr) = default;
-    friend PGAS_HD constexpr auto operator<=>(symmetric_ptr a, symmetric_ptr b) {
-        return a.offset_ <=> b.offset_;
-    }
+    friend PGAS_HD constexpr auto operator<=>(symmetric_ptr a, symmetric_ptr b) { return a.offset_ <=> b.offset_; }
 
 private:
     std::uint64_t offset_ = detail::null_offset;

@@ -53,8 +53,7 @@ public:
 
     /// window<T> -> window<const T>, as for raw pointers.
     template <class U>
-        requires(std::is_convertible_v<U*, T*>)
-    PGAS_HD constexpr window(window<U> other)
+    requires(std::is_convertible_v<U*, T*>) PGAS_HD constexpr window(window<U> other)
         : table_(other.table_offset()), count_(other.size()), first_(other.offset()), id_(other.id()) {}
 
     /// Whether it names a window (is not null).

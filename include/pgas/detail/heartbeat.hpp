@@ -120,7 +120,8 @@ inline int left_peer(const heartbeat_table& table) {
     int first = -1;
     std::uint64_t first_at = ~std::uint64_t{0};
     for (int q = 0; q < table.n_pes; ++q) {
-        const std::uint64_t stamp = q == table.self ? 0 : heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed);
+        const std::uint64_t stamp =
+            q == table.self ? 0 : heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed);
         if ((stamp & heartbeat_left) != 0 && stamp < first_at) {
             first = q;
             first_at = stamp;
@@ -143,12 +144,13 @@ inline bool has_left(const heartbeat_table& table, int q) {
 inline void mark_left_peers(const heartbeat_table& table, int* left) {
     if (left == nullptr) return;
     for (int q = 0; q < table.n_pes; ++q)
-        if (has_left(table, q)) cuda::atomic_ref<int, cuda::thread_scope_system>(left[q]).store(1, cuda::memory_order_release);
+        if (has_left(table, q))
+            cuda::atomic_ref<int, cuda::thread_scope_system>(left[q]).store(1, cuda::memory_order_release);
 }
 
 // A wait's error for peer q, silent for `silent` ns (more than the table's bound).
 [[noreturn]] inline void report_stopped(const heartbeat_table& table, const char* call, int pe, int q,
-                                       std::uint64_t silent) {
+                                        std::uint64_t silent) {
     throw_error(errc::peer_failed, pe, call,
                 "PE " + std::to_string(q) + " stopped responding: no heartbeat for " +
                     std::to_string(silent / 1000000) + " ms (bound " + std::to_string(table.bound_ns / 1000000) +

@@ -35,8 +35,7 @@ __device__ inline Word load_word(const Word* p) {
 }
 
 template <bool bypass_l1, unsigned unroll = 4>
-__device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n, std::size_t first,
-                                    unsigned size) {
+__device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n, std::size_t first, unsigned size) {
     std::size_t i = first;  // the thread's rank, or where a deeper copy's steps ended
     const std::size_t step = std::size_t(size) * unroll;
     for (; i + std::size_t(size) * (unroll - 1) < n; i += step) {
@@ -53,8 +52,7 @@ __device__ inline void copy_vectors(uint4* dst, const uint4* src, std::size_t n,
 }
 
 template <bool bypass_l1, class Word>
-__device__ inline void copy_words(Word* dst, const Word* src, std::size_t n, unsigned rank,
-                                  unsigned size) {
+__device__ inline void copy_words(Word* dst, const Word* src, std::size_t n, unsigned rank, unsigned size) {
     for (std::size_t i = rank; i < n; i += size) dst[i] = load_word<Word, bypass_l1>(src + i);
 }
 #endif
@@ -128,12 +126,14 @@ PGAS_HD inline vec16<T> load16(const T* p) {
 }
 template <class T>
 PGAS_HD inline T load_peer(const T* p) {
-    using word = std::conditional_t<
-        sizeof(T) == 8, unsigned long long,
-        std::conditional_t<sizeof(T) == 4, unsigned, std::conditional_t<sizeof(T) == 2, unsigned short, unsigned char>>>;
+    using word =
+        std::conditional_t<sizeof(T) == 8, unsigned long long,
+                           std::conditional_t<sizeof(T) == 4, unsigned,
+                                              std::conditional_t<sizeof(T) == 2, unsigned short, unsigned char>>>;
     if constexpr (sizeof(T) == sizeof(word)) {
-        NV_IF_TARGET(NV_IS_DEVICE, (const word raw = __ldcg(reinterpret_cast<const word*>(p)); T v;
-                                    std::memcpy(&v, &raw, sizeof v); return v;),
+        NV_IF_TARGET(NV_IS_DEVICE,
+                     (const word raw = __ldcg(reinterpret_cast<const word*>(p)); T v; std::memcpy(&v, &raw, sizeof v);
+                      return v;),
                      (return *p;))
     } else {
         return *p;
@@ -153,10 +153,11 @@ PGAS_HD inline void store16(T* p, const vec16<T>& v) {
 // barrier a round trip on 2xH200 (2.0 us per barrier against 1.22 us for
 // red.release.sys followed by ld.acquire polls; bench_coll_tune's barrier2 forms).
 PGAS_HD inline void add_release(std::uint64_t* word, std::uint64_t v) {
-    NV_IF_TARGET(NV_IS_DEVICE,
-                 (asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(word), "l"(v) : "memory");),
-                 (cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).fetch_add(
-                      v, cuda::memory_order_release);))
+    NV_IF_TARGET(
+        NV_IS_DEVICE,
+        (asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(word), "l"(v)
+                      : "memory");),
+        (cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).fetch_add(v, cuda::memory_order_release);))
 }
 
 // --- LL lines: 8-byte words and 16-byte units of flag-in-data packets (coll/detail/ll.hpp) ---
@@ -182,12 +183,16 @@ PGAS_HD inline void prefetch_l1(const void* p) {
 // the first had landed (~0.5 us per LL call on 2xH200). As NCCL's LL lines.
 PGAS_HD inline void ll_store_unit(std::uint64_t* pair, std::uint64_t lo, std::uint64_t hi) {
     NV_IF_TARGET(NV_IS_DEVICE,
-                 (asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(pair), "l"(lo), "l"(hi) : "memory");),
+                 (asm volatile("st.volatile.v2.u64 [%0], {%1, %2};" ::"l"(pair), "l"(lo), "l"(hi)
+                               : "memory");),
                  (store_relaxed(pair, lo); store_relaxed(pair + 1, hi);))
 }
 PGAS_HD inline void ll_load_unit(const std::uint64_t* pair, std::uint64_t& lo, std::uint64_t& hi) {
     NV_IF_TARGET(NV_IS_DEVICE,
-                 (asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(pair) : "memory");),
+                 (asm volatile("ld.volatile.v2.u64 {%0, %1}, [%2];"
+                               : "=l"(lo), "=l"(hi)
+                               : "l"(pair)
+                               : "memory");),
                  (lo = load_relaxed(pair); hi = load_relaxed(pair + 1);))
 }
 

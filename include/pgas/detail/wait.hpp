@@ -1,4 +1,5 @@
-// The one polling loop behind every wait (heap words, proxy ring, IBGDA completions): back-off, timeout, peer failure, one diagnostic.
+// The one polling loop behind every wait (heap words, proxy ring, IBGDA completions): back-off, timeout, peer failure,
+// one diagnostic.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -31,37 +32,36 @@ PGAS_HD inline int load_abort_flag(const volatile int* flag) {
     NV_IF_TARGET(NV_IS_DEVICE, (return *flag;), (return load_acquire(const_cast<const int*>(flag));))
 }
 
-
 // The one diagnostic of a wait that timed out, on the host and on the GPU:
-//   pgas: <call> on PE <pe>: timed out after <ms> ms waiting for <what>; raise PGAS_TIMEOUT_MS if the wait is legitimate
+//   pgas: <call> on PE <pe>: timed out after <ms> ms waiting for <what>; raise PGAS_TIMEOUT_MS if the wait is
+//   legitimate
 // where <what> is what_format (a string literal, printf's format) filled
 // with its arguments. On the host it throws pgas::error (errc::timeout); on
 // the GPU it prints the line and traps. A macro so that the format stays one
 // literal, which device printf needs.
-#define PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, what_format, ...)                                                    \
-    NV_IF_TARGET(NV_IS_HOST,                                                                                           \
-                 (char pgas_text_[512];                                                                                \
-                  std::snprintf(pgas_text_, sizeof pgas_text_,                                                         \
-                                "timed out after %llu ms waiting for " what_format                                     \
-                                "; raise PGAS_TIMEOUT_MS if the wait is legitimate",                                   \
-                                (unsigned long long)(waited_ms), __VA_ARGS__);                                         \
-                  ::pgas::detail::throw_error(::pgas::errc::timeout, pe, call, pgas_text_);),                          \
-                 (printf("pgas: %s on PE %d: timed out after %llu ms waiting for " what_format                         \
-                         "; raise PGAS_TIMEOUT_MS if the wait is legitimate\n",                                        \
-                         call, pe, (unsigned long long)(waited_ms), __VA_ARGS__);                                      \
+#define PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, what_format, ...)                                         \
+    NV_IF_TARGET(NV_IS_HOST,                                                                               \
+                 (char pgas_text_[512]; std::snprintf(pgas_text_, sizeof pgas_text_,                       \
+                                                      "timed out after %llu ms waiting for " what_format   \
+                                                      "; raise PGAS_TIMEOUT_MS if the wait is legitimate", \
+                                                      (unsigned long long)(waited_ms), __VA_ARGS__);       \
+                  ::pgas::detail::throw_error(::pgas::errc::timeout, pe, call, pgas_text_);),              \
+                 (printf("pgas: %s on PE %d: timed out after %llu ms waiting for " what_format             \
+                         "; raise PGAS_TIMEOUT_MS if the wait is legitimate\n",                            \
+                         call, pe, (unsigned long long)(waited_ms), __VA_ARGS__);                          \
                   __trap();))
 
 // A wait on a heap word: names the PE, the word (`ivars[index] at` when it is one of an array; index < 0: a lone
 // word), its heap offset, the condition and the value seen.
 template <class T>
-PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset, cmp op, T expected,
-                                 T seen, std::uint64_t waited_ms, long long index = -1) {
-#define PGAS_WORD_TIMED_OUT(number, ...)                                                                              \
-    if (index >= 0) {                                                                                                  \
-        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "ivars[%lld] at heap offset %llu %s " number " (seen " number ")",   \
-                            index, __VA_ARGS__);                                                                       \
-    } else {                                                                                                           \
-        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "heap offset %llu %s " number " (seen " number ")", __VA_ARGS__);    \
+PGAS_HD void report_wait_timeout(const char* call, int pe, std::uint64_t offset, cmp op, T expected, T seen,
+                                 std::uint64_t waited_ms, long long index = -1) {
+#define PGAS_WORD_TIMED_OUT(number, ...)                                                                            \
+    if (index >= 0) {                                                                                               \
+        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "ivars[%lld] at heap offset %llu %s " number " (seen " number ")", \
+                            index, __VA_ARGS__);                                                                    \
+    } else {                                                                                                        \
+        PGAS_WAIT_TIMED_OUT(call, pe, waited_ms, "heap offset %llu %s " number " (seen " number ")", __VA_ARGS__);  \
     }
     if constexpr (std::is_floating_point_v<T>) {
         PGAS_WORD_TIMED_OUT("%g", (unsigned long long)offset, to_string(op), double(expected), double(seen))
@@ -101,8 +101,7 @@ PGAS_HD inline unsigned poll_check_mask() { NV_IF_TARGET(NV_IS_DEVICE, (return 2
 template <class Attempt, class OnTimeout, class Progress = no_hook, class BackOff = relax_back_off,
           class Check = no_hook>
 PGAS_HD void poll_until(const runtime_state& runtime, int pe, const char* call, Attempt&& attempt,
-                        OnTimeout&& on_timeout, Progress&& progress = {}, BackOff&& back_off = {},
-                        Check&& check = {}) {
+                        OnTimeout&& on_timeout, Progress&& progress = {}, BackOff&& back_off = {}, Check&& check = {}) {
     if (attempt()) return;
     std::uint64_t start = 0;
     bool started = false;
@@ -138,10 +137,10 @@ PGAS_HD void poll_until(const Ctx& ctx, const char* call, Attempt&& attempt, OnT
 // poll_until's check() for a wait that knows whose write it waits for: world PE `awaited` (a dissemination
 // round: its partner's arrival; -1: unknown, nothing checked). Host only, with a heartbeat table: when that PE
 // has left (its world destroyed in good order) and attempt() still fails after that was seen, the write will never
-// come, and the wait fails at once naming it (errc::peer_failed), not after the heartbeat bound. The condition is tried after the left
-// state is read, so a PE that arrived and then left is never blamed (its arrival happens before its left stamp:
-// heartbeat_stamp's release, has_left's acquire). Kernels cannot read the table (GPU heaps keep it in host pages);
-// there the bootstrap watcher marks a PE that left in runtime.left every tick (mark_left_peers), and the wait
+// come, and the wait fails at once naming it (errc::peer_failed), not after the heartbeat bound. The condition is tried
+// after the left state is read, so a PE that arrived and then left is never blamed (its arrival happens before its left
+// stamp: heartbeat_stamp's release, has_left's acquire). Kernels cannot read the table (GPU heaps keep it in host
+// pages); there the bootstrap watcher marks a PE that left in runtime.left every tick (mark_left_peers), and the wait
 // reads that mark the same way: on a GPU heap a PE that left is named within a tick (~50 ms) instead of the
 // wait's timeout.
 template <class Attempt>
@@ -180,8 +179,8 @@ PGAS_HD T load_relaxed_word(const T* address) {
 }
 
 template <polling Ordering = polling::acquire, class T, class Ctx>
-PGAS_HD T wait_address(const Ctx& ctx, const char* call, const T* address, std::uint64_t offset,
-                       cmp op, T value, int awaited = -1, long long index = -1) {
+PGAS_HD T wait_address(const Ctx& ctx, const char* call, const T* address, std::uint64_t offset, cmp op, T value,
+                       int awaited = -1, long long index = -1) {
     T seen{};
     auto attempt = [&] {
         if constexpr (Ordering == polling::acquire)

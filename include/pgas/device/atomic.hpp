@@ -33,8 +33,8 @@ PGAS_HD void check_atomic_target(const device::context<Tr>& ctx, const char* cal
 }
 
 template <class Tr, class T>
-PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst,
-                    T operand, T expected, int pe) {
+PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst, T operand,
+                    T expected, int pe) {
     check_atomic_target(ctx, call, dst, pe);
     return ctx.transport.template atomic<T>(op, dst.offset(), operand, expected, pe);
 }
@@ -43,8 +43,8 @@ PGAS_HD T atomic_op(const device::context<Tr>& ctx, const char* call, amo op, sy
 // atomic_update where it has one (complete at quiet; order it before a later
 // op on the same word with fence, as OpenSHMEM's non-fetching atomics).
 template <class Tr, class T>
-PGAS_HD void atomic_update_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst,
-                              T operand, int pe) {
+PGAS_HD void atomic_update_op(const device::context<Tr>& ctx, const char* call, amo op, symmetric_ptr<T> dst, T operand,
+                              int pe) {
     check_atomic_target(ctx, call, dst, pe);
     start_atomic_update(ctx.transport, op, dst.offset(), operand, pe);
 }
@@ -66,8 +66,7 @@ PGAS_HD T atomic_fetch(const device::context<Tr>& ctx, symmetric_ptr<T> src, int
 /// - @on_atomic
 /// - @atomic_errors{dst} @inner_wait_errors
 template <class Tr, class T>
-PGAS_HD void atomic_set(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
-                        int pe) {
+PGAS_HD void atomic_set(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::atomic_update_op(ctx, "atomic_set", amo::set, dst, T(value), pe);
 }
 /// Atomically writes `value` into the word `dst` on PE `pe`.
@@ -76,8 +75,7 @@ PGAS_HD void atomic_set(const device::context<Tr>& ctx, symmetric_ptr<T> dst, st
 /// - @on_atomic
 /// - @atomic_errors{dst} @reply_errors
 template <class Tr, class T>
-PGAS_HD T atomic_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
-                      int pe) {
+PGAS_HD T atomic_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     return detail::atomic_op(ctx, "atomic_swap", amo::swap, dst, value, T{}, pe);
 }
 /// Atomically writes `value` into the word `dst` on PE `pe` if it equals `cond`.
@@ -87,8 +85,8 @@ PGAS_HD T atomic_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std:
 /// - @on_atomic
 /// - @atomic_errors{dst} @reply_errors
 template <class Tr, class T>
-PGAS_HD T atomic_compare_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
-                              std::type_identity_t<T> cond, std::type_identity_t<T> value, int pe) {
+PGAS_HD T atomic_compare_swap(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> cond,
+                              std::type_identity_t<T> value, int pe) {
     return detail::atomic_op(ctx, "atomic_compare_swap", amo::compare_swap, dst, value, cond, pe);
 }
 /// Atomically adds `value` to the word `dst` on PE `pe`.
@@ -97,8 +95,8 @@ PGAS_HD T atomic_compare_swap(const device::context<Tr>& ctx, symmetric_ptr<T> d
 /// - @on_atomic
 /// - @atomic_errors{dst} @reply_errors
 template <class Tr, class T>
-PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
-                           std::type_identity_t<T> value, int pe) {
+PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                           int pe) {
     return detail::atomic_op(ctx, "atomic_fetch_add", amo::fetch_add, dst, value, T{}, pe);
 }
 /// Atomically adds `value` to the word `dst` on PE `pe`.
@@ -107,8 +105,7 @@ PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 /// - @on_atomic
 /// - @atomic_errors{dst} @inner_wait_errors
 template <class Tr, class T>
-PGAS_HD void atomic_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
-                        int pe) {
+PGAS_HD void atomic_add(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::atomic_update_op(ctx, "atomic_add", amo::fetch_add, dst, T(value), pe);
 }
 /// Atomically adds 1 to the word `dst` on PE `pe`.
@@ -135,8 +132,8 @@ PGAS_HD void atomic_inc(const device::context<Tr>& ctx, symmetric_ptr<T> dst, in
 /// - @on_atomic
 /// - @bitwise_errors{dst} @reply_errors
 template <class Tr, class T>
-PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
-                           std::type_identity_t<T> value, int pe) {
+PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                           int pe) {
     detail::require_bitwise<T>();
     return detail::atomic_op(ctx, "atomic_fetch_and", amo::fetch_and, dst, value, T{}, pe);
 }
@@ -146,8 +143,7 @@ PGAS_HD T atomic_fetch_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 /// - @on_atomic
 /// - @bitwise_errors{dst} @inner_wait_errors
 template <class Tr, class T>
-PGAS_HD void atomic_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
-                        int pe) {
+PGAS_HD void atomic_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_bitwise<T>();
     detail::atomic_update_op(ctx, "atomic_and", amo::fetch_and, dst, T(value), pe);
 }
@@ -157,8 +153,7 @@ PGAS_HD void atomic_and(const device::context<Tr>& ctx, symmetric_ptr<T> dst, st
 /// - @on_atomic
 /// - @bitwise_errors{dst} @reply_errors
 template <class Tr, class T>
-PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
-                          std::type_identity_t<T> value, int pe) {
+PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_bitwise<T>();
     return detail::atomic_op(ctx, "atomic_fetch_or", amo::fetch_or, dst, value, T{}, pe);
 }
@@ -168,8 +163,7 @@ PGAS_HD T atomic_fetch_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 /// - @on_atomic
 /// - @bitwise_errors{dst} @inner_wait_errors
 template <class Tr, class T>
-PGAS_HD void atomic_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
-                       int pe) {
+PGAS_HD void atomic_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_bitwise<T>();
     detail::atomic_update_op(ctx, "atomic_or", amo::fetch_or, dst, T(value), pe);
 }
@@ -179,8 +173,8 @@ PGAS_HD void atomic_or(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std
 /// - @on_atomic
 /// - @bitwise_errors{dst} @reply_errors
 template <class Tr, class T>
-PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
-                           std::type_identity_t<T> value, int pe) {
+PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
+                           int pe) {
     detail::require_bitwise<T>();
     return detail::atomic_op(ctx, "atomic_fetch_xor", amo::fetch_xor, dst, value, T{}, pe);
 }
@@ -190,8 +184,7 @@ PGAS_HD T atomic_fetch_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst,
 /// - @on_atomic
 /// - @bitwise_errors{dst} @inner_wait_errors
 template <class Tr, class T>
-PGAS_HD void atomic_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value,
-                        int pe) {
+PGAS_HD void atomic_xor(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_bitwise<T>();
     detail::atomic_update_op(ctx, "atomic_xor", amo::fetch_xor, dst, T(value), pe);
 }

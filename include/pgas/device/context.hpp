@@ -45,14 +45,18 @@ struct context {
 
     /// The channel this context's operations go through: 0 unless the context came from on_channel.
     PGAS_HD int channel() const {
-        if constexpr (channel_transport<Transport>) return transport.channel();
-        else return 0;
+        if constexpr (channel_transport<Transport>)
+            return transport.channel();
+        else
+            return 0;
     }
     /// Channels per peer the transport was built with (world_options::channels, the domains' `channels`,
     /// PGAS_CHANNELS; 1 for a transport without channels).
     PGAS_HD int n_channels() const {
-        if constexpr (channel_transport<Transport>) return transport.channels();
-        else return 1;
+        if constexpr (channel_transport<Transport>)
+            return transport.channels();
+        else
+            return 1;
     }
     /// A copy of this context bound to channel `c` in [0, n_channels()): its puts, gets, atomics and signals go
     /// through that channel's queues (ibgda: its RC queue pair to each peer, with its own send queue, doorbell
@@ -110,11 +114,10 @@ PGAS_HD inline void check_range(const device::context<Tr>& ctx, const char* call
                                 std::uint64_t bytes) {
     if constexpr (PGAS_CHECKS) {
         const std::uint64_t heap = ctx.transport.heap_bytes();
-        if (offset == null_offset)
-            report(errc::not_symmetric, call, ctx.my_pe(), "null symmetric_ptr, offset", -1);
+        if (offset == null_offset) report(errc::not_symmetric, call, ctx.my_pe(), "null symmetric_ptr, offset", -1);
         if (offset < heap_layout::user_offset || offset > heap || bytes > heap - offset)
-            report(errc::not_symmetric, call, ctx.my_pe(),
-                   "symmetric range outside the heap's user area, offset", (long long)offset);
+            report(errc::not_symmetric, call, ctx.my_pe(), "symmetric range outside the heap's user area, offset",
+                   (long long)offset);
     }
 }
 

@@ -26,8 +26,8 @@ PGAS_HD constexpr void require_same_element() {
                   "pgas: put/get move bytes: the element type must be trivially copyable");
 }
 template <class Tr, class T>
-PGAS_HD void check_rma(const device::context<Tr>& ctx, const char* call, std::uint64_t offset,
-                       std::size_t count, int pe) {
+PGAS_HD void check_rma(const device::context<Tr>& ctx, const char* call, std::uint64_t offset, std::size_t count,
+                       int pe) {
     check_pe(ctx, call, pe);
     check_range(ctx, call, offset, std::uint64_t(count) * sizeof(T));
 }
@@ -45,8 +45,7 @@ PGAS_HD void check_rma(const device::context<Tr>& ctx, const char* call, std::ui
 /// heap's user area errc::not_symmetric (thrown on the host transport, print and trap on a GPU: see @ref errors).
 /// Where the put waits (libfabric, ibgda), errc::timeout after PGAS_TIMEOUT_MS or errc::peer_failed.
 template <group G = thread, class Tr, class T, class U>
-PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count,
-                 int pe) {
+PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count, int pe) {
     detail::require_rma<Tr>();
     detail::require_same_element<T, U>();
     detail::check_rma<Tr, T>(ctx, "put", dst.offset(), count, pe);
@@ -61,8 +60,7 @@ PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* 
 /// - **Errors:** as put (compile time and PGAS_CHECKS); a full proxy ring makes libfabric's put_nbi wait
 ///   (errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr, class T, class U>
-PGAS_HD void put_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src,
-                     std::size_t count, int pe) {
+PGAS_HD void put_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count, int pe) {
     detail::require_rma<Tr>();
     detail::require_same_element<T, U>();
     detail::check_rma<Tr, T>(ctx, "put_nbi", dst.offset(), count, pe);
@@ -92,8 +90,7 @@ PGAS_HD void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, s
 /// - @on_rma
 /// - **Errors:** as get.
 template <group G = thread, class Tr, class T, class U>
-PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count,
-                     int pe) {
+PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count, int pe) {
     detail::require_rma<Tr>();
     detail::require_same_element<T, U>();
     detail::check_rma<Tr, T>(ctx, "get_nbi", src.offset(), count, pe);
@@ -112,8 +109,7 @@ template <class Tr, class T>
 PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_rma<Tr>();
     detail::check_rma<Tr, T>(ctx, "p", dst.offset(), 1, pe);
-    if constexpr (load_store_transport<Tr> && (sizeof(T) == 4 || sizeof(T) == 8) &&
-                  std::is_arithmetic_v<T>) {
+    if constexpr (load_store_transport<Tr> && (sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>) {
         cuda::atomic_ref<T, cuda::thread_scope_system> word(*ctx.peer(dst, pe));
         word.store(value, cuda::memory_order_relaxed);
     } else {
@@ -133,8 +129,7 @@ PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, symmetric_ptr<T> s
     detail::require_rma<Tr>();
     detail::check_rma<Tr, T>(ctx, "g", src.offset(), 1, pe);
     using V = std::remove_cv_t<T>;
-    if constexpr (load_store_transport<Tr> && (sizeof(V) == 4 || sizeof(V) == 8) &&
-                  std::is_arithmetic_v<V>) {
+    if constexpr (load_store_transport<Tr> && (sizeof(V) == 4 || sizeof(V) == 8) && std::is_arithmetic_v<V>) {
         cuda::atomic_ref<V, cuda::thread_scope_system> word(*const_cast<V*>(ctx.peer(src, pe)));
         return word.load(cuda::memory_order_relaxed);
     } else {
@@ -152,8 +147,10 @@ PGAS_HD void check_strided(const device::context<Tr>& ctx, const char* call, std
                            std::size_t count, int pe) {
     check_pe(ctx, call, pe);
     if constexpr (PGAS_CHECKS) {
-        if (dst_stride < 1) report(errc::invalid_argument, call, ctx.my_pe(), "dst_stride must be >= 1, got", dst_stride);
-        if (src_stride < 1) report(errc::invalid_argument, call, ctx.my_pe(), "src_stride must be >= 1, got", src_stride);
+        if (dst_stride < 1)
+            report(errc::invalid_argument, call, ctx.my_pe(), "dst_stride must be >= 1, got", dst_stride);
+        if (src_stride < 1)
+            report(errc::invalid_argument, call, ctx.my_pe(), "src_stride must be >= 1, got", src_stride);
     }
     if (count == 0) return;
     check_range(ctx, call, offset, (std::uint64_t(count - 1) * std::uint64_t(symmetric_stride) + 1) * sizeof(T));

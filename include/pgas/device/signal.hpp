@@ -53,15 +53,13 @@ PGAS_HD void put_signal(const device::context<Tr>& ctx, symmetric_ptr<T> dst, co
 /// - @on_signal
 /// - **Errors:** as put_signal (a full proxy ring makes libfabric wait).
 template <group G = thread, class Tr, class T, class U>
-PGAS_HD void put_signal_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src,
-                            std::size_t count, symmetric_ptr<std::uint64_t> sig, std::uint64_t value,
-                            signal_op op, int pe) {
+PGAS_HD void put_signal_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count,
+                            symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe) {
     detail::require_signal<Tr>();
     detail::require_same_element<T, U>();
     detail::check_rma<Tr, T>(ctx, "put_signal_nbi", dst.offset(), count, pe);
     detail::check_signal(ctx, "put_signal_nbi", sig);
-    ctx.transport.template put_signal_nbi<G>(dst.offset(), src, count * sizeof(T), sig.offset(), value, op,
-                                             pe);
+    ctx.transport.template put_signal_nbi<G>(dst.offset(), src, count * sizeof(T), sig.offset(), value, op, pe);
 }
 
 /// One thread applies `op value` (set or add) to the signal word `sig` on PE `pe`.
@@ -73,8 +71,8 @@ PGAS_HD void put_signal_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst
 /// - **Errors:** with PGAS_CHECKS, `pe` out of range (errc::pe_out_of_range), a null or out-of-heap `sig`
 ///   (errc::not_symmetric), `sig` not 8-byte aligned (errc::misaligned).
 template <class Tr>
-PGAS_HD void signal(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value,
-                    signal_op op, int pe) {
+PGAS_HD void signal(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
+                    int pe) {
     detail::require_signal<Tr>();
     detail::check_pe(ctx, "signal", pe);
     detail::check_signal(ctx, "signal", sig);
@@ -101,8 +99,8 @@ PGAS_HD std::uint64_t signal_fetch(const device::context<Tr>& ctx, symmetric_ptr
 ///   (errc::misaligned). After PGAS_TIMEOUT_MS without the condition: errc::timeout, naming the heap offset, the
 ///   condition and the value seen; errc::peer_failed at once when another PE failed.
 template <class Tr>
-PGAS_HD std::uint64_t signal_wait_until(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig,
-                                        cmp op, std::uint64_t value) {
+PGAS_HD std::uint64_t signal_wait_until(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op,
+                                        std::uint64_t value) {
     return detail::wait_word(ctx, detail::watch_lone(ctx, "signal_wait_until", sig, op, value), 0);
 }
 

@@ -1,4 +1,5 @@
-// Ordering and synchronisation: fence, quiet, wait_until/test (+all/any/some and their _vector forms), team sync and barrier.
+// Ordering and synchronisation: fence, quiet, wait_until/test (+all/any/some and their _vector forms), team sync and
+// barrier.
 #pragma once
 
 #include <pgas/core/ordering.hpp>
@@ -105,8 +106,8 @@ PGAS_HD void wait_until_all(const device::context<Tr>& ctx, symmetric_ptr<T> iva
 /// - @by_anyone @on_every
 /// - @word_errors
 template <class Tr, class T>
-PGAS_HD bool test_all(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
-                      const int* status, cmp op, std::type_identity_t<T> value) {
+PGAS_HD bool test_all(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count, const int* status,
+                      cmp op, std::type_identity_t<T> value) {
     const auto words = detail::watch(ctx, "test_all", ivars, count, status, op, detail::same_value<T>{value});
     return words.template scan<detail::match::all>() == count;
 }
@@ -150,8 +151,7 @@ PGAS_HD std::size_t wait_until_any(const device::context<Tr>& ctx, symmetric_ptr
 /// - @word_errors @timeout_errors
 template <class Tr, class T>
 PGAS_HD std::size_t wait_until_some(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
-                                    std::size_t* indices, const int* status, cmp op,
-                                    std::type_identity_t<T> value) {
+                                    std::size_t* indices, const int* status, cmp op, std::type_identity_t<T> value) {
     const auto words = detail::watch(ctx, "wait_until_some", ivars, count, status, op, detail::same_value<T>{value});
     return detail::wait_words<detail::match::some>(ctx, words, indices);
 }

@@ -187,8 +187,8 @@ PGAS_HD void put_nbi(const device::context<Tr>& ctx, window<T> dst, const U* src
     detail::require_same_element<T, U>();
     if constexpr (detail::window_by_name<Tr>) {
         detail::check_window(ctx, "put_nbi", dst, count, pe);
-        ctx.transport.template window_put_nbi<G>(dst.table_offset(), detail::window_bytes(dst), src,
-                                                 count * sizeof(T), pe);
+        ctx.transport.template window_put_nbi<G>(dst.table_offset(), detail::window_bytes(dst), src, count * sizeof(T),
+                                                 pe);
     } else {
         detail::group_copy<G>(detail::window_target(ctx, "put_nbi", dst, count, pe), src, count * sizeof(T));
     }
@@ -239,8 +239,7 @@ template <class Tr, class T>
 PGAS_HD void p(const device::context<Tr>& ctx, window<T> dst, std::type_identity_t<T> value, int pe) {
     if constexpr (detail::window_by_name<Tr>) {
         detail::check_window(ctx, "p", dst, 1, pe);
-        ctx.transport.template window_put<thread>(dst.table_offset(), detail::window_bytes(dst), &value, sizeof(T),
-                                                  pe);
+        ctx.transport.template window_put<thread>(dst.table_offset(), detail::window_bytes(dst), &value, sizeof(T), pe);
         return;
     }
     T* target = detail::window_target(ctx, "p", dst, 1, pe);
@@ -329,7 +328,7 @@ PGAS_HD T atomic_fetch(const device::context<Tr>& ctx, window<T> src, int pe) {
         return detail::window_atomic(ctx, "atomic_fetch", amo::fetch, src, T{}, T{}, pe);
     else
         return cuda::atomic_ref<T, cuda::thread_scope_system>(*detail::window_word(ctx, "atomic_fetch", src, pe))
-        .load(cuda::memory_order_relaxed);
+            .load(cuda::memory_order_relaxed);
 }
 
 /// Atomically writes `value` into the word of window `dst` on PE `pe` (a word another PE may poll).
@@ -361,7 +360,7 @@ PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, window<T> dst, std::t
         return detail::window_atomic(ctx, "atomic_fetch_add", amo::fetch_add, dst, T(value), T{}, pe);
     else
         return cuda::atomic_ref<T, cuda::thread_scope_system>(*detail::window_word(ctx, "atomic_fetch_add", dst, pe))
-        .fetch_add(value, cuda::memory_order_relaxed);
+            .fetch_add(value, cuda::memory_order_relaxed);
 }
 
 /// Atomically adds `value` to the word of window `dst` on PE `pe`, no old value wanted.

@@ -27,7 +27,6 @@
 PGAS_NAMESPACE_BEGIN
 namespace ep {
 
-
 /// The shape a pgas::ep::buffer is built for; every PE passes the same. The defaults are DeepSeek-V3's
 /// (low_latency_defaults(), throughput_defaults()).
 struct config {
@@ -35,10 +34,10 @@ struct config {
     int experts = 256;     ///< experts in total, a multiple of the PE count
     int top_k = 8;         ///< choices per token, at most `experts`
     int max_tokens = 128;  ///< tokens a PE dispatches per call, at most
-    int recv_rows = 0;     ///< throughput mode: tokens a PE may receive per call (0: n_pes * max_tokens, never exceeded)
-    bool fp8 = false;      ///< dispatch payload in e4m3 with one scale per 128 values (combine stays bf16)
-    int blocks = 1;        ///< blocks of every kernel (GPU), all resident at once: see pgas::ep::resident_blocks
-    int threads = 256;     ///< threads per block (GPU), a multiple of 32
+    int recv_rows = 0;  ///< throughput mode: tokens a PE may receive per call (0: n_pes * max_tokens, never exceeded)
+    bool fp8 = false;   ///< dispatch payload in e4m3 with one scale per 128 values (combine stays bf16)
+    int blocks = 1;     ///< blocks of every kernel (GPU), all resident at once: see pgas::ep::resident_blocks
+    int threads = 256;  ///< threads per block (GPU), a multiple of 32
 };
 
 /// DeepSeek-V3's shape in low-latency mode: 128 tokens per PE.
@@ -52,10 +51,10 @@ inline config throughput_defaults() {
 
 /// What one dispatch or combine works on; checked against the config the buffer was built for.
 struct batch {
-    int tokens = 0;     ///< tokens this PE dispatches, at most config::max_tokens (0 is allowed)
-    int hidden = 0;     ///< must equal config::hidden
-    bool cast = true;   ///< fp8 dispatch: casts io.x into io.x8 and io.x_scale; false: the caller wrote them (its
-                        ///< own fp8 tokens, as DeepEP's normal dispatch takes them) and io.x is not read
+    int tokens = 0;    ///< tokens this PE dispatches, at most config::max_tokens (0 is allowed)
+    int hidden = 0;    ///< must equal config::hidden
+    bool cast = true;  ///< fp8 dispatch: casts io.x into io.x8 and io.x_scale; false: the caller wrote them (its
+                       ///< own fp8 tokens, as DeepEP's normal dispatch takes them) and io.x is not read
 };
 
 /// A PE's inputs and outputs, in the symmetric heap (so that a GPU and the host transport address them alike).
@@ -76,15 +75,15 @@ struct io_layout {
 /// `recv_*[le][s][0 .. recv_count[le][s])`; row j came from token `recv_src[..][j] / top_k` (choice
 /// `recv_src % top_k`) of PE s. The expert writes its output for that row to `expert_y` at the same index.
 struct low_latency_layout {
-    config cfg;                              ///< the shape it was built for
-    int n_pes = 0;                           ///< the PEs it was built for
-    io_layout io;                            ///< this PE's inputs and outputs
-    symmetric_ptr<bf16> recv_x;              ///< [L][n][max_tokens][hidden] received rows (bf16)
-    symmetric_ptr<fp8> recv_x8;              ///< [L][n][max_tokens][hidden] received rows (fp8)
-    symmetric_ptr<float> recv_scale;         ///< [L][n][max_tokens][hidden/128] their scales (fp8)
-    symmetric_ptr<std::uint64_t> recv_src;   ///< [L][n][max_tokens] token * top_k + choice on the source
-    symmetric_ptr<int> recv_count;           ///< [L][n] rows received
-    symmetric_ptr<bf16> expert_y;            ///< [L][n][max_tokens][hidden] the experts' outputs, written by the user
+    config cfg;                             ///< the shape it was built for
+    int n_pes = 0;                          ///< the PEs it was built for
+    io_layout io;                           ///< this PE's inputs and outputs
+    symmetric_ptr<bf16> recv_x;             ///< [L][n][max_tokens][hidden] received rows (bf16)
+    symmetric_ptr<fp8> recv_x8;             ///< [L][n][max_tokens][hidden] received rows (fp8)
+    symmetric_ptr<float> recv_scale;        ///< [L][n][max_tokens][hidden/128] their scales (fp8)
+    symmetric_ptr<std::uint64_t> recv_src;  ///< [L][n][max_tokens] token * top_k + choice on the source
+    symmetric_ptr<int> recv_count;          ///< [L][n] rows received
+    symmetric_ptr<bf16> expert_y;           ///< [L][n][max_tokens][hidden] the experts' outputs, written by the user
     /// @cond internal
     symmetric_ptr<std::uint64_t> count_sig;   // [L][n]  epoch << 32 | count, set by the source
     symmetric_ptr<std::uint64_t> comb_flag;   // [experts] epoch, set by the expert's PE
@@ -140,7 +139,8 @@ PGAS_HD inline int throughput_recv_rows(const config& c, int n_pes) {
 
 namespace detail {
 // The throughput combine's pipeline unit: a home PE's tokens in chunks of combine_chunk_tokens, at most
-// max_combine_chunks of them, so that a home sums chunk j while later chunks are still on their way (ep/throughput.hpp).
+// max_combine_chunks of them, so that a home sums chunk j while later chunks are still on their way
+// (ep/throughput.hpp).
 inline constexpr int max_combine_chunks = 64;
 PGAS_HD inline int combine_chunk_tokens(const config& c) {
     return (c.max_tokens + max_combine_chunks - 1) / max_combine_chunks;
@@ -162,22 +162,23 @@ namespace detail {
 // A bad (token, choice): on the host transport a pgas::error, on the GPU the
 // same text and a trap. The text names the PE, the token, the choice and the value.
 PGAS_HD inline void bad_expert(const char* call, int pe, int token, int choice, long long value, int experts) {
-    NV_IF_TARGET(NV_IS_HOST,
-                 (config_error(pe, call, "token " + std::to_string(token) + " choice " + std::to_string(choice) +
-                                             ": expert index " + std::to_string(value) + " outside [0, " +
-                                             std::to_string(experts) + ")");),
-                 (printf("pgas: %s on PE %d: token %d choice %d: expert index %lld outside [0, %d)\n", call, pe,
-                         token, choice, value, experts);
-                  __trap();))
+    NV_IF_TARGET(
+        NV_IS_HOST,
+        (config_error(pe, call,
+                      "token " + std::to_string(token) + " choice " + std::to_string(choice) + ": expert index " +
+                          std::to_string(value) + " outside [0, " + std::to_string(experts) + ")");),
+        (printf("pgas: %s on PE %d: token %d choice %d: expert index %lld outside [0, %d)\n", call, pe, token, choice,
+                value, experts);
+         __trap();))
 }
 
 PGAS_HD inline void bad_slot(const char* call, int pe, int token, int choice, int expert, long long slot,
                              long long capacity) {
     NV_IF_TARGET(NV_IS_HOST,
-                 (config_error(pe, call, "token " + std::to_string(token) + " choice " + std::to_string(choice) +
-                                             ": expert " + std::to_string(expert) + " receive slot " +
-                                             std::to_string(slot) + " beyond its buffer of " +
-                                             std::to_string(capacity) + " rows");),
+                 (config_error(pe, call,
+                               "token " + std::to_string(token) + " choice " + std::to_string(choice) + ": expert " +
+                                   std::to_string(expert) + " receive slot " + std::to_string(slot) +
+                                   " beyond its buffer of " + std::to_string(capacity) + " rows");),
                  (printf("pgas: %s on PE %d: token %d choice %d: expert %d receive slot %lld beyond its buffer of "
                          "%lld rows\n",
                          call, pe, token, choice, expert, slot, capacity);
@@ -187,9 +188,10 @@ PGAS_HD inline void bad_slot(const char* call, int pe, int token, int choice, in
 // A token whose row on PE `dest` is beyond that PE's receive buffer (throughput mode).
 PGAS_HD inline void bad_row(const char* call, int pe, int token, int dest, long long row, long long capacity) {
     NV_IF_TARGET(NV_IS_HOST,
-                 (config_error(pe, call, "token " + std::to_string(token) + " to PE " + std::to_string(dest) +
-                                             ": receive row " + std::to_string(row) + " beyond its buffer of " +
-                                             std::to_string(capacity) + " rows (config::recv_rows)");),
+                 (config_error(pe, call,
+                               "token " + std::to_string(token) + " to PE " + std::to_string(dest) + ": receive row " +
+                                   std::to_string(row) + " beyond its buffer of " + std::to_string(capacity) +
+                                   " rows (config::recv_rows)");),
                  (printf("pgas: %s on PE %d: token %d to PE %d: receive row %lld beyond its buffer of %lld rows "
                          "(config::recv_rows)\n",
                          call, pe, token, dest, row, capacity);
@@ -197,19 +199,22 @@ PGAS_HD inline void bad_row(const char* call, int pe, int token, int dest, long 
 }
 
 PGAS_HD inline void bad_batch(const char* call, int pe, const char* what, long long value, long long limit) {
-    NV_IF_TARGET(NV_IS_HOST,
-                 (config_error(pe, call, std::string(what) + " " + std::to_string(value) + " but the buffer was built for " +
-                                             std::to_string(limit));),
-                 (printf("pgas: %s on PE %d: %s %lld but the buffer was built for %lld\n", call, pe, what, value,
-                         limit);
-                  __trap();))
+    NV_IF_TARGET(
+        NV_IS_HOST,
+        (config_error(pe, call,
+                      std::string(what) + " " + std::to_string(value) + " but the buffer was built for " +
+                          std::to_string(limit));),
+        (printf("pgas: %s on PE %d: %s %lld but the buffer was built for %lld\n", call, pe, what, value, limit);
+         __trap();))
 }
 
 // batch::cast = false (fp8 tokens given) to a bf16 buffer.
 PGAS_HD inline void bad_cast(const char* call, int pe) {
-    constexpr const char* what = "batch::cast = false (tokens given in fp8) but the buffer was built for bf16 "
-                                 "(config::fp8 = false)";
-    NV_IF_TARGET(NV_IS_HOST, (config_error(pe, call, what);), (printf("pgas: %s on PE %d: %s\n", call, pe, what); __trap();))
+    constexpr const char* what =
+        "batch::cast = false (tokens given in fp8) but the buffer was built for bf16 "
+        "(config::fp8 = false)";
+    NV_IF_TARGET(NV_IS_HOST, (config_error(pe, call, what);),
+                 (printf("pgas: %s on PE %d: %s\n", call, pe, what); __trap();))
 }
 
 // The checks a call can make without reading data: host side before a launch,
@@ -228,19 +233,23 @@ inline void check_config(const config& c, int n_pes, const char* call, int pe = 
     using detail::config_error;
     auto num = [](long long v) { return std::to_string(v); };
     if (c.experts < 1 || n_pes < 1 || c.experts % n_pes != 0)
-        config_error(pe, call, "experts = " + num(c.experts) + " must be a positive multiple of the PE count " + num(n_pes));
+        config_error(pe, call,
+                     "experts = " + num(c.experts) + " must be a positive multiple of the PE count " + num(n_pes));
     if (c.top_k < 1 || c.top_k > c.experts)
         config_error(pe, call, "top_k = " + num(c.top_k) + " must be in [1, experts = " + num(c.experts) + "]");
     if (c.hidden < 1 || c.hidden % (c.fp8 ? fp8_group : 8) != 0)
-        config_error(pe, call, "hidden = " + num(c.hidden) + " must be a positive multiple of " + num(c.fp8 ? fp8_group : 8));
+        config_error(pe, call,
+                     "hidden = " + num(c.hidden) + " must be a positive multiple of " + num(c.fp8 ? fp8_group : 8));
     if (c.max_tokens < 1) config_error(pe, call, "max_tokens = " + num(c.max_tokens) + " must be positive");
     if ((long long)c.max_tokens * c.top_k >= (1ll << 31))
-        config_error(pe, call, "max_tokens * top_k = " + num((long long)c.max_tokens * c.top_k) + " must fit in an int");
+        config_error(pe, call,
+                     "max_tokens * top_k = " + num((long long)c.max_tokens * c.top_k) + " must fit in an int");
     if ((long long)c.max_tokens * n_pes >= (1ll << 31))
         config_error(pe, call, "max_tokens * n_pes = " + num((long long)c.max_tokens * n_pes) + " must fit in an int");
     if (c.blocks < 1 || c.threads < 32 || c.threads % 32 != 0)
-        config_error(pe, call, "blocks = " + num(c.blocks) + ", threads = " + num(c.threads) +
-                                   ": need blocks >= 1 and threads a positive multiple of 32");
+        config_error(pe, call,
+                     "blocks = " + num(c.blocks) + ", threads = " + num(c.threads) +
+                         ": need blocks >= 1 and threads a positive multiple of 32");
 }
 
 }  // namespace ep

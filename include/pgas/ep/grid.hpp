@@ -1,4 +1,5 @@
-// Where the calling thread is in an expert-parallel kernel: its block, thread, warp and lane, on a GPU and on the host transport.
+// Where the calling thread is in an expert-parallel kernel: its block, thread, warp and lane, on a GPU and on the host
+// transport.
 #pragma once
 
 #include <pgas/core/config.hpp>
@@ -23,9 +24,13 @@ inline thread_local host_grid host_here;
 /// that run on both.
 struct grid {
     /// This block, and the blocks of the launch.
-    PGAS_HD static unsigned block() { NV_IF_TARGET(NV_IS_DEVICE, (return blockIdx.x;), (return detail::host_here.block;)) }
+    PGAS_HD static unsigned block() {
+        NV_IF_TARGET(NV_IS_DEVICE, (return blockIdx.x;), (return detail::host_here.block;))
+    }
     /// The blocks of the launch.
-    PGAS_HD static unsigned blocks() { NV_IF_TARGET(NV_IS_DEVICE, (return gridDim.x;), (return detail::host_here.blocks;)) }
+    PGAS_HD static unsigned blocks() {
+        NV_IF_TARGET(NV_IS_DEVICE, (return gridDim.x;), (return detail::host_here.blocks;))
+    }
     /// This thread in its block.
     PGAS_HD static unsigned thread() { NV_IF_TARGET(NV_IS_DEVICE, (return threadIdx.x;), (return 0;)) }
     /// Threads per block.

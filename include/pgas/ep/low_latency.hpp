@@ -1,4 +1,5 @@
-// Low-latency expert-parallel dispatch and combine (DeepEP's low_latency_* calls): fixed receive slots, one warp per choice.
+// Low-latency expert-parallel dispatch and combine (DeepEP's low_latency_* calls): fixed receive slots, one warp per
+// choice.
 //
 //   dispatch  every (token, choice) is put by one warp straight into its slot of the owner's receive buffer
 //             [local expert][source PE][slot]; the per-(expert, source) count follows as a signal; a PE waits

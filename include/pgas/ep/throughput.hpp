@@ -1,4 +1,5 @@
-// Throughput expert-parallel dispatch and combine (DeepEP's normal mode): a count exchange, then contiguous runs of rows over every SM.
+// Throughput expert-parallel dispatch and combine (DeepEP's normal mode): a count exchange, then contiguous runs of
+// rows over every SM.
 //
 //   dispatch  notify (every PE sends how many tokens it sends each PE) and, in the same kernel, every token goes
 //             once to each PE that holds one of its experts, at a row every PE computes from those counts
@@ -83,7 +84,7 @@ PGAS_HD void sum_arrived(const pgas::device::context<Tr>& ctx, const throughput_
                          std::uint64_t epoch, int summer, int summers) {
     const int per = combine_chunk_tokens(b.cfg);
     const std::uint64_t pushes = epoch * std::uint64_t(ctx.n_pes() - 1);
-#if PGAS_DEVICE_PASS  // not NV_IF_TARGET: a __shared__ block of statements, not one macro argument
+#if PGAS_DEVICE_PASS           // not NV_IF_TARGET: a __shared__ block of statements, not one macro argument
     __shared__ int published;  // chunks [0, published) have arrived
     if (threadIdx.x == 0) published = 0;
     pgas::block::sync();

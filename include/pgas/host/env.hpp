@@ -17,9 +17,9 @@ namespace detail {
 // Bounds of what pgas accepts from its environment (and from explicit
 // arguments): values past them are mistakes, reported before anything is
 // allocated or waited for.
-inline constexpr int max_world_size = 1 << 16;                     // PEs of one world
+inline constexpr int max_world_size = 1 << 16;                           // PEs of one world
 inline constexpr std::uint64_t max_heap_bytes = std::uint64_t{1} << 40;  // 1 TiB per PE
-inline constexpr std::uint64_t max_timeout_ms = 24ull * 3600 * 1000;    // one day
+inline constexpr std::uint64_t max_timeout_ms = 24ull * 3600 * 1000;     // one day
 inline constexpr std::uint64_t default_bootstrap_timeout_ms = 30000;
 
 inline std::optional<std::string> env(const char* name) {
@@ -40,11 +40,20 @@ inline std::uint64_t parse_size(const char* what, const std::string& text) {
     std::uint64_t scale = 1;
     if (used > 0 && used + 1 == text.size()) {
         switch (std::toupper(static_cast<unsigned char>(text[used]))) {
-            case 'K': scale = 1ull << 10; break;
-            case 'M': scale = 1ull << 20; break;
-            case 'G': scale = 1ull << 30; break;
-            case 'T': scale = 1ull << 40; break;
-            default: used = 0;
+            case 'K':
+                scale = 1ull << 10;
+                break;
+            case 'M':
+                scale = 1ull << 20;
+                break;
+            case 'G':
+                scale = 1ull << 30;
+                break;
+            case 'T':
+                scale = 1ull << 40;
+                break;
+            default:
+                used = 0;
         }
         if (used) ++used;
     }
@@ -78,8 +87,7 @@ inline std::uint64_t env_milliseconds(const char* name, std::uint64_t fallback) 
                     "expected milliseconds as a non-negative integer (0 disables), got '" + *text + "'");
     if (value > max_timeout_ms)
         throw_error(errc::invalid_argument, -1, name,
-                    "'" + *text + "' is larger than the limit of " + std::to_string(max_timeout_ms) +
-                        " ms (one day)");
+                    "'" + *text + "' is larger than the limit of " + std::to_string(max_timeout_ms) + " ms (one day)");
     return value;
 }
 

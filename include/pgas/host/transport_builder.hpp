@@ -28,10 +28,15 @@ using transport_builder_t = typename transport_builder<T>::type;
 // The clauses of the contract, one concept each (the diagnostic below names the one that fails).
 namespace builder_clause {
 template <class T>
-concept declared = requires { typename transport_builder<T>::type; };
+concept declared = requires {
+    typename transport_builder<T>::type;
+};
 // What the transport needs besides the world: B::options, default-constructible (the defaults work).
 template <class B>
-concept options = requires { typename B::options; } && std::default_initializable<typename B::options>;
+concept options = requires {
+    typename B::options;
+}
+&&std::default_initializable<typename B::options>;
 // Built from the world (collectively where the transport connects PEs), after its heap exists.
 template <class B>
 concept from_world = options<B> && std::constructible_from<B, world&, const typename B::options&>;
@@ -51,7 +56,7 @@ concept world_built = std::constructible_from<B, const world&>;
 // B builds transport T: the whole contract.
 template <class B, class T>
 concept host_transport_builder = transport<T> && builder_clause::from_world<B> &&
-                                 builder_clause::hands_out_context<B, T> && builder_clause::teardown<B>;
+    builder_clause::hands_out_context<B, T> && builder_clause::teardown<B>;
 
 // T has a visible builder that satisfies the contract.
 template <class T>

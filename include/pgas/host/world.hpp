@@ -43,9 +43,7 @@ public:
     /// transport): runs anywhere, including CI machines without a GPU.
     ///
     /// Throws errc::invalid_argument for a PE count <= 0 or above the limit, or a heap too small.
-    static world init_local(int n_pes, world_options options = {}) {
-        return init_local_host(n_pes, options);
-    }
+    static world init_local(int n_pes, world_options options = {}) { return init_local_host(n_pes, options); }
 
     /// One process drives these GPUs, one PE each (PE i on devices[i]), over a
     /// CUDA VMM heap that every local GPU maps: the NVLink transport. A device
@@ -85,7 +83,9 @@ public:
     /// the node's heaps mapped into each other (CUDA VMM handles passed as fds).
     static world init_gpu(world_options options = {}, int device = -1) {
         launch_info launch = read_launch_env();
-        if (device < 0) device = detail::default_process_device(launch.local_rank >= 0 ? launch.local_rank : launch.rank, launch.rank);
+        if (device < 0)
+            device =
+                detail::default_process_device(launch.local_rank >= 0 ? launch.local_rank : launch.rank, launch.rank);
         if (options.heap_bytes == 0)
             options.heap_bytes = detail::env_size("PGAS_HEAP_SIZE", detail::gpu_heap_memory::default_bytes);
         options.heap = detail::gpu_process_heap_factory(device);
@@ -130,7 +130,6 @@ private:
     }
 
 public:
-
     /// SPMD form of the host transport: n threads, each running body(world&)
     /// with its own single-PE world, as n processes would. Collective calls
     /// (alloc, free, split, barrier) really are collective here. A PE that
@@ -139,14 +138,13 @@ public:
     /// all threads have ended. Rethrows the root-cause exception after all
     /// threads end. Host collectives are bounded by PGAS_BOOTSTRAP_TIMEOUT_MS.
     template <class Body>
-        requires std::invocable<Body&, world&>
+    requires std::invocable<Body&, world&>
     static void run_threads(int n_pes, Body&& body, world_options options = {}) {
         if (n_pes <= 0)
             detail::throw_error(errc::invalid_argument, -1, "world::run_threads",
                                 "PE count must be positive, got " + std::to_string(n_pes));
         check_world_size("world::run_threads", n_pes);
-        auto rendezvous =
-            std::make_shared<detail::thread_bootstrap::shared>(n_pes, detail::env_bootstrap_timeout());
+        auto rendezvous = std::make_shared<detail::thread_bootstrap::shared>(n_pes, detail::env_bootstrap_timeout());
         // Destroyed after every thread has joined: no PE frees memory a peer still reaches.
         std::vector<std::unique_ptr<world>> worlds(static_cast<std::size_t>(n_pes));
         detail::run_each(n_pes, [&](int pe) {
@@ -442,8 +440,8 @@ public:
     /// launch. When one PE throws, the others' waits stop with errc::peer_failed
     /// and the first PE's exception is rethrown.
     template <class Body>
-        requires std::invocable<Body&, const device::context<host>&>
-    void launch_host(Body&& body) {
+    requires std::invocable < Body&, const device::context<host>
+    & > void launch_host(Body&& body) {
         // A failure recorded before this launch (a peer process that died) stays:
         // the watcher reports it only once. Only one process's threads reset it.
         if (state_->bootstrap->size() == 1) state_->abort->store(0);
@@ -506,7 +504,6 @@ private:
     using state_t = detail::world_state;
     static constexpr int node_slot = detail::team_slots::node_slot;
 
-
     // alloc's body; alignment 0: alloc's default (256 bytes, or alignof(T) when larger).
     template <class T, class Count>
     symmetric_ptr<T> allocate(const char* call, Count count, std::uint64_t alignment) {
@@ -538,9 +535,9 @@ private:
 
     int checked_local(const char* call, int local) const {
         if (local < 0 || local >= n_local_pes())
-            detail::throw_error(errc::pe_out_of_range, -1, call,
-                                "local PE index " + std::to_string(local) + " outside [0, " +
-                                    std::to_string(n_local_pes()) + ")");
+            detail::throw_error(
+                errc::pe_out_of_range, -1, call,
+                "local PE index " + std::to_string(local) + " outside [0, " + std::to_string(n_local_pes()) + ")");
         return local;
     }
 

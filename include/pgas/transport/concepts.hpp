@@ -23,19 +23,29 @@ namespace transport_clause {
 template <class T>
 concept trivially_copyable = std::is_trivially_copyable_v<T>;
 template <class T>
-concept name = requires { { T::name } -> std::convertible_to<const char*>; };
+concept name = requires {
+    { T::name } -> std::convertible_to<const char*>;
+};
 template <class T>
-concept my_pe = requires(const T& t) { { t.my_pe() } -> std::same_as<int>; };
+concept my_pe = requires(const T& t) {
+    { t.my_pe() } -> std::same_as<int>;
+};
 template <class T>
-concept n_pes = requires(const T& t) { { t.n_pes() } -> std::same_as<int>; };
+concept n_pes = requires(const T& t) {
+    { t.n_pes() } -> std::same_as<int>;
+};
 template <class T>
-concept reachable = requires(const T& t, int pe) { { t.reachable(pe) } -> std::same_as<bool>; };
+concept reachable = requires(const T& t, int pe) {
+    { t.reachable(pe) } -> std::same_as<bool>;
+};
 template <class T>
 concept local_address = requires(const T& t, std::uint64_t offset) {
     { t.local_address(offset) } -> std::same_as<void*>;
 };
 template <class T>
-concept heap_bytes = requires(const T& t) { { t.heap_bytes() } -> std::same_as<std::uint64_t>; };
+concept heap_bytes = requires(const T& t) {
+    { t.heap_bytes() } -> std::same_as<std::uint64_t>;
+};
 
 template <class T, class G>
 concept put = requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset, int pe) {
@@ -54,16 +64,21 @@ concept get_nbi = requires(const T& t, void* dst, std::size_t bytes, std::uint64
     t.template get_nbi<G>(dst, offset, bytes, pe);
 };
 template <class T, class G>
-concept fence = requires(const T& t) { t.template fence<G>(); };
+concept fence = requires(const T& t) {
+    t.template fence<G>();
+};
 template <class T, class G>
-concept quiet = requires(const T& t) { t.template quiet<G>(); };
+concept quiet = requires(const T& t) {
+    t.template quiet<G>();
+};
 template <class T, class G>
 concept rma = put<T, G> && put_nbi<T, G> && get<T, G> && get_nbi<T, G> && fence<T, G> && quiet<T, G>;
 
 template <class T>
 concept atomic = requires(const T& t, amo op, std::uint64_t offset, int pe) {
-    { t.template atomic<std::uint64_t>(op, offset, std::uint64_t{}, std::uint64_t{}, pe) }
-        -> std::same_as<std::uint64_t>;
+    {
+        t.template atomic<std::uint64_t>(op, offset, std::uint64_t{}, std::uint64_t{}, pe)
+        } -> std::same_as<std::uint64_t>;
 };
 template <class T>
 concept atomic_add = requires(const T& t, std::uint64_t offset, int pe) {
@@ -75,8 +90,8 @@ concept signal = requires(const T& t, std::uint64_t offset, std::uint64_t value,
     t.signal(offset, value, op, pe);
 };
 template <class T, class G>
-concept put_signal = requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset,
-                              std::uint64_t value, signal_op op, int pe) {
+concept put_signal = requires(const T& t, const void* src, std::size_t bytes, std::uint64_t offset, std::uint64_t value,
+                              signal_op op, int pe) {
     t.template put_signal<G>(offset, src, bytes, offset, value, op, pe);
 };
 template <class T, class G>
@@ -97,8 +112,8 @@ namespace detail {
 // called by: thread, warp, block and a tile (Clause is a type: concepts
 // cannot be template arguments).
 template <template <class, class> class Clause, class T>
-inline constexpr bool every_group = Clause<T, thread>::value && Clause<T, warp>::value && Clause<T, block>::value &&
-                                    Clause<T, tile<8>>::value;
+inline constexpr bool every_group =
+    Clause<T, thread>::value&& Clause<T, warp>::value&& Clause<T, block>::value&& Clause<T, tile<8>>::value;
 template <class T, class G>
 struct rma_clause : std::bool_constant<transport_clause::rma<T, G>> {};
 template <class T, class G>
@@ -118,8 +133,8 @@ struct put_signal_clause
 ///   heap_bytes()                 size of each PE's symmetric heap
 template <class T>
 concept transport = transport_clause::trivially_copyable<T> && transport_clause::name<T> &&
-                    transport_clause::my_pe<T> && transport_clause::n_pes<T> && transport_clause::reachable<T> &&
-                    transport_clause::local_address<T> && transport_clause::heap_bytes<T>;
+    transport_clause::my_pe<T> && transport_clause::n_pes<T> && transport_clause::reachable<T> &&
+    transport_clause::local_address<T> && transport_clause::heap_bytes<T>;
 
 /// put/get (blocking and _nbi) of bytes between local memory and a symmetric
 /// offset on `pe`, called by every thread of group G; fence/quiet by G. Each
@@ -137,16 +152,16 @@ concept atomic_transport =
 /// proxy saves the reply round trip and the ring slot a reply holds; the others
 /// compute the old value anyway (detail::start_atomic_update falls back to atomic).
 template <class T, class V>
-concept atomic_update_transport =
-    atomic_transport<T> && requires(const T& t, amo op, std::uint64_t offset, V operand, int pe) {
-        t.template atomic_update<V>(op, offset, operand, pe);
-    };
+concept atomic_update_transport = atomic_transport<T> &&
+    requires(const T& t, amo op, std::uint64_t offset, V operand, int pe) {
+    t.template atomic_update<V>(op, offset, operand, pe);
+};
 
 /// Signals: 64-bit words updated (set/add) after the data of a put is visible;
 /// put_signal(_nbi) for every kind of group.
 template <class T>
 concept signal_transport = transport<T> && T::provides_signals && transport_clause::signal<T> &&
-                           detail::every_group<detail::put_signal_clause, T>;
+    detail::every_group<detail::put_signal_clause, T>;
 
 /// Some peers' heaps may be mapped: peer_address(offset, pe) is a pointer the
 /// caller may load from and store to, or nullptr when pe is not reachable that
@@ -193,13 +208,12 @@ concept completion_scope_transport = rma_transport<T> && detail::every_group<det
 /// registration). The load/store transports (peer_pointer_transport) reach windows through the table's rows
 /// instead; device/window.hpp picks whichever the transport has.
 template <class T>
-concept window_transport =
-    transport<T> && T::provides_windows &&
+concept window_transport = transport<T> && T::provides_windows &&
     requires(const T& t, std::uint64_t table, std::uint64_t offset, const void* src, void* dst, std::size_t bytes,
              int pe) {
-        t.template window_put_nbi<thread>(table, offset, src, bytes, pe);
-        t.template window_get_nbi<thread>(dst, table, offset, bytes, pe);
-    };
+    t.template window_put_nbi<thread>(table, offset, src, bytes, pe);
+    t.template window_get_nbi<thread>(dst, table, offset, bytes, pe);
+};
 
 // Every reachable peer's heap is mapped (nvlink, host): a peer_pointer_transport
 // whose peer_address is non-null for every PE it reaches.
@@ -328,18 +342,24 @@ namespace detail {
 // else through quiet<G>(), which completes at least as much.
 template <class G, class Tr>
 PGAS_HD void transport_quiet_pe(const Tr& t, int pe) {
-    if constexpr (completion_scope_transport<Tr>) t.template quiet_pe<G>(pe);
-    else t.template quiet<G>();
+    if constexpr (completion_scope_transport<Tr>)
+        t.template quiet_pe<G>(pe);
+    else
+        t.template quiet<G>();
 }
 template <class G, class Tr>
 PGAS_HD void transport_quiet_all(const Tr& t) {
-    if constexpr (completion_scope_transport<Tr>) t.template quiet_all<G>();
-    else t.template quiet<G>();
+    if constexpr (completion_scope_transport<Tr>)
+        t.template quiet_all<G>();
+    else
+        t.template quiet<G>();
 }
 template <class G, class Tr>
 PGAS_HD void transport_flush_local(const Tr& t) {
-    if constexpr (completion_scope_transport<Tr>) t.template flush_local<G>();
-    else t.template quiet<G>();
+    if constexpr (completion_scope_transport<Tr>)
+        t.template flush_local<G>();
+    else
+        t.template quiet<G>();
 }
 }  // namespace detail
 

@@ -89,16 +89,20 @@ public:
     // One thread: the remote atomic `op` on a naturally aligned word.
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
-        cuda::atomic_ref<V, cuda::thread_scope_system> word(
-            *static_cast<V*>(self().peer_address(offset, pe)));
+        cuda::atomic_ref<V, cuda::thread_scope_system> word(*static_cast<V*>(self().peer_address(offset, pe)));
         switch (op) {
-            case amo::fetch: return word.load(cuda::memory_order_relaxed);
-            case amo::set: word.store(operand, cuda::memory_order_relaxed); return V{};
-            case amo::swap: return word.exchange(operand, cuda::memory_order_relaxed);
+            case amo::fetch:
+                return word.load(cuda::memory_order_relaxed);
+            case amo::set:
+                word.store(operand, cuda::memory_order_relaxed);
+                return V{};
+            case amo::swap:
+                return word.exchange(operand, cuda::memory_order_relaxed);
             case amo::compare_swap:
                 word.compare_exchange_strong(expected, operand, cuda::memory_order_relaxed);
                 return expected;  // old value either way
-            case amo::fetch_add: return word.fetch_add(operand, cuda::memory_order_relaxed);
+            case amo::fetch_add:
+                return word.fetch_add(operand, cuda::memory_order_relaxed);
             case amo::fetch_and:
                 if constexpr (requires { word.fetch_and(operand); }) return word.fetch_and(operand);
                 break;
@@ -120,8 +124,7 @@ public:
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
         auto* word = static_cast<std::uint64_t*>(self().peer_address(offset, pe));
         if (op == signal_op::set)
-            cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(value,
-                                                                                   cuda::memory_order_release);
+            cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(value, cuda::memory_order_release);
         else
             add_release(word, value);
     }
@@ -138,8 +141,8 @@ public:
         G::sync();
     }
     template <class G>
-    PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes,
-                                std::uint64_t sig, std::uint64_t value, signal_op op, int pe) const {
+    PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
+                                std::uint64_t value, signal_op op, int pe) const {
         put_signal<G>(dst, src, bytes, sig, value, op, pe);
     }
 

@@ -40,8 +40,8 @@ PGAS_HD unsigned ll_batch_of(const coll_call<Tr>& c, const ll_pairs& pairs, std:
 // combined and stored at d. The members' units are received ll_batch at a
 // time, their loads overlapping.
 template <group G, class T, class Op, class Tr>
-PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, const ll_pairs& pairs, unsigned char* d,
-                             const unsigned char* own, std::size_t len, std::uint64_t chunk, Op op) {
+PGAS_HD void ll_reduce_chunk(const coll_call<Tr>& c, const ll_pairs& pairs, unsigned char* d, const unsigned char* own,
+                             std::size_t len, std::uint64_t chunk, Op op) {
     const std::size_t units = (len + 7) / 8;
     for (std::size_t u = G::rank(); u < units; u += G::size()) {
         std::uint64_t acc = 0;
@@ -90,8 +90,7 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
         for (int j = 1; j < c.n; ++j) {  // start at the right neighbour: spreads the first writes
             const int to = c.me + j < c.n ? c.me + j : c.me + j - c.n;
             if (!from_me(to)) continue;
-            ll_send<G>(c, to, pairs.sent(c, to) + 1 + k, s + p.send_offset(to) * sizeof(T) + off + k * payload,
-                       len(k));
+            ll_send<G>(c, to, pairs.sent(c, to) + 1 + k, s + p.send_offset(to) * sizeof(T) + off + k * payload, len(k));
         }
     };
     auto consume = [&](std::uint64_t k) {

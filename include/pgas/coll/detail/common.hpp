@@ -74,7 +74,8 @@ template <class Tr>
 PGAS_HD coll_call<Tr> begin_call(const device::context<Tr>& ctx, team t, const char* name) {
     t = t.bound_to(ctx.my_pe());
     const int me = t.my_pe();
-    if (me < 0) report(errc::pe_out_of_range, name, ctx.my_pe(), "caller is not a member of the team in slot", t.slot());
+    if (me < 0)
+        report(errc::pe_out_of_range, name, ctx.my_pe(), "caller is not a member of the team in slot", t.slot());
     if (t.slot() < 0 || t.slot() >= team::max_slots)
         report(errc::invalid_argument, name, ctx.my_pe(), "team slot outside [0, team::max_slots):", t.slot());
     return coll_call<Tr>{ctx, t, me, t.n_pes(), name, 0};
@@ -99,9 +100,10 @@ PGAS_HD void check_overlap(const coll_call<Tr>& c, std::uint64_t dst, std::uint6
                            std::uint64_t src_bytes, std::uint64_t in_place) {
     if (dst_bytes == 0 || src_bytes == 0 || src == in_place) return;
     if (src < dst + dst_bytes && dst < src + src_bytes)
-        report(errc::invalid_argument, c.name, c.ctx.my_pe(),
-               "source and destination overlap without being the in-place form; source minus destination offset (bytes) =",
-               (long long)(src - dst));
+        report(
+            errc::invalid_argument, c.name, c.ctx.my_pe(),
+            "source and destination overlap without being the in-place form; source minus destination offset (bytes) =",
+            (long long)(src - dst));
 }
 
 // The PGAS_CHECKS signature of a call: every PE of the team must pass the same.
@@ -125,20 +127,23 @@ PGAS_HD inline void report_mismatch(const char* call, int pe, std::uint64_t mine
         const char* name;
         int shift, bits;
     };
-    const field fields[] = {{"count", 0, 40}, {"collective", 40, 4}, {"reduction op", 44, 4},
-                            {"element type", 48, 4}, {"root (+1)", 52, 12}};
+    const field fields[] = {{"count", 0, 40},
+                            {"collective", 40, 4},
+                            {"reduction op", 44, 4},
+                            {"element type", 48, 4},
+                            {"root (+1)", 52, 12}};
     for (const field& f : fields) {
         const std::uint64_t mask = (std::uint64_t{1} << f.bits) - 1;
         const std::uint64_t a = (mine >> f.shift) & mask, b = (theirs >> f.shift) & mask;
         if (a == b) continue;
-        NV_IF_TARGET(NV_IS_HOST,
-                     (throw_error(errc::collective_mismatch, pe, call,
-                                  std::string(f.name) + " = " + std::to_string(a) + " here but " + std::to_string(b) +
-                                      " on team PE " + std::to_string(other) +
-                                      " (every member must pass the same arguments)");),
-                     (printf("pgas: %s on PE %d: %s = %llu here but %llu on team PE %d (%s)\n", call, pe, f.name,
-                             (unsigned long long)a, (unsigned long long)b, other, to_string(errc::collective_mismatch));
-                      __trap();))
+        NV_IF_TARGET(
+            NV_IS_HOST,
+            (throw_error(errc::collective_mismatch, pe, call,
+                         std::string(f.name) + " = " + std::to_string(a) + " here but " + std::to_string(b) +
+                             " on team PE " + std::to_string(other) + " (every member must pass the same arguments)");),
+            (printf("pgas: %s on PE %d: %s = %llu here but %llu on team PE %d (%s)\n", call, pe, f.name,
+                    (unsigned long long)a, (unsigned long long)b, other, to_string(errc::collective_mismatch));
+             __trap();))
     }
 }
 
@@ -146,7 +151,8 @@ PGAS_HD inline void report_mismatch(const char* call, int pe, std::uint64_t mine
 
 PGAS_HD inline std::uint64_t load_unit(const unsigned char* p, std::size_t avail) {
     std::uint64_t v = 0;
-    if (avail >= 8 && (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0) return *reinterpret_cast<const std::uint64_t*>(p);
+    if (avail >= 8 && (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0)
+        return *reinterpret_cast<const std::uint64_t*>(p);
     std::memcpy(&v, p, avail < 8 ? avail : 8);
     return v;
 }

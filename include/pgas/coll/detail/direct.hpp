@@ -46,8 +46,8 @@ PGAS_HD void reduce_slice_peers(const coll_call<Tr>& c, symmetric_ptr<const T> s
 // members' pieces are fetched into the caller's staging scratch, reduced
 // there, and the result is put to the target(s).
 template <group G, class T, class Op, class Tr>
-PGAS_HD void reduce_slice_rma(const coll_call<Tr>& c, symmetric_ptr<const T> src, symmetric_ptr<T> dst,
-                              std::size_t len, Op op, int target) {
+PGAS_HD void reduce_slice_rma(const coll_call<Tr>& c, symmetric_ptr<const T> src, symmetric_ptr<T> dst, std::size_t len,
+                              Op op, int target) {
     constexpr std::size_t piece = coll_scratch::staging_bytes / 2 / sizeof(T);
     T* acc = reinterpret_cast<T*>(
         c.ctx.local(coll_scratch::at<unsigned char>(c.slot_base() + coll_scratch::staging_offset)));
@@ -80,7 +80,8 @@ PGAS_HD void reduce_slice(const coll_call<Tr>& c, coll_path path, symmetric_ptr<
 // Copies count elements of local src into dst on member `to` (a put, or a
 // store through the peer pointer).
 template <group G, class T, class Tr>
-PGAS_HD void push(const coll_call<Tr>& c, coll_path path, symmetric_ptr<T> dst, const T* src, std::size_t count, int to) {
+PGAS_HD void push(const coll_call<Tr>& c, coll_path path, symmetric_ptr<T> dst, const T* src, std::size_t count,
+                  int to) {
     if (count == 0) return;
     if (path.peers) {
         group_copy<G>(c.ctx.peer(dst, c.world_pe(to)), src, count * sizeof(T));
@@ -92,7 +93,8 @@ PGAS_HD void push(const coll_call<Tr>& c, coll_path path, symmetric_ptr<T> dst, 
 
 // Copies count elements of src on member `from` into local dst.
 template <group G, class T, class Tr>
-PGAS_HD void pull(const coll_call<Tr>& c, coll_path path, T* dst, symmetric_ptr<const T> src, std::size_t count, int from) {
+PGAS_HD void pull(const coll_call<Tr>& c, coll_path path, T* dst, symmetric_ptr<const T> src, std::size_t count,
+                  int from) {
     if (count == 0) return;
     if (path.peers) {
         group_copy<G>(dst, c.ctx.peer(src, c.world_pe(from)), count * sizeof(T));

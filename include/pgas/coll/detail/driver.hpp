@@ -101,8 +101,7 @@ PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_p
     // The signature's count: elements for the reductions, bytes for the copies (their element type may differ
     // in name between members as long as the bytes agree).
     const coll_signature signature{reduces_with<Op> ? std::uint64_t(p.count) : std::uint64_t(bytes), unsigned(p.kind),
-                                   Op::code, type_code<T>(),
-                                   p.rooted() ? unsigned(p.root + 1) : 0u};
+                                   Op::code, type_code<T>(), p.rooted() ? unsigned(p.root + 1) : 0u};
     const auto path = choose_path<G, P>(c, signature, bytes, part);
     if (!settle_part(part, path, c, p.count)) return;
     if (p.count == 0) return sync<G>(ctx, c.t);

@@ -41,7 +41,8 @@ PGAS_HD std::uint64_t ll_wait_unit(const coll_call<Tr>& c, const std::uint64_t* 
     poll_until(c.ctx, c.name, arrived, [&](std::uint64_t waited_ms) {
         const std::uint64_t offset = local_offset(c.ctx, pair);
         const std::uint32_t seen = std::uint32_t(lo >> 32) != flag ? std::uint32_t(lo >> 32) : std::uint32_t(hi >> 32);
-        report_wait_timeout(c.name, c.ctx.my_pe(), offset, cmp::eq, std::uint64_t(flag), std::uint64_t(seen), waited_ms);
+        report_wait_timeout(c.name, c.ctx.my_pe(), offset, cmp::eq, std::uint64_t(flag), std::uint64_t(seen),
+                            waited_ms);
     });
     return (hi << 32) | std::uint32_t(lo);
 }
@@ -182,8 +183,8 @@ PGAS_HD void ll_send(const coll_call<Tr>& c, int to, std::uint64_t message, cons
 // The LL words of unit u of message `message` from member `from`, in the caller's scratch.
 template <class Tr>
 PGAS_HD const std::uint64_t* ll_unit_address(const coll_call<Tr>& c, int from, std::uint64_t message, std::size_t u) {
-    return c.ctx.local(coll_scratch::at<std::uint64_t>(
-               coll_scratch::cell_offset(c.t.slot(), c.n, c.channel, from, message))) +
+    return c.ctx.local(
+               coll_scratch::at<std::uint64_t>(coll_scratch::cell_offset(c.t.slot(), c.n, c.channel, from, message))) +
            2 * u;
 }
 
@@ -204,8 +205,8 @@ PGAS_HD std::uint64_t ll_receive_unit(const coll_call<Tr>& c, int from, std::uin
 inline constexpr int ll_batch = 4;
 static_assert((std::uint64_t{1} << 32) % coll_scratch::ll_depth == 0, "a message's low 32 bits name its cell");
 template <class Tr>
-PGAS_HD void ll_receive_units(const coll_call<Tr>& c, const int* members, const std::uint32_t* flags,
-                              unsigned slots, std::size_t u, std::uint64_t* out) {
+PGAS_HD void ll_receive_units(const coll_call<Tr>& c, const int* members, const std::uint32_t* flags, unsigned slots,
+                              std::size_t u, std::uint64_t* out) {
     std::uint64_t lo[ll_batch], hi[ll_batch];
     PGAS_UNROLL
     for (int j = 0; j < ll_batch; ++j)
@@ -243,13 +244,15 @@ PGAS_HD void ll_ack_all(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint
 // `sent` messages to each member in `to` and `received` from each in `from`
 // (predicates over team indices), one thread per member.
 template <group G, class Tr, class To, class From>
-PGAS_HD void ll_commit(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t sent, To to,
-                       std::uint64_t received, From from) {
+PGAS_HD void ll_commit(const coll_call<Tr>& c, const ll_pairs& pairs, std::uint64_t sent, To to, std::uint64_t received,
+                       From from) {
     G::sync();
-    for_each_member<G>(c, [](int) { return true; }, [&](int i) {
-        if (to(i)) *c.counter(coll_scratch::counter::sent, i) = pairs.sent(c, i) + sent;
-        if (from(i)) *c.counter(coll_scratch::counter::recv, i) = pairs.received(c, i) + received;
-    });
+    for_each_member<G>(
+        c, [](int) { return true; },
+        [&](int i) {
+            if (to(i)) *c.counter(coll_scratch::counter::sent, i) = pairs.sent(c, i) + sent;
+            if (from(i)) *c.counter(coll_scratch::counter::recv, i) = pairs.received(c, i) + received;
+        });
     G::sync();
 }
 

@@ -20,7 +20,7 @@ namespace detail {
 // header holds its plan.
 struct coll_plan {
     enum class layout : unsigned char { one_block, block_per_member };  // of src or dst
-    enum class members : unsigned char { everyone, root_only };          // who sends or receives
+    enum class members : unsigned char { everyone, root_only };         // who sends or receives
 
     coll_kind kind;
     std::size_t count;  // elements of one block
@@ -65,12 +65,18 @@ struct coll_plan {
 // The name of a collective in diagnostics (a literal of the calling side, host or device).
 PGAS_HD constexpr const char* coll_name(coll_kind kind) {
     switch (kind) {
-        case coll_kind::broadcast: return "broadcast";
-        case coll_kind::reduce: return "reduce";
-        case coll_kind::allreduce: return "allreduce";
-        case coll_kind::allgather: return "allgather";
-        case coll_kind::reduce_scatter: return "reduce_scatter";
-        case coll_kind::alltoall: return "alltoall";
+        case coll_kind::broadcast:
+            return "broadcast";
+        case coll_kind::reduce:
+            return "reduce";
+        case coll_kind::allreduce:
+            return "allreduce";
+        case coll_kind::allgather:
+            return "allgather";
+        case coll_kind::reduce_scatter:
+            return "reduce_scatter";
+        case coll_kind::alltoall:
+            return "alltoall";
     }
     return "collective";
 }

@@ -139,7 +139,7 @@ static_assert(coll_scratch::wide_cells_bytes / coll_scratch::ll_channels / coll_
                   coll_scratch::cells_bytes / coll_scratch::ll_depth < (std::uint64_t{1} << 32),
               "cell_bytes divides a ring's bytes in 32 bits");
 static_assert(coll_scratch::cells_offset % 64 == 0 && coll_scratch::wide_cells_offset % 64 == 0);
-static_assert(coll_scratch::payload_bytes(2, coll_scratch::max_ll_pes) >= 64, 
+static_assert(coll_scratch::payload_bytes(2, coll_scratch::max_ll_pes) >= 64,
               "LL cells too small for the largest team");
 static_assert(coll_scratch::payload_bytes(0, coll_scratch::max_ll_pes) >= 64, "wide LL cells too small");
 static_assert(coll_scratch::payload_bytes(0, 4) == 8192, "wide slots: 8 KiB per channel and chunk on 4 PEs");

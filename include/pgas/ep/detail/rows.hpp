@@ -26,22 +26,26 @@ struct alignas(16) bf16x8 {
 };
 PGAS_HD inline bf16x8 load_peer_written(const bf16* p) {
     bf16x8 r;
-    NV_IF_TARGET(NV_IS_DEVICE, (const uint4 u = __ldcg(reinterpret_cast<const uint4*>(p)); std::memcpy(static_cast<void*>(&r), &u, 16);),
-                 (std::memcpy(static_cast<void*>(&r), p, 16);))
+    NV_IF_TARGET(
+        NV_IS_DEVICE,
+        (const uint4 u = __ldcg(reinterpret_cast<const uint4*>(p)); std::memcpy(static_cast<void*>(&r), &u, 16);),
+        (std::memcpy(static_cast<void*>(&r), p, 16);))
     return r;
 }
 // Eight bf16 stored as one 16-byte vector (p 16-byte aligned: rows of a
 // multiple of 8 elements in 256-byte aligned buffers). A memcpy through a
 // bf16* compiles to sixteen byte stores on the GPU.
 PGAS_HD inline void store8(bf16* p, const bf16x8& r) {
-    NV_IF_TARGET(NV_IS_DEVICE, (uint4 u; std::memcpy(&u, static_cast<const void*>(&r), 16); *reinterpret_cast<uint4*>(p) = u;),
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (uint4 u; std::memcpy(&u, static_cast<const void*>(&r), 16); *reinterpret_cast<uint4*>(p) = u;),
                  (std::memcpy(static_cast<void*>(p), &r, 16);))
 }
 
 // Eight bf16 as one plain 16-byte load (p 16-byte aligned, as store8's).
 PGAS_HD inline bf16x8 load8(const bf16* p) {
     bf16x8 r;
-    NV_IF_TARGET(NV_IS_DEVICE, (const uint4 u = *reinterpret_cast<const uint4*>(p); std::memcpy(static_cast<void*>(&r), &u, 16);),
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (const uint4 u = *reinterpret_cast<const uint4*>(p); std::memcpy(static_cast<void*>(&r), &u, 16);),
                  (std::memcpy(static_cast<void*>(&r), p, 16);))
     return r;
 }
@@ -50,7 +54,8 @@ struct alignas(8) fp8x8 {
     fp8 v[8];
 };
 PGAS_HD inline void store8(fp8* p, const fp8x8& r) {
-    NV_IF_TARGET(NV_IS_DEVICE, (uint2 u; std::memcpy(&u, static_cast<const void*>(&r), 8); *reinterpret_cast<uint2*>(p) = u;),
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (uint2 u; std::memcpy(&u, static_cast<const void*>(&r), 8); *reinterpret_cast<uint2*>(p) = u;),
                  (std::memcpy(static_cast<void*>(p), &r, 8);))
 }
 
@@ -104,7 +109,8 @@ PGAS_HD void cast_groups(const bf16* x, fp8* q, float* scale, std::size_t first,
 PGAS_HD inline void cast_tokens(const bf16* x, fp8* q, float* scale, int hidden, int begin, int end) {
     const std::size_t groups = std::size_t(hidden) / fp8_group;
     const std::size_t first = std::size_t(begin) * groups, last = std::size_t(end) * groups;
-    NV_IF_TARGET(NV_IS_DEVICE, (cast_groups<16, 4>(x, q, scale, first, last);), (cast_groups<1, 1>(x, q, scale, first, last);))
+    NV_IF_TARGET(NV_IS_DEVICE, (cast_groups<16, 4>(x, q, scale, first, last);),
+                 (cast_groups<1, 1>(x, q, scale, first, last);))
 }
 
 // Puts `count` elements at src (this PE's) to dst on PE pe through `chan`: put_nbi, the same checks and
@@ -225,12 +231,15 @@ PGAS_HD void sum_partials_upto(const pgas::device::context<Tr>& ctx, const throu
             const bf16* src[N];
             for (int j = 0; j < N; ++j) {
                 const int pe = first + j, r = pe < n ? row[t * n + pe] : -1;
-                src[j] = r < 0 ? nullptr : pe == me ? own + std::int64_t(r) * h : received + (std::int64_t(t) * n + pe) * h;
+                src[j] = r < 0      ? nullptr
+                         : pe == me ? own + std::int64_t(r) * h
+                                    : received + (std::int64_t(t) * n + pe) * h;
             }
             bf16x8 in[per][N];
             for (int m = 0; m < per; ++m)
                 for (int j = 0; j < N; ++j)
-                    if (const int v = v0 + m * lanes; v < h8 && src[j] != nullptr) in[m][j] = load_peer_written(src[j] + 8 * v);
+                    if (const int v = v0 + m * lanes; v < h8 && src[j] != nullptr)
+                        in[m][j] = load_peer_written(src[j] + 8 * v);
             for (int m = 0; m < per; ++m)
                 for (int j = 0; j < N; ++j)
                     if (src[j] != nullptr)

@@ -38,18 +38,30 @@ enum class exchange_op : std::uint16_t { allgather = 1, barrier = 2, count_ };
 
 constexpr const char* host_call_name(host_call call) {
     switch (call) {
-        case host_call::none: return "bootstrap";
-        case host_call::init: return "world init";
-        case host_call::alloc: return "alloc";
-        case host_call::free: return "free";
-        case host_call::split_strided: return "split_strided";
-        case host_call::split_2d: return "split_2d";
-        case host_call::barrier: return "barrier";
-        case host_call::destroy_team: return "destroy_team";
-        case host_call::team_node: return "team_node";
-        case host_call::register_window: return "register_window";
-        case host_call::release_window: return "release_window";
-        case host_call::count_: break;
+        case host_call::none:
+            return "bootstrap";
+        case host_call::init:
+            return "world init";
+        case host_call::alloc:
+            return "alloc";
+        case host_call::free:
+            return "free";
+        case host_call::split_strided:
+            return "split_strided";
+        case host_call::split_2d:
+            return "split_2d";
+        case host_call::barrier:
+            return "barrier";
+        case host_call::destroy_team:
+            return "destroy_team";
+        case host_call::team_node:
+            return "team_node";
+        case host_call::register_window:
+            return "register_window";
+        case host_call::release_window:
+            return "release_window";
+        case host_call::count_:
+            break;
     }
     return "unknown call";
 }
@@ -67,8 +79,8 @@ struct exchange_id {
 
 // "alloc #3 (allgather of 8 bytes)", "barrier #4", "allgather #5 of 16 bytes"
 inline std::string describe(const exchange_id& id) {
-    const std::string step = id.op == exchange_op::barrier ? std::string("barrier")
-                                                           : "allgather of " + std::to_string(id.bytes) + " bytes";
+    const std::string step =
+        id.op == exchange_op::barrier ? std::string("barrier") : "allgather of " + std::to_string(id.bytes) + " bytes";
     const std::string number = " #" + std::to_string(id.sequence);
     if (id.call == host_call::none)
         return id.op == exchange_op::barrier ? "barrier" + number : "allgather" + number + step.substr(9);
@@ -78,8 +90,8 @@ inline std::string describe(const exchange_id& id) {
 
 // The error text of two PEs in different exchanges, the same on every PE.
 inline std::string mismatch_text(int pe_a, const exchange_id& a, int pe_b, const exchange_id& b) {
-    return "collective calls differ between PEs: PE " + std::to_string(pe_a) + " called " + describe(a) +
-           " while PE " + std::to_string(pe_b) + " called " + describe(b) +
+    return "collective calls differ between PEs: PE " + std::to_string(pe_a) + " called " + describe(a) + " while PE " +
+           std::to_string(pe_b) + " called " + describe(b) +
            " (PEs must make the same collective calls in the same order)";
 }
 
@@ -193,10 +205,10 @@ public:
         int leaving = 0;
         std::uint64_t generation = 0;
         std::vector<unsigned char> buffer;
-        std::vector<exchange_id> ids;      // this round's, per participant
-        std::vector<bool> arrived_flags;   // who is in this round (for the timeout message)
-        std::string mismatch;              // set for the round when ids differ
-        std::atomic<int> abort_flag{0};    // failed PE + 1
+        std::vector<exchange_id> ids;     // this round's, per participant
+        std::vector<bool> arrived_flags;  // who is in this round (for the timeout message)
+        std::string mismatch;             // set for the round when ids differ
+        std::atomic<int> abort_flag{0};   // failed PE + 1
 
         // PE `pe` failed: every wait (host or device) of the others stops.
         void fail(int pe) {
@@ -265,10 +277,11 @@ private:
             std::vector<int> late;
             for (int r = 0; r < s.size; ++r)
                 if (!s.arrived_flags[std::size_t(r)] && r != rank_) late.push_back(r);
-            throw_error(errc::timeout, rank_, host_call_name(id.call),
-                        "PE(s) " + pe_list(late) + " did not reach " + describe(id) +
-                            " within " + std::to_string(s.timeout.count()) +
-                            " ms (a PE hangs or skipped a collective call; PGAS_BOOTSTRAP_TIMEOUT_MS raises the limit)");
+            throw_error(
+                errc::timeout, rank_, host_call_name(id.call),
+                "PE(s) " + pe_list(late) + " did not reach " + describe(id) + " within " +
+                    std::to_string(s.timeout.count()) +
+                    " ms (a PE hangs or skipped a collective call; PGAS_BOOTSTRAP_TIMEOUT_MS raises the limit)");
         }
         if (!ready()) {  // a round that completed is still read, so all report the same
             const int pe = s.abort_flag.load() - 1;

@@ -141,8 +141,13 @@ class node_exchange {
 public:
     node_exchange(bootstrap& channel, const node_group& node, const std::array<unsigned char, 16>& session,
                   std::chrono::milliseconds timeout)
-        : channel_(channel), node_(node), session_(session), timeout_(timeout), rank_(channel.rank()),
-          deadline_(tcp::clock::now() + timeout), received_(node.ranks.size()) {}
+        : channel_(channel),
+          node_(node),
+          session_(session),
+          timeout_(timeout),
+          rank_(channel.rank()),
+          deadline_(tcp::clock::now() + timeout),
+          received_(node.ranks.size()) {}
 
     // The descriptors of the node's processes, indexed like node.ranks (this one's a duplicate of my_fd).
     std::vector<tcp::unique_fd> run(int my_fd, int listener) {
@@ -237,11 +242,10 @@ private:
 // Collective over every rank of `channel` (the session and two barriers go
 // through it), each passing its own node's group from discover_node: each
 // process contributes `my_fd` and receives the descriptors of the processes
-// of its node, indexed like node.ranks (empty when node omits the caller). The caller owns all returned descriptors (its own entry is a
-// duplicate of my_fd; all are close-on-exec). Connections are checked to come
-// from this user and this exchange's random session; the exchange is bounded
-// by `timeout` (default: the bootstrap's, PGAS_BOOTSTRAP_TIMEOUT_MS). While
-// it waits it asks the bootstrap every 50 ms whether a peer failed
+// of its node, indexed like node.ranks (empty when node omits the caller). The caller owns all returned descriptors
+// (its own entry is a duplicate of my_fd; all are close-on-exec). Connections are checked to come from this user and
+// this exchange's random session; the exchange is bounded by `timeout` (default: the bootstrap's,
+// PGAS_BOOTSTRAP_TIMEOUT_MS). While it waits it asks the bootstrap every 50 ms whether a peer failed
 // (bootstrap::check_peers), so a peer that dies or stops in the exchange, or
 // a root that exits, is named on every PE as the bootstrap's own calls name
 // it, at once (its heartbeat's bound for a stop), not after the timeout nor

@@ -173,8 +173,7 @@ inline std::string private_rendezvous_dir(const launch_env_reader& env) {
 
 inline void check_ranks(launch_info& info, const char* rank_name, const char* size_name, const char* local_rank_name,
                         const char* local_size_name) {
-    if (info.size < 1)
-        launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " must be at least 1");
+    if (info.size < 1) launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " must be at least 1");
     if (info.size > max_world_size)
         launch_error(std::string(size_name) + "=" + std::to_string(info.size) + " is larger than the limit of " +
                      std::to_string(max_world_size) + " PEs");
@@ -273,7 +272,8 @@ inline std::string job_identity(const launch_env_reader& env, const launcher_var
     for (std::size_t i = 0; i < launcher.job.size() && launcher.job[i]; ++i) {
         const auto value = env.get(launcher.job[i]);
         if (launcher.job_join == '\0' && value) return *value;
-        if (launcher.job_join != '\0') job += (i ? std::string(1, launcher.job_join) : std::string()) + value.value_or("");
+        if (launcher.job_join != '\0')
+            job += (i ? std::string(1, launcher.job_join) : std::string()) + value.value_or("");
         named = named || value.has_value();
     }
     if (named) return job;
@@ -317,7 +317,8 @@ inline void choose_rendezvous(const launch_env_reader& env, const launcher_vars&
                      " across nodes needs PGAS_ROOT=host:port (or MASTER_ADDR and MASTER_PORT) naming rank 0's node");
     info.root_host = first_slurm_host(env.get(first_set(env, launcher.node_list)).value_or(""));
     if (info.root_host.empty())
-        launch_error(std::string(launcher.node_list[0]) + " is not set and the job spans nodes: set PGAS_ROOT=host:port");
+        launch_error(std::string(launcher.node_list[0]) +
+                     " is not set and the job spans nodes: set PGAS_ROOT=host:port");
     info.root_port = derived_port(job);
 }
 
@@ -330,17 +331,19 @@ inline void choose_token(const launch_env_reader& env, const launcher_vars& laun
                          launch_info& info) {
     const bool outside_launcher = launcher.rendezvous != rendezvous_rule::pgas_root;
     if (!outside_launcher && info.size > 1 && !env.has("PGAS_TOKEN"))
-        launch_error("PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT set by hand need PGAS_TOKEN: a secret shared by the "
-                     "ranks of this launch and no other (without one, two jobs that use the same PGAS_ROOT would "
-                     "take each other's ranks). Export a fresh one for every launch, e.g. "
-                     "PGAS_TOKEN=$(openssl rand -hex 16), or start the job with pgasrun, which does");
+        launch_error(
+            "PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT set by hand need PGAS_TOKEN: a secret shared by the "
+            "ranks of this launch and no other (without one, two jobs that use the same PGAS_ROOT would "
+            "take each other's ranks). Export a fresh one for every launch, e.g. "
+            "PGAS_TOKEN=$(openssl rand -hex 16), or start the job with pgasrun, which does");
     if (outside_launcher && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
         launch_error(a_job_of(info.source) + " with a TCP rendezvous (" +
                      (env.has("PGAS_ROOT") ? std::string("PGAS_ROOT is set") : std::string("it spans nodes")) +
                      ") needs PGAS_TOKEN: a token derived from the job's public ids would let any user of these "
                      "nodes join it. Export a secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), " +
                      (launcher.rendezvous == rendezvous_rule::master_port_next
-                          ? "before starting " + info.source + " on every node (pgas listens on "
+                          ? "before starting " + info.source +
+                                " on every node (pgas listens on "
                                 "MASTER_ADDR:MASTER_PORT+1, or at PGAS_ROOT=host:port of rank 0's node)"
                           : std::string("and PGAS_ROOT=host:port of rank 0's node, before starting the job")));
     if (auto token = env.get("PGAS_TOKEN")) {
@@ -355,8 +358,7 @@ inline void choose_token(const launch_env_reader& env, const launcher_vars& laun
 }
 
 inline std::chrono::milliseconds bootstrap_timeout(const launch_env_reader& env) {
-    const auto timeout =
-        env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(std::int64_t(default_bootstrap_timeout_ms));
+    const auto timeout = env.integer("PGAS_BOOTSTRAP_TIMEOUT_MS").value_or(std::int64_t(default_bootstrap_timeout_ms));
     if (timeout <= 0)
         launch_error("PGAS_BOOTSTRAP_TIMEOUT_MS=" + std::to_string(timeout) +
                      " must be positive (bootstrap steps are always bounded)");

@@ -19,19 +19,19 @@ enum class rendezvous_rule {
 
 // One launcher's variables; nullptr where it has none.
 struct launcher_vars {
-    const char* source;                   // named in messages ("torchrun", ...)
-    const char* rank;                     // this process's PE; set, it selects the launcher
-    std::array<const char*, 2> size;      // number of PEs: the first that is set
-    bool size_selects;                    // size[0] alone selects the launcher too
-    const char* required_because;         // why rank and size are required; nullptr: "<the other> is set"
-    const char* local_rank;               // index among the processes of this node
-    const char* local_size;               // processes on this node; nullptr: size when `nodes` says 1
-    std::array<const char*, 2> nodes;     // nodes of the job: the first that is set
-    std::array<const char*, 4> job;       // the job's identity: names the one-node socket and its token
-    char job_join;                        // joins job's values; '\0': the first that is set
-    bool parent_names_job;                // without a job identity on one node, the launcher daemon's pid names it
+    const char* source;                // named in messages ("torchrun", ...)
+    const char* rank;                  // this process's PE; set, it selects the launcher
+    std::array<const char*, 2> size;   // number of PEs: the first that is set
+    bool size_selects;                 // size[0] alone selects the launcher too
+    const char* required_because;      // why rank and size are required; nullptr: "<the other> is set"
+    const char* local_rank;            // index among the processes of this node
+    const char* local_size;            // processes on this node; nullptr: size when `nodes` says 1
+    std::array<const char*, 2> nodes;  // nodes of the job: the first that is set
+    std::array<const char*, 4> job;    // the job's identity: names the one-node socket and its token
+    char job_join;                     // joins job's values; '\0': the first that is set
+    bool parent_names_job;             // without a job identity on one node, the launcher daemon's pid names it
     rendezvous_rule rendezvous;
-    std::array<const char*, 2> node_list; // the job's hosts (first that is set): the rendezvous is the first one's
+    std::array<const char*, 2> node_list;  // the job's hosts (first that is set): the rendezvous is the first one's
 };
 
 // The variables of the rendezvous rules master_port_next and master_when_set.

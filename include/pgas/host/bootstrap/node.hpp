@@ -115,7 +115,8 @@ inline std::pair<int, int> node_pes(bootstrap& channel, const std::vector<int>& 
     if (const auto node = virtual_node(local_pes[0], n_pes, pe)) {
         for (int q : local_pes)
             if (q < node->first || q >= node->first + node->second)
-                throw_error(errc::invalid_argument, pe, call, "PGAS_NODE_SIZE splits this process's PEs over two nodes");
+                throw_error(errc::invalid_argument, pe, call,
+                            "PGAS_NODE_SIZE splits this process's PEs over two nodes");
         return *node;
     }
     for (std::size_t i = 1; i < local_pes.size(); ++i)

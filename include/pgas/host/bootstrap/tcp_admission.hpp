@@ -27,10 +27,12 @@ namespace detail {
 class tcp_admission {
 public:
     tcp_admission(const launch_info& launch, std::vector<tcp::unique_fd>& peers)
-        : size_(launch.size), token_(launch.token),
+        : size_(launch.size),
+          token_(launch.token),
           root_(launch.root_path.empty() ? launch.root_host + ":" + std::to_string(launch.root_port)
                                          : launch.root_path),
-          root_path_(launch.root_path), peers_(peers) {
+          root_path_(launch.root_path),
+          peers_(peers) {
         listen_on(launch);
     }
 
@@ -85,15 +87,15 @@ public:
                                                     SOCK_CLOEXEC | SOCK_NONBLOCK));
                 if (!connection) break;
                 if (address.ss_family != AF_UNIX) tcp::no_delay(connection.get());
-                std::string from = address.ss_family == AF_UNIX ? std::string("a local process")
-                                                                : tcp::peer_name(address);
+                std::string from =
+                    address.ss_family == AF_UNIX ? std::string("a local process") : tcp::peer_name(address);
                 if (pending.size() >= max_pending) {
                     remember_rejected(pending.front().from + ": dropped, more than " + std::to_string(max_pending) +
                                       " connections in handshake");
                     pending.erase(pending.begin());
                 }
-                pending.push_back({std::move(connection), std::move(from),
-                                   std::min(deadline, tcp::clock::now() + hello_limit), {}});
+                pending.push_back(
+                    {std::move(connection), std::move(from), std::min(deadline, tcp::clock::now() + hello_limit), {}});
             }
         }
         return out;
@@ -212,8 +214,7 @@ private:
             if (!head) return reject(p, head.problem);
             if (head->type != tcp::kind::hello) return reject(p, "expected a hello frame first");
         }
-        if (p.bytes.size() < tcp::header_bytes ||
-            p.bytes.size() < tcp::header_bytes + tcp::get(p.bytes.data() + 8, 8))
+        if (p.bytes.size() < tcp::header_bytes || p.bytes.size() < tcp::header_bytes + tcp::get(p.bytes.data() + 8, 8))
             return false;
         rank = admit(p);
         return true;

@@ -49,8 +49,8 @@ inline void resolve(addresses& out, const std::string& host, int port, bool pass
     hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
     const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &out.list);
     if (rc != 0)
-        throw_error(errc::bootstrap, rank, "bootstrap", "cannot resolve the root address " + host + ":" +
-                                                             std::to_string(port) + ": " + ::gai_strerror(rc));
+        throw_error(errc::bootstrap, rank, "bootstrap",
+                    "cannot resolve the root address " + host + ":" + std::to_string(port) + ": " + ::gai_strerror(rc));
 }
 
 // Where the root listens: the addresses of root_host:root_port, or the

@@ -50,7 +50,10 @@ namespace detail {
 class tcp_bootstrap final : public bootstrap {
 public:
     explicit tcp_bootstrap(const launch_info& launch)
-        : rank_(launch.rank), size_(launch.size), timeout_(launch.bootstrap_timeout), token_(launch.token),
+        : rank_(launch.rank),
+          size_(launch.size),
+          timeout_(launch.bootstrap_timeout),
+          token_(launch.token),
           root_(launch.root_path.empty() ? launch.root_host + ":" + std::to_string(launch.root_port)
                                          : launch.root_path),
           root_path_(launch.root_path) {
@@ -156,8 +159,7 @@ public:
 protected:
     void exchange(const exchange_id& id, const void* mine, void* all, std::size_t bytes) override {
         std::lock_guard io(io_);  // the watcher stays off the sockets meanwhile
-        if (!broken_.empty())
-            throw_error(broken_code_, rank_, what(id), "the bootstrap failed earlier: " + broken_);
+        if (!broken_.empty()) throw_error(broken_code_, rank_, what(id), "the bootstrap failed earlier: " + broken_);
         if (rank_ == 0)
             exchange_root(id, mine, all, bytes);
         else if (size_ > 1)
@@ -216,10 +218,10 @@ private:
                  missing.front());
         }
         for (int r = 1; r < size_; ++r)
-            if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::welcome, nullptr, 0, deadline + answer_slack) !=
-                tcp::io::ok)
-                fail(errc::peer_failed, "bootstrap init", "PE " + std::to_string(r) + " closed its connection during init",
-                     r);
+            if (tcp::send_frame(peers_[std::size_t(r)].get(), tcp::kind::welcome, nullptr, 0,
+                                deadline + answer_slack) != tcp::io::ok)
+                fail(errc::peer_failed, "bootstrap init",
+                     "PE " + std::to_string(r) + " closed its connection during init", r);
     }
 
     void exchange_root(const exchange_id& call, const void* mine, void* all, std::size_t bytes) {
@@ -277,8 +279,8 @@ private:
                 head = tcp::decode_header(raw, sizeof raw, ~std::uint64_t{0});  // a bigger block: named below
             if (!head) fail(errc::bootstrap, what(call), pe + " sent a malformed frame: " + head.problem, r);
             if (head->type == tcp::kind::bye)
-                fail(errc::peer_failed, what(call), pe + " has left: it destroyed its world before this collective call",
-                     r);
+                fail(errc::peer_failed, what(call),
+                     pe + " has left: it destroyed its world before this collective call", r);
             if (head->type != tcp::kind::data || head->length < prefix_bytes)
                 fail(errc::bootstrap, what(call), pe + " sent a malformed frame (not a data frame)", r);
             unsigned char prefix[prefix_bytes];
@@ -286,13 +288,13 @@ private:
             if (result == tcp::io::ok) {
                 auto theirs = tcp::decode_prefix(prefix, prefix_bytes, head->length - prefix_bytes);
                 if (!theirs) fail(errc::bootstrap, what(call), pe + " sent a malformed frame: " + theirs.problem, r);
-                if (!(*theirs == call))
-                    fail(errc::collective_mismatch, what(call), mismatch_text(r, *theirs, 0, call));
+                if (!(*theirs == call)) fail(errc::collective_mismatch, what(call), mismatch_text(r, *theirs, 0, call));
                 result = tcp::recv_all(fd, into, bytes, deadline);
             }
         }
         if (result == tcp::io::closed)
-            fail(errc::peer_failed, what(call), pe + " exited or closed its connection (the process died or failed)", r);
+            fail(errc::peer_failed, what(call), pe + " exited or closed its connection (the process died or failed)",
+                 r);
         if (result == tcp::io::timeout) fail(errc::timeout, what(call), pe + " sent a partial frame and stalled", r);
     }
 
@@ -304,7 +306,8 @@ private:
         const auto connected_at = tcp::clock::now();
         const auto hello = tcp::encode_hello(rank_, size_, token_);
         if (tcp::send_frame(root_fd_.get(), tcp::kind::hello, hello.data(), hello.size(), deadline) != tcp::io::ok)
-            fail(errc::bootstrap, "bootstrap init", "the root at " + root_ + " closed the connection during the handshake");
+            fail(errc::bootstrap, "bootstrap init",
+                 "the root at " + root_ + " closed the connection during the handshake");
         // The root listened before it accepted this connection, and it sends its verdict (welcome, or an abort
         // naming the PEs that did not join) within the timeout of listening: past that, it is stopped or hangs.
         const auto verdict_by = connected_at + timeout_ + answer_slack;
@@ -318,7 +321,8 @@ private:
                  0);
         if (result == tcp::io::closed)
             fail(errc::peer_failed, "bootstrap init",
-                 "the root (PE 0) at " + root_ + " closed the connection during the handshake (it exited or failed)", 0);
+                 "the root (PE 0) at " + root_ + " closed the connection during the handshake (it exited or failed)",
+                 0);
         auto head = tcp::decode_header(raw, sizeof raw, tcp::max_abort_bytes);
         if (!head) fail(errc::bootstrap, "bootstrap init", root_ + " is not a pgas bootstrap root: " + head.problem);
         if (head->type == tcp::kind::reject)
@@ -399,7 +403,8 @@ private:
                  "the root sent " + std::to_string(head.length) + " bytes where " + std::to_string(expected) +
                      " were expected");
         unsigned char their_prefix[prefix_bytes];
-        if (auto r = tcp::recv_all(fd, their_prefix, prefix_bytes, deadline); r != tcp::io::ok) root_lost_mid_answer(call, r);
+        if (auto r = tcp::recv_all(fd, their_prefix, prefix_bytes, deadline); r != tcp::io::ok)
+            root_lost_mid_answer(call, r);
         auto theirs = tcp::decode_prefix(their_prefix, prefix_bytes, bytes);
         if (!theirs) fail(errc::bootstrap, what(call), "malformed answer from the root: " + theirs.problem, 0);
         // No value is read from an answer to another call.
@@ -415,7 +420,8 @@ private:
                  "the root (PE 0) stopped sending its answer midway and sent nothing more until the deadline: it is "
                  "stopped or hangs",
                  0);
-        fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer: it exited or failed", 0);
+        fail(errc::peer_failed, what(call), "lost the connection to the root (PE 0) mid-answer: it exited or failed",
+             0);
     }
 
     // The next frame from the root, checked: a lost connection, a bye, an
@@ -438,11 +444,12 @@ private:
                      std::to_string(answer_slack.count()) + " ms after this PE)",
                  0);
         if (result != tcp::io::ok)
-            fail(errc::peer_failed, call, "lost the connection to the root (PE 0) at " + root_ + ": it exited or failed",
-                 0);
+            fail(errc::peer_failed, call,
+                 "lost the connection to the root (PE 0) at " + root_ + ": it exited or failed", 0);
         auto head = tcp::decode_header(raw, sizeof raw, std::max<std::uint64_t>(max_length, tcp::max_abort_bytes));
         if (!head) fail(errc::bootstrap, call, "malformed frame from the root at " + root_ + ": " + head.problem, 0);
-        if (head->type == tcp::kind::bye) fail(errc::peer_failed, call, "the root (PE 0) has left: it destroyed its world", 0);
+        if (head->type == tcp::kind::bye)
+            fail(errc::peer_failed, call, "the root (PE 0) has left: it destroyed its world", 0);
         if (head->type == tcp::kind::abort) {
             std::vector<unsigned char> payload(head->length);
             if (tcp::recv_all(root_fd_.get(), payload.data(), payload.size(),
@@ -563,14 +570,14 @@ private:
     int size_;
     std::chrono::milliseconds timeout_;
     std::string token_;
-    std::string root_;  // host:port or the socket path, for messages
-    std::string root_path_;  // a Unix-domain rendezvous: its socket path
-    std::vector<tcp::unique_fd> peers_;   // rank 0: one per rank (index 0 empty)
-    tcp::unique_fd root_fd_;              // other ranks: the connection to rank 0
+    std::string root_;                   // host:port or the socket path, for messages
+    std::string root_path_;              // a Unix-domain rendezvous: its socket path
+    std::vector<tcp::unique_fd> peers_;  // rank 0: one per rank (index 0 empty)
+    tcp::unique_fd root_fd_;             // other ranks: the connection to rank 0
     std::string broken_;
     errc broken_code_ = errc::bootstrap;
-    std::vector<bool> left_;          // rank 0: peers that said bye
-    bool root_left_ = false;          // other ranks: rank 0 said bye
+    std::vector<bool> left_;  // rank 0: peers that said bye
+    bool root_left_ = false;  // other ranks: rank 0 said bye
     // The watcher (see watch()); io_ keeps it off the sockets during collectives.
     std::mutex io_;
     std::function<void(int)> on_failure_;

@@ -181,8 +181,8 @@ inline decoded<header> decode_header(const unsigned char* raw, std::size_t n, st
     out.length = get(raw + 8, 8);
     if (out.magic != magic) return invalid<header>("not a pgas bootstrap frame");
     if (out.version != version)
-        return invalid<header>("protocol version " + std::to_string(out.version) + " where " +
-                               std::to_string(version) + " was expected (pgas versions differ)");
+        return invalid<header>("protocol version " + std::to_string(out.version) + " where " + std::to_string(version) +
+                               " was expected (pgas versions differ)");
     if (type < 1 || type > max_kind) return invalid<header>("unknown frame kind " + std::to_string(type));
     out.type = kind(type);
     if (out.length > max_length)

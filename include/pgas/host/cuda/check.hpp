@@ -15,8 +15,9 @@ namespace detail {
 
 inline void check_cuda(cudaError_t status, int pe, const char* call, const char* what) {
     if (status != cudaSuccess)
-        throw_error(errc::cuda, pe, call,
-                    std::string(what) + " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+        throw_error(
+            errc::cuda, pe, call,
+            std::string(what) + " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
 }
 
 inline void check_cu(CUresult status, int pe, const char* call, const char* what) {

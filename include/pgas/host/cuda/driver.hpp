@@ -33,14 +33,15 @@ struct driver_api {
     decltype(&::cuMemImportFromShareableHandle) cuMemImportFromShareableHandle = nullptr;
     decltype(&::cuMemGetAddressRange) cuMemGetAddressRange = nullptr;  // register_window: the allocation of a pointer
     decltype(&::cuMemRetainAllocationHandle) cuMemRetainAllocationHandle = nullptr;  // and its VMM handle, if any
-    decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;  // whether it is cudaMalloc memory
+    decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;              // whether it is cudaMalloc memory
 };
 
 template <class Fn>
 void resolve(Fn& fn, const char* symbol) {
     void* address = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    const cudaError_t status = cudaGetDriverEntryPointByVersion(symbol, &address, CUDA_VERSION, cudaEnableDefault, &found);
+    const cudaError_t status =
+        cudaGetDriverEntryPointByVersion(symbol, &address, CUDA_VERSION, cudaEnableDefault, &found);
     if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || address == nullptr)
         throw_error(errc::transport_unavailable, -1, "CUDA driver",
                     std::string("cannot resolve ") + symbol + " (" + cudaGetErrorString(status) +
@@ -80,8 +81,8 @@ inline const driver_api& driver() {
 inline std::vector<CUmemAccessDesc> read_write_access(const std::vector<int>& devices, int except = -1) {
     std::vector<CUmemAccessDesc> access;
     for (int device : devices) {
-        if (device == except ||
-            std::any_of(access.begin(), access.end(), [&](const CUmemAccessDesc& a) { return a.location.id == device; }))
+        if (device == except || std::any_of(access.begin(), access.end(),
+                                            [&](const CUmemAccessDesc& a) { return a.location.id == device; }))
             continue;
         CUmemAccessDesc a{};
         a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;

@@ -1,4 +1,5 @@
-// pgas::ep::buffer: the host side of expert-parallel dispatch/combine, owning one mode's symmetric buffers; runs the bodies on the host transport.
+// pgas::ep::buffer: the host side of expert-parallel dispatch/combine, owning one mode's symmetric buffers; runs the
+// bodies on the host transport.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -208,11 +209,13 @@ public:
 
     /// Host transport: dispatch on every local PE, `batches[local PE]` each, config::blocks threads per PE.
     void dispatch(const std::vector<batch>& batches) const {
-        run_phase(batches, dispatch_call(), [](const auto& ctx, const Layout& b, const batch& a) { ep::dispatch(ctx, b, a); });
+        run_phase(batches, dispatch_call(),
+                  [](const auto& ctx, const Layout& b, const batch& a) { ep::dispatch(ctx, b, a); });
     }
     /// Host transport: combine on every local PE, after dispatch with the same batches.
     void combine(const std::vector<batch>& batches) const {
-        run_phase(batches, combine_call(), [](const auto& ctx, const Layout& b, const batch& a) { ep::combine(ctx, b, a); });
+        run_phase(batches, combine_call(),
+                  [](const auto& ctx, const Layout& b, const batch& a) { ep::combine(ctx, b, a); });
     }
     /// Host transport: body(ctx) on every local PE with this buffer's grid (config::blocks threads per PE, each
     /// reading its block from pgas::ep::grid): for the experts between dispatch and combine.

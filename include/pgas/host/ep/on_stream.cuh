@@ -53,8 +53,10 @@ void launch(const buffer<Layout>& buf, int local, const batch& a, cudaStream_t s
         cuda_check(cudaFuncGetAttributes(&kernel_info, kernel), pe, call);
         throw pgas::error(errc::invalid_argument, pe, call,
                           "config::threads = " + std::to_string(c.threads) + ", but this kernel, at " +
-                              std::to_string(kernel_info.numRegs) + " registers a thread in this build, launches at "
-                              "most " + std::to_string(kernel_info.maxThreadsPerBlock) + " threads a block");
+                              std::to_string(kernel_info.numRegs) +
+                              " registers a thread in this build, launches at "
+                              "most " +
+                              std::to_string(kernel_info.maxThreadsPerBlock) + " threads a block");
     }
     cuda_check(launched, pe, call);
 }
@@ -81,8 +83,9 @@ inline int resident_blocks(int device, int pes_on_device, int threads = 256, int
     }
     if (fit == 0)
         throw pgas::error(errc::invalid_argument, -1, call,
-                          "threads = " + std::to_string(threads) + ": no block that wide fits an SM beside the ep "
-                          "kernels' registers in this build (PGAS_CHECKS builds take more)");
+                          "threads = " + std::to_string(threads) +
+                              ": no block that wide fits an SM beside the ep "
+                              "kernels' registers in this build (PGAS_CHECKS builds take more)");
     return std::max(1, sms * fit / std::max(1, pes_on_device));
 }
 

@@ -103,7 +103,9 @@ public:
     }
     bool host_accessible() const override { return false; }
     // Several processes: each one's word in a shared page of host memory (share_heartbeat_pages).
-    std::uint64_t* const* heartbeat_words() const override { return heartbeats_.empty() ? nullptr : heartbeats_.data(); }
+    std::uint64_t* const* heartbeat_words() const override {
+        return heartbeats_.empty() ? nullptr : heartbeats_.data();
+    }
 
     std::byte* base() const { return reinterpret_cast<std::byte*>(base_); }
     std::uint64_t stride() const { return stride_; }
@@ -176,7 +178,8 @@ private:
             const int other = peer_devices[std::size_t(pe)];
             int can = 1;
             if (other != device)
-                check_cuda(cudaDeviceCanAccessPeer(&can, device, other), me, "world::init_gpu", "cudaDeviceCanAccessPeer");
+                check_cuda(cudaDeviceCanAccessPeer(&can, device, other), me, "world::init_gpu",
+                           "cudaDeviceCanAccessPeer");
             if (!can)
                 throw_error(errc::transport_unavailable, me, "world::init_gpu",
                             "PE " + std::to_string(me) + " (GPU " + std::to_string(device) + ") cannot load/store PE " +
@@ -187,8 +190,8 @@ private:
         std::uint64_t largest = 0;
         for (auto g : granularities) largest = g > largest ? g : largest;
         stride_ = round_up(request.heap_bytes, largest);
-        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), largest, 0, 0), me, "world::init_gpu",
-                 "cuMemAddressReserve");
+        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), largest, 0, 0), me,
+                 "world::init_gpu", "cuMemAddressReserve");
         CUmemGenericAllocationHandle own{};
         auto prop = chunk_properties(device, true);
         check_cu(driver().cuMemCreate(&own, stride_, &prop, 0), me, "world::init_gpu",
@@ -203,14 +206,15 @@ private:
             const int pe = node.ranks[std::size_t(i)];
             CUmemGenericAllocationHandle handle = own;
             if (pe != me) {
-                check_cu(driver().cuMemImportFromShareableHandle(&handle, reinterpret_cast<void*>(std::intptr_t(fds[std::size_t(i)])),
-                                                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                check_cu(driver().cuMemImportFromShareableHandle(
+                             &handle, reinterpret_cast<void*>(std::intptr_t(fds[std::size_t(i)])),
+                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                          me, "world::init_gpu", ("importing PE " + std::to_string(pe) + "'s heap").c_str());
                 handles_.push_back(handle);
             }
             ::close(fds[std::size_t(i)]);
-            check_cu(driver().cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), me, "world::init_gpu",
-                     "cuMemMap");
+            check_cu(driver().cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), me,
+                     "world::init_gpu", "cuMemMap");
         }
         CUmemAccessDesc access{};
         access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -283,15 +287,15 @@ private:
                  "world::init_local", "cuMemSetAccess for every local GPU");
     }
 
-    std::vector<int> devices_;     // CUDA device of each local PE
-    std::vector<int> local_pes_;   // world PE of each local PE
+    std::vector<int> devices_;    // CUDA device of each local PE
+    std::vector<int> local_pes_;  // world PE of each local PE
     int n_pes_ = 0;
     CUdeviceptr base_ = 0;
     std::uint64_t stride_ = 0;
     std::vector<CUmemGenericAllocationHandle> handles_;
     std::vector<std::byte*> bases_;
     int* abort_flag_ = nullptr;
-    int* left_flags_ = nullptr;  // [n_pes], processes only
+    int* left_flags_ = nullptr;               // [n_pes], processes only
     std::vector<std::uint64_t*> heartbeats_;  // by world PE (processes only)
     std::vector<void*> heartbeat_pages_;
     std::size_t page_bytes_ = 0;

@@ -43,7 +43,8 @@ public:
         std::vector<tcp::unique_fd> mine;
         for (int pe : request.local_pes) mine.push_back(create(pe));
         if (channel.size() == 1) {
-            for (std::size_t i = 0; i < mine.size(); ++i) bases_[std::size_t(request.local_pes[i])] = map(mine[i].get(), request.local_pes[i]);
+            for (std::size_t i = 0; i < mine.size(); ++i)
+                bases_[std::size_t(request.local_pes[i])] = map(mine[i].get(), request.local_pes[i]);
         } else {
             const auto node = discover_node(channel);
             const auto pes = channel.allgather_value(me);
@@ -81,7 +82,9 @@ public:
     }
     bool host_accessible() const override { return true; }
     // The word at heap_layout::heartbeat_offset of every PE's heap (several processes only).
-    std::uint64_t* const* heartbeat_words() const override { return heartbeats_.empty() ? nullptr : heartbeats_.data(); }
+    std::uint64_t* const* heartbeat_words() const override {
+        return heartbeats_.empty() ? nullptr : heartbeats_.data();
+    }
 
 private:
     tcp::unique_fd create(int pe) const {
@@ -90,8 +93,7 @@ private:
         if (!fd) throw_error(errc::system, pe, "shm heap", "memfd_create failed: " + std::string(std::strerror(errno)));
         if (::ftruncate(fd.get(), off_t(bytes_)) != 0)
             throw_error(errc::heap_exhausted, pe, "shm heap",
-                        "cannot size a shared heap of " + std::to_string(bytes_) +
-                            " bytes: " + std::strerror(errno));
+                        "cannot size a shared heap of " + std::to_string(bytes_) + " bytes: " + std::strerror(errno));
         return fd;
     }
 
@@ -105,8 +107,8 @@ private:
     }
 
     std::uint64_t bytes_;
-    std::vector<std::byte*> bases_;   // by world PE
-    std::vector<std::byte*> locals_;  // by local PE index
+    std::vector<std::byte*> bases_;           // by world PE
+    std::vector<std::byte*> locals_;          // by local PE index
     std::vector<std::uint64_t*> heartbeats_;  // by world PE, in bases_'s heaps
     struct unmap {
         std::uint64_t bytes;

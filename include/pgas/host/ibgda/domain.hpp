@@ -61,8 +61,9 @@ public:
         const std::uint32_t blocks = options_.send_queue_blocks;
         if (blocks < ibgda_traits::min_send_queue_blocks || blocks > ibgda_traits::max_send_queue_blocks ||
             (blocks & (blocks - 1)) != 0)
-            detail::throw_error(errc::invalid_argument, my_first_pe, "ibgda_domain",
-                                "send_queue_blocks must be a power of two in [4, 32768], got " + std::to_string(blocks));
+            detail::throw_error(
+                errc::invalid_argument, my_first_pe, "ibgda_domain",
+                "send_queue_blocks must be a power of two in [4, 32768], got " + std::to_string(blocks));
         if (options_.doorbell_batch == 0) options_.doorbell_batch = 1;
         channels_ = options_.channels != 0 ? detail::resolve_channels(options_.channels, 1, "ibgda_domain", my_first_pe)
                                            : w.channels();
@@ -74,9 +75,9 @@ public:
                                         " on another participant; set PGAS_CHANNELS the same everywhere");
         const std::uint32_t cqes = options_.cq_entries;
         if (cqes == 0 || (cqes & (cqes - 1)) != 0 || (cqes > 1 && cqes < blocks) || cqes > (1u << 22))
-            detail::throw_error(errc::invalid_argument, my_first_pe, "ibgda_domain",
-                                "cq_entries must be 1 (collapsed) or a power of two >= send_queue_blocks, got " +
-                                    std::to_string(cqes));
+            detail::throw_error(
+                errc::invalid_argument, my_first_pe, "ibgda_domain",
+                "cq_entries must be 1 (collapsed) or a power of two >= send_queue_blocks, got " + std::to_string(cqes));
         if (!options_.allocate) {
             options_.allocate = [](std::size_t bytes) {
                 void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
@@ -110,7 +111,6 @@ public:
 #endif
         for (void* p : allocations_) options_.deallocate(p);
     }
-
 
     /// Local PEs of the world this domain serves.
     int n_local_pes() const { return int(pes_.size()); }

@@ -31,11 +31,11 @@ PGAS_NAMESPACE_BEGIN
 // WRITE/READ, standard and masked atomics (operands big-endian in the WQE,
 // words host-endian in memory, replies in the byte order of ibgda_traits) and
 // NOPs in order, and writes a 64-byte CQE into the QP's CQ (collapsed, or a
-// ring with owner bits, checked for overrun) for every WQE that asks for one, body first and the last 8 bytes (counter, opcode,
-// owner bit) last. A remote region of GPU memory (a registered window's cudaMalloc'd buffer) is reached as a NIC
-// reaches it, by DMA: CUDA copies on a stream of the NIC's own that waits for no kernel (atomics on it are atomic
-// with respect to the NIC's other operations, as a NIC's are). A failure, injected or found, writes an error CQE with the
-// syndrome a ConnectX would report and stops the QP, as the error state does.
+// ring with owner bits, checked for overrun) for every WQE that asks for one, body first and the last 8 bytes (counter,
+// opcode, owner bit) last. A remote region of GPU memory (a registered window's cudaMalloc'd buffer) is reached as a
+// NIC reaches it, by DMA: CUDA copies on a stream of the NIC's own that waits for no kernel (atomics on it are atomic
+// with respect to the NIC's other operations, as a NIC's are). A failure, injected or found, writes an error CQE with
+// the syndrome a ConnectX would report and stops the QP, as the error state does.
 class ibgda_emulated_nic {
 public:
     struct region {
@@ -46,9 +46,9 @@ public:
         int gpu = -1;  // remote regions: the GPU whose memory it is (reached by CUDA copies), -1 for host memory
     };
     struct statistics {
-        std::uint64_t wqes = 0;          // WQEs executed (NOPs included)
-        std::uint64_t cqes = 0;          // CQEs written (errors included)
-        std::uint64_t doorbells = 0;     // distinct doorbell-register values seen
+        std::uint64_t wqes = 0;            // WQEs executed (NOPs included)
+        std::uint64_t cqes = 0;            // CQEs written (errors included)
+        std::uint64_t doorbells = 0;       // distinct doorbell-register values seen
         std::uint64_t record_updates = 0;  // times the doorbell record had moved when looked at
     };
 
@@ -162,9 +162,9 @@ private:
         int channel = 0;
         std::atomic<bool> paused{false};
         std::atomic<std::uint64_t> executed{0};  // WQEs
-        std::uint64_t consumed = 0;   // blocks executed
+        std::uint64_t consumed = 0;              // blocks executed
         std::uint64_t last_doorbell = 0;
-        std::uint64_t cqes = 0;       // drives the owner bit
+        std::uint64_t cqes = 0;  // drives the owner bit
         bool failed = false;
         std::atomic<int> inject{-1};
     };
@@ -200,8 +200,8 @@ private:
     void violation(const binding& b, const std::string& what) {
         std::lock_guard lock(violation_mutex_);
         if (violation_.empty())
-            violation_ = "QP 0x" + hex(b.qp->qpn) + " (PE " + std::to_string(b.pe) + " -> PE " + std::to_string(b.target) +
-                         "): " + what;
+            violation_ = "QP 0x" + hex(b.qp->qpn) + " (PE " + std::to_string(b.pe) + " -> PE " +
+                         std::to_string(b.target) + "): " + what;
     }
     static std::string hex(std::uint64_t v) {
         char text[24];
@@ -227,13 +227,12 @@ private:
             const std::uint32_t head = mlx5::from_be32(std::uint32_t(rang));
             const std::uint32_t qpn_ds = mlx5::from_be32(std::uint32_t(rang >> 32));
             const auto named = std::uint16_t(head >> 8);
-            if ((qpn_ds >> 8) != qp.qpn)
-                violation(b, "doorbell rung with QP number 0x" + hex(qpn_ds >> 8));
+            if ((qpn_ds >> 8) != qp.qpn) violation(b, "doorbell rung with QP number 0x" + hex(qpn_ds >> 8));
             // The record, read after the ring, covers the named WQE (it may
             // have moved further since: producers keep publishing).
             else if (std::uint16_t(announced - named) == 0 || std::uint16_t(announced - named) > 0x8000)
-                violation(b, "doorbell names WQE " + std::to_string(named) +
-                                 " which the doorbell record (" + std::to_string(announced) + ") does not cover");
+                violation(b, "doorbell names WQE " + std::to_string(named) + " which the doorbell record (" +
+                                 std::to_string(announced) + ") does not cover");
         }
         const auto pending = std::uint16_t(announced - std::uint16_t(b.consumed));
         if (pending == 0) return false;
@@ -297,12 +296,15 @@ private:
         const std::uint64_t raddr = (std::uint64_t(mlx5::from_be32(w[4])) << 32) | mlx5::from_be32(w[5]);
         const std::uint32_t rkey = mlx5::from_be32(w[6]);
         switch (op) {
-            case mlx5::opcode::rdma_write: return perform_write(b, ds, w, raddr, rkey);
-            case mlx5::opcode::rdma_read: return perform_read(b, ds, w, raddr, rkey);
+            case mlx5::opcode::rdma_write:
+                return perform_write(b, ds, w, raddr, rkey);
+            case mlx5::opcode::rdma_read:
+                return perform_read(b, ds, w, raddr, rkey);
             case mlx5::opcode::atomic_fa:
             case mlx5::opcode::atomic_cs:
             case mlx5::opcode::atomic_masked_fa:
-            case mlx5::opcode::atomic_masked_cs: return perform_atomic(b, op, opmod, ds, w, raddr, rkey);
+            case mlx5::opcode::atomic_masked_cs:
+                return perform_atomic(b, op, opmod, ds, w, raddr, rkey);
         }
         return local_qp_operation_error;
     }
@@ -344,7 +346,8 @@ private:
         std::uint32_t bytes;
         reach at;
         if (const int checked = rdma_ranges(b, ds, w, raddr, rkey, laddr, bytes, at); checked != ok) return checked;
-        if (at.gpu >= 0) return gpu_copy(at.gpu, reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
+        if (at.gpu >= 0)
+            return gpu_copy(at.gpu, reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
         std::memcpy(reinterpret_cast<void*>(laddr), reinterpret_cast<const void*>(raddr), bytes);
         return ok;
     }
@@ -352,8 +355,10 @@ private:
     int perform_atomic(binding& b, std::uint8_t op, std::uint8_t opmod, std::uint8_t ds, const std::uint32_t* w,
                        std::uint64_t raddr, std::uint32_t rkey) {
         const bool masked = op == mlx5::opcode::atomic_masked_fa || op == mlx5::opcode::atomic_masked_cs;
-        const unsigned size = !masked ? 8u : opmod == mlx5::extended_atomic_opmod(8) ? 8u
-                                           : opmod == mlx5::extended_atomic_opmod(4) ? 4u : 0u;
+        const unsigned size = !masked                                   ? 8u
+                              : opmod == mlx5::extended_atomic_opmod(8) ? 8u
+                              : opmod == mlx5::extended_atomic_opmod(4) ? 4u
+                                                                        : 0u;
         if (size == 0) return local_qp_operation_error;
         const bool wide_cs = masked && size == 8 && op == mlx5::opcode::atomic_masked_cs;
         const unsigned data_at = wide_cs ? 4 : 3;
@@ -384,8 +389,8 @@ private:
         }
         if (at.gpu >= 0 && gpu_copy(at.gpu, reinterpret_cast<void*>(raddr), &staged, size) != ok)
             return remote_access_error;
-        const bool big_endian = masked ? ibgda_traits::masked_atomic_reply_big_endian
-                                       : ibgda_traits::standard_atomic_reply_big_endian;
+        const bool big_endian =
+            masked ? ibgda_traits::masked_atomic_reply_big_endian : ibgda_traits::standard_atomic_reply_big_endian;
         if (size == 8) {
             const std::uint64_t reply = big_endian ? mlx5::byte_swap64(old) : old;
             std::memcpy(reinterpret_cast<void*>(laddr), &reply, 8);
@@ -406,9 +411,15 @@ private:
         for (;;) {
             U next = old;
             switch (op) {
-                case mlx5::opcode::atomic_fa: next = U(old + a); break;
-                case mlx5::opcode::atomic_cs: next = old == c ? a : old; break;
-                case mlx5::opcode::atomic_masked_fa: next = field_add(old, a, c); break;
+                case mlx5::opcode::atomic_fa:
+                    next = U(old + a);
+                    break;
+                case mlx5::opcode::atomic_cs:
+                    next = old == c ? a : old;
+                    break;
+                case mlx5::opcode::atomic_masked_fa:
+                    next = field_add(old, a, c);
+                    break;
                 case mlx5::opcode::atomic_masked_cs:
                     next = ((old ^ c) & cm) == 0 ? U((old & ~am) | (a & am)) : old;
                     break;

@@ -59,7 +59,8 @@ protected:
             local_pe pe;
             pe.pe = w.local_pe(l);
             pe.heap = w.heap_memory().local_base(l);
-            auto& verbs = *verbs_.emplace_back(std::make_unique<detail::ibgda_verbs>(pe.pe, detail::ibgda_pick_device(pe.pe)));
+            auto& verbs =
+                *verbs_.emplace_back(std::make_unique<detail::ibgda_verbs>(pe.pe, detail::ibgda_pick_device(pe.pe)));
             const dmabuf heap_buf = w.heap_memory().host_accessible() ? dmabuf{} : dmabuf_of(pe.heap, w.heap_bytes());
             ibv_mr* heap_mr = verbs.register_memory(pe.heap, w.heap_bytes(), heap_buf.fd, heap_buf.offset);
             if (heap_buf.fd >= 0) ::close(heap_buf.fd);  // the registration holds the dma-buf
@@ -74,30 +75,31 @@ protected:
             mine.push_back(address);
             auto& made = queues.emplace_back();
             for (int c = 0; c < channels_; ++c)
-            for (int to = 0; to < n; ++to) {
-                const auto q = verbs.create_queue(options_.send_queue_blocks);
-                made.push_back(q);
-                auto* qp = new (&pe.qps[c * n + to]) detail::ibgda_qp();
-                qp->blocks = q.dv_qp.sq.wqe_cnt;
-                if (qp->blocks > ibgda_traits::max_send_queue_blocks || (qp->blocks & (qp->blocks - 1)) != 0)
-                    detail::throw_error(errc::transport_unavailable, pe.pe, "ibgda_domain",
-                                        "send queue of " + std::to_string(qp->blocks) + " blocks is not a power of two <= 32768");
-                qp->qpn = q.qp->qp_num;
-                qp->send_queue = static_cast<std::uint32_t*>(q.dv_qp.sq.buf);
-                qp->doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_qp.dbrec);
-                qp->doorbell = static_cast<std::uint64_t*>(q.dv_qp.bf.reg);
-                qp->doorbell_is_mmio = 1;
-                qp->cqe = static_cast<std::uint64_t*>(q.dv_cq.buf);
-                qp->cq_entries = q.dv_cq.cqe_cnt;
-                qp->cq_doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_cq.dbrec);
-                qp->wqe_end = allocate<std::uint64_t>(qp->blocks);
-                qp->held = allocate<std::uint32_t>(qp->blocks);
-                const std::size_t scratch_bytes = std::size_t(qp->blocks) * ibgda_traits::scratch_bytes_per_block;
-                qp->scratch = allocate<std::byte>(scratch_bytes);
-                qp->scratch_lkey = verbs.register_memory(qp->scratch, scratch_bytes)->lkey;
-                qp->pe = to;
-                my_qpns.push_back(qp->qpn);
-            }
+                for (int to = 0; to < n; ++to) {
+                    const auto q = verbs.create_queue(options_.send_queue_blocks);
+                    made.push_back(q);
+                    auto* qp = new (&pe.qps[c * n + to]) detail::ibgda_qp();
+                    qp->blocks = q.dv_qp.sq.wqe_cnt;
+                    if (qp->blocks > ibgda_traits::max_send_queue_blocks || (qp->blocks & (qp->blocks - 1)) != 0)
+                        detail::throw_error(
+                            errc::transport_unavailable, pe.pe, "ibgda_domain",
+                            "send queue of " + std::to_string(qp->blocks) + " blocks is not a power of two <= 32768");
+                    qp->qpn = q.qp->qp_num;
+                    qp->send_queue = static_cast<std::uint32_t*>(q.dv_qp.sq.buf);
+                    qp->doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_qp.dbrec);
+                    qp->doorbell = static_cast<std::uint64_t*>(q.dv_qp.bf.reg);
+                    qp->doorbell_is_mmio = 1;
+                    qp->cqe = static_cast<std::uint64_t*>(q.dv_cq.buf);
+                    qp->cq_entries = q.dv_cq.cqe_cnt;
+                    qp->cq_doorbell_record = reinterpret_cast<std::uint32_t*>(q.dv_cq.dbrec);
+                    qp->wqe_end = allocate<std::uint64_t>(qp->blocks);
+                    qp->held = allocate<std::uint32_t>(qp->blocks);
+                    const std::size_t scratch_bytes = std::size_t(qp->blocks) * ibgda_traits::scratch_bytes_per_block;
+                    qp->scratch = allocate<std::byte>(scratch_bytes);
+                    qp->scratch_lkey = verbs.register_memory(qp->scratch, scratch_bytes)->lkey;
+                    qp->pe = to;
+                    my_qpns.push_back(qp->qpn);
+                }
             pes_.push_back(pe);
         }
         // Connect: every PE's address, and every PE's QP number towards every PE.
@@ -113,15 +115,15 @@ protected:
         for (std::size_t l = 0; l < pes_.size(); ++l) {
             auto& pe = pes_[l];
             for (int c = 0; c < channels_; ++c)
-            for (int to = 0; to < n; ++to) {
-                const auto& remote = addresses[std::size_t(to)];
-                auto& qp = pe.qps[c * n + to];
-                qp.remote_heap = remote.heap;
-                qp.rkey = remote.rkey;
-                verbs_[l]->connect(queues[l][std::size_t(c * n + to)].qp,
-                                   qpns[std::size_t(to) * per_pe + std::size_t(c) * std::size_t(n) + std::size_t(pe.pe)],
-                                   remote);
-            }
+                for (int to = 0; to < n; ++to) {
+                    const auto& remote = addresses[std::size_t(to)];
+                    auto& qp = pe.qps[c * n + to];
+                    qp.remote_heap = remote.heap;
+                    qp.rkey = remote.rkey;
+                    verbs_[l]->connect(
+                        queues[l][std::size_t(c * n + to)].qp,
+                        qpns[std::size_t(to) * per_pe + std::size_t(c) * std::size_t(n) + std::size_t(pe.pe)], remote);
+                }
             if (options_.map_for_gpu) map_for_gpu(pe);
         }
     }
@@ -175,8 +177,9 @@ protected:
         const unsigned plain = cudaHostRegisterMapped | cudaHostRegisterPortable;
         for (int i = 0; i < n_pes_ * channels_; ++i) {
             auto& qp = pe.qps[i];
-            if (!map(qp.send_queue, std::size_t(qp.blocks) * 64, plain) || !map(qp.cqe, std::size_t(qp.cq_entries) * 64, plain) ||
-                !map(qp.doorbell_record, 8, plain) || !map(qp.cq_doorbell_record, 8, plain))
+            if (!map(qp.send_queue, std::size_t(qp.blocks) * 64, plain) ||
+                !map(qp.cqe, std::size_t(qp.cq_entries) * 64, plain) || !map(qp.doorbell_record, 8, plain) ||
+                !map(qp.cq_doorbell_record, 8, plain))
                 detail::throw_error(errc::cuda, pe.pe, "ibgda_domain", "cudaHostRegister of the mlx5 queues failed");
             if (map(qp.doorbell, 8, plain | cudaHostRegisterIoMemory)) {
                 // Where the GPU does not share host addresses for I/O memory,
@@ -190,8 +193,10 @@ protected:
                 cudaGetLastError();
             } else {
                 if (!cpu_doorbell_.joinable())
-                    std::fprintf(stderr, "pgas ibgda: PE %d: the GPU cannot map the UAR doorbell "
-                                         "(cudaHostRegisterIoMemory refused); a CPU thread rings it for the GPU\n", pe.pe);
+                    std::fprintf(stderr,
+                                 "pgas ibgda: PE %d: the GPU cannot map the UAR doorbell "
+                                 "(cudaHostRegisterIoMemory refused); a CPU thread rings it for the GPU\n",
+                                 pe.pe);
                 auto* shadow = allocate<std::uint64_t>(8);
                 doorbell_relays_.push_back({shadow, qp.doorbell, 0});
                 qp.doorbell = shadow;

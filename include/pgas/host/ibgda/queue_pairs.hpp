@@ -79,8 +79,7 @@ protected:
         w.channel().allgather(mine.data(), all.data(), mine.size() * sizeof(announcement));
         std::vector<announcement> by_pe(static_cast<std::size_t>(n));
         for (const auto& a : all) by_pe.at(std::size_t(a.pe)) = a;
-        for (const auto& a : by_pe)
-            nic_->add_remote_region({a.pe, a.heap, a.heap_bytes, a.rkey});
+        for (const auto& a : by_pe) nic_->add_remote_region({a.pe, a.heap, a.heap_bytes, a.rkey});
 
         for (int l = 0; l < w.n_local_pes(); ++l) {
             local_pe pe;
@@ -92,32 +91,33 @@ protected:
             pe.n_regions = 1;
             nic_->add_local_region({pe.pe, pe.regions[0].base, pe.regions[0].bytes, pe.regions[0].key});
             for (int c = 0; c < channels_; ++c)
-            for (int to = 0; to < n; ++to) {
-                auto* qp = new (&pe.qps[c * n + to]) detail::ibgda_qp();
-                qp->blocks = blocks;
-                qp->qpn = emulated_qpn(pe.pe, to, n, c);
-                qp->send_queue = allocate<std::uint32_t>(std::size_t(blocks) * 16);
-                qp->doorbell_record = allocate<std::uint32_t>(16);
-                qp->doorbell = allocate<std::uint64_t>(8);
-                qp->cq_entries = options_.cq_entries;
-                qp->cqe = allocate<std::uint64_t>(std::size_t(8) * qp->cq_entries);
-                for (std::uint32_t e = 0; e < qp->cq_entries; ++e)
-                    qp->cqe[8 * e + 7] = mlx5::cqe_tail::make(mlx5::cqe_opcode::invalid, false, 0, 0, 0).raw;
-                qp->cq_doorbell_record = allocate<std::uint32_t>(16);
-                qp->wqe_end = allocate<std::uint64_t>(blocks);
-                qp->held = allocate<std::uint32_t>(blocks);
-                qp->scratch = allocate<std::byte>(std::size_t(blocks) * ibgda_traits::scratch_bytes_per_block);
-                qp->scratch_lkey = 0x5b000000u | (qp->qpn & 0xffffffu);
-                qp->remote_heap = by_pe[std::size_t(to)].heap;
-                qp->rkey = by_pe[std::size_t(to)].rkey;
-                qp->pe = to;
-                nic_->add_local_region({pe.pe, reinterpret_cast<std::uint64_t>(qp->scratch),
-                                        std::uint64_t(blocks) * ibgda_traits::scratch_bytes_per_block, qp->scratch_lkey});
-                // The peer end of this connection is `to`'s QP back to us: its
-                // number identifies the target, as the RC connection would.
-                const std::uint32_t remote_qpn = emulated_qpn(to, pe.pe, n, c);
-                nic_->attach(qp, pe.pe, int((remote_qpn - 0x100u) / std::uint32_t(n) % std::uint32_t(n)), c);
-            }
+                for (int to = 0; to < n; ++to) {
+                    auto* qp = new (&pe.qps[c * n + to]) detail::ibgda_qp();
+                    qp->blocks = blocks;
+                    qp->qpn = emulated_qpn(pe.pe, to, n, c);
+                    qp->send_queue = allocate<std::uint32_t>(std::size_t(blocks) * 16);
+                    qp->doorbell_record = allocate<std::uint32_t>(16);
+                    qp->doorbell = allocate<std::uint64_t>(8);
+                    qp->cq_entries = options_.cq_entries;
+                    qp->cqe = allocate<std::uint64_t>(std::size_t(8) * qp->cq_entries);
+                    for (std::uint32_t e = 0; e < qp->cq_entries; ++e)
+                        qp->cqe[8 * e + 7] = mlx5::cqe_tail::make(mlx5::cqe_opcode::invalid, false, 0, 0, 0).raw;
+                    qp->cq_doorbell_record = allocate<std::uint32_t>(16);
+                    qp->wqe_end = allocate<std::uint64_t>(blocks);
+                    qp->held = allocate<std::uint32_t>(blocks);
+                    qp->scratch = allocate<std::byte>(std::size_t(blocks) * ibgda_traits::scratch_bytes_per_block);
+                    qp->scratch_lkey = 0x5b000000u | (qp->qpn & 0xffffffu);
+                    qp->remote_heap = by_pe[std::size_t(to)].heap;
+                    qp->rkey = by_pe[std::size_t(to)].rkey;
+                    qp->pe = to;
+                    nic_->add_local_region({pe.pe, reinterpret_cast<std::uint64_t>(qp->scratch),
+                                            std::uint64_t(blocks) * ibgda_traits::scratch_bytes_per_block,
+                                            qp->scratch_lkey});
+                    // The peer end of this connection is `to`'s QP back to us: its
+                    // number identifies the target, as the RC connection would.
+                    const std::uint32_t remote_qpn = emulated_qpn(to, pe.pe, n, c);
+                    nic_->attach(qp, pe.pe, int((remote_qpn - 0x100u) / std::uint32_t(n) % std::uint32_t(n)), c);
+                }
             pes_.push_back(pe);
         }
         nic_->start();

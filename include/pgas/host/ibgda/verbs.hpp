@@ -115,11 +115,13 @@ public:
         ibv_device_attr attr{};
         if (ibv_query_device(context_, &attr) != 0) fail("ibv_query_device");
         if (attr.atomic_cap == IBV_ATOMIC_NONE)
-            throw_error(errc::transport_unavailable, pe, "ibgda", device_name + " has no remote atomics (atomic_cap NONE)");
+            throw_error(errc::transport_unavailable, pe, "ibgda",
+                        device_name + " has no remote atomics (atomic_cap NONE)");
         port_ = std::uint8_t(env_int("PGAS_IB_PORT", 1));
         if (ibv_query_port(context_, port_, &port_attr_) != 0) fail("ibv_query_port");
         if (port_attr_.state != IBV_PORT_ACTIVE)
-            throw_error(errc::transport_unavailable, pe, "ibgda", device_name + " port " + std::to_string(port_) + " is not active");
+            throw_error(errc::transport_unavailable, pe, "ibgda",
+                        device_name + " port " + std::to_string(port_) + " is not active");
         ethernet_ = port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET;
         gid_index_ = env_int("PGAS_IB_GID_INDEX", ethernet_ ? 3 : 0);  // RoCE v2 is commonly GID 3
         if (ibv_query_gid(context_, port_, gid_index_, &gid_) != 0) fail("ibv_query_gid");
@@ -239,8 +241,10 @@ public:
         a.rnr_retry = 7;
         a.sq_psn = 0;
         a.max_rd_atomic = 16;
-        modify(qp, a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                          IBV_QP_MAX_QP_RD_ATOMIC, "RTS");
+        modify(qp, a,
+               IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                   IBV_QP_MAX_QP_RD_ATOMIC,
+               "RTS");
     }
 
 private:

@@ -41,7 +41,7 @@ protected:
         std::int64_t pid = 0;
         std::uint32_t rkey = 0;
         std::int32_t pe = -1;
-        std::int32_t gpu = -1;      // the GPU whose memory it is, -1 for host memory
+        std::int32_t gpu = -1;  // the GPU whose memory it is, -1 for host memory
         std::int32_t ok = 0;
     };
     // This domain's registrations of one window: per local PE its key (emulated) or memory region (hardware).
@@ -49,7 +49,7 @@ protected:
         std::uint64_t table = 0;
         std::vector<window_card> cards;  // every PE's, by world PE (the emulated NIC resolves them all)
 #if PGAS_HAVE_RDMA_CORE
-        std::vector<ibv_mr*> regions;    // per local PE; null where not registered
+        std::vector<ibv_mr*> regions;  // per local PE; null where not registered
 #endif
     };
 
@@ -74,8 +74,8 @@ protected:
         if (!nic_) {  // hardware: dma-buf first for GPU memory, then ibv_reg_mr (peermem, or host memory)
             const dmabuf buf = card.gpu >= 0 ? dmabuf_of(buffer, w.bytes) : dmabuf{};
             try {
-                reg.regions[std::size_t(local)] = verbs_.at(std::size_t(local))->register_memory(buffer, w.bytes, buf.fd,
-                                                                                                  buf.offset);
+                reg.regions[std::size_t(local)] =
+                    verbs_.at(std::size_t(local))->register_memory(buffer, w.bytes, buf.fd, buf.offset);
             } catch (const error& e) {
                 if (buf.fd >= 0) ::close(buf.fd);
                 detail::throw_error(errc::transport_unavailable, card.pe, "register_window",

@@ -86,7 +86,8 @@ private:
 public:
     // --- proxy::backend ------------------------------------------------------
 
-    std::uint32_t put(std::uint64_t token, int pe, std::uint64_t remote, const void* src, std::size_t bytes, bool device) {
+    std::uint32_t put(std::uint64_t token, int pe, std::uint64_t remote, const void* src, std::size_t bytes,
+                      bool device) {
         return split(token, kind::write, pe, heap_target(pe), remote, const_cast<void*>(src), bytes, device);
     }
     std::uint32_t get(std::uint64_t token, int pe, void* dst, std::uint64_t remote, std::size_t bytes, bool device) {
@@ -97,8 +98,8 @@ public:
         return queue_atomic(token, pe, heap_target(pe), remote, op, k, operand, compare, result);
     }
     std::uint32_t signal(std::uint64_t token, int pe, std::uint64_t remote, signal_op op, std::uint64_t value) {
-        return atomic(token, pe, remote, op == signal_op::set ? amo::set : amo::fetch_add, proxy::value_kind::u64, value, 0,
-                      nullptr);
+        return atomic(token, pe, remote, op == signal_op::set ? amo::set : amo::fetch_add, proxy::value_kind::u64,
+                      value, 0, nullptr);
     }
 
     // --- registered windows (proxy::window_backend) ----------------------------
@@ -115,7 +116,8 @@ public:
     }
     std::uint32_t window_atomic(std::uint64_t token, int pe, std::uint64_t window, std::uint64_t remote, amo op,
                                 proxy::value_kind k, std::uint64_t operand, std::uint64_t compare, void* result) {
-        return queue_atomic(token, pe, window_target(kind::atomic, pe, window), remote, op, k, operand, compare, result);
+        return queue_atomic(token, pe, window_target(kind::atomic, pe, window), remote, op, k, operand, compare,
+                            result);
     }
 
     // Reads completions (which also drives the provider's progress, for
@@ -177,7 +179,8 @@ private:
         }
         const char* text = fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0);
         fail(errc::system, s_.pe, "libfabric proxy",
-             what + " failed with provider " + provider() + ": " + fi_strerror(err.err) + " (" + (text ? text : "") + ")");
+             what + " failed with provider " + provider() + ": " + fi_strerror(err.err) + " (" + (text ? text : "") +
+                 ")");
     }
 
     // Called every 1024 idle polls: once work has been outstanding with
@@ -210,14 +213,14 @@ private:
                            "): nothing completed or posted for " + std::to_string((now - stalled_since_ns_) / 1000000) +
                            " ms; " + std::to_string(posted) + " operation(s) posted without completion";
         if (oldest)
-            text += ", the oldest " + std::string(op_name(oldest->what)) + " to PE " + std::to_string(oldest->pe) + " (" +
-                    std::to_string(oldest->bytes) + " bytes), posted " +
+            text += ", the oldest " + std::string(op_name(oldest->what)) + " to PE " + std::to_string(oldest->pe) +
+                    " (" + std::to_string(oldest->bytes) + " bytes), posted " +
                     std::to_string((now - oldest->posted_ns) / 1000000) + " ms ago";
         if (!queue_.empty()) {
             const work& w = queue_.front();
             text += "; " + std::to_string(queue_.size()) + " queued, the first " + op_name(w.what) + " to PE " +
-                    std::to_string(w.pe) + " (" + std::to_string(w.bytes) + " bytes at " + where(w) + ") not accepted by the provider (-FI_EAGAIN) or waiting for a free " +
-                    "record or bounce buffer";
+                    std::to_string(w.pe) + " (" + std::to_string(w.bytes) + " bytes at " + where(w) +
+                    ") not accepted by the provider (-FI_EAGAIN) or waiting for a free " + "record or bounce buffer";
         }
         text += (s_.heap_is_gpu ? "; FI_HMEM: the target's provider copies with CUDA on its proxy thread "
                                   "(FI_LOG_LEVEL=warn shows its side)"

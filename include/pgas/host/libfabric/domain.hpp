@@ -103,9 +103,9 @@ public:
         if (failure) std::rethrow_exception(failure);
         for (std::size_t i = 0; i < gathered.size(); ++i)
             if (gathered[i].pe < 0)
-                detail::throw_error(errc::peer_failed, n_local == 1 ? w.my_pe() : -1, "libfabric_domain",
-                                    "participant " + std::to_string(i / mine.size()) +
-                                        " could not open its libfabric endpoint");
+                detail::throw_error(
+                    errc::peer_failed, n_local == 1 ? w.my_pe() : -1, "libfabric_domain",
+                    "participant " + std::to_string(i / mine.size()) + " could not open its libfabric endpoint");
         for (const auto& card : gathered) by_pe.at(std::size_t(card.pe)) = card;
         for (auto& pe : pes_) pe->backend->connect(by_pe);
         for (auto& pe : pes_) {
@@ -131,7 +131,8 @@ public:
         world_->detach_window_observer(*this);
         try {
             const std::uint64_t timeout_ns = world_->runtime().timeout_ns;
-            const auto limit = timeout_ns ? std::chrono::milliseconds(timeout_ns / 1000000) : std::chrono::milliseconds(30000);
+            const auto limit =
+                timeout_ns ? std::chrono::milliseconds(timeout_ns / 1000000) : std::chrono::milliseconds(30000);
             for (auto& pe : pes_) pe->proxy->wait_idle(limit);
             world_->channel().barrier();
         } catch (...) {
@@ -147,8 +148,8 @@ public:
         ctx.runtime = world_->runtime();
         if (abort_mirror_device_) ctx.runtime.abort_flag = abort_mirror_device_;
         std::byte* base = pe.device_base ? pe.device_base : world_->heap_memory().local_base(local);
-        ctx.transport = libfabric(pe.ring->view(ctx.runtime), base, world_->local_pe(local), world_->n_pes(),
-                                  world_->heap_bytes());
+        ctx.transport =
+            libfabric(pe.ring->view(ctx.runtime), base, world_->local_pe(local), world_->n_pes(), world_->heap_bytes());
         return ctx;
     }
 
@@ -176,7 +177,9 @@ public:
     }
 
     /// GPU bytes local PE `local`'s proxy copied through pinned host memory (0: none staged).
-    std::uint64_t staged_gpu_bytes(int local = 0) const { return pes_.at(std::size_t(local))->backend->staged_gpu_bytes(); }
+    std::uint64_t staged_gpu_bytes(int local = 0) const {
+        return pes_.at(std::size_t(local))->backend->staged_gpu_bytes();
+    }
 
     /// One line saying which path the proxy takes with this provider, as
     /// logged at start-up: "pgas: libfabric shm: GPU heap registered with FI_HMEM ...".
@@ -184,15 +187,19 @@ public:
         const std::string head = "pgas: libfabric " + provider() + ": ";
         switch (heap_path()) {
             case libfabric_heap_path::hmem:
-                return head + "GPU heap registered with FI_HMEM (the proxy's fi_write/fi_read/fi_atomic reach GPU "
-                              "memory directly, no staging copies; put delivery " + put_delivery() + ")";
+                return head +
+                       "GPU heap registered with FI_HMEM (the proxy's fi_write/fi_read/fi_atomic reach GPU "
+                       "memory directly, no staging copies; put delivery " +
+                       put_delivery() + ")";
             case libfabric_heap_path::staged:
-                return head + "kernels drive the proxy over a host heap; GPU buffers outside it are staged through "
-                              "pinned host memory (" +
+                return head +
+                       "kernels drive the proxy over a host heap; GPU buffers outside it are staged through "
+                       "pinned host memory (" +
                        (ofi::provider_has_hmem(provider())
                             ? "this provider has FI_HMEM: a GPU heap would go direct)"
                             : "this provider has no FI_HMEM: a GPU heap cannot be registered with it)");
-            case libfabric_heap_path::host: break;
+            case libfabric_heap_path::host:
+                break;
         }
         return head + "host heap, host PEs (put delivery " + put_delivery() + ")";
     }
@@ -219,9 +226,8 @@ private:
             mine[std::size_t(local)].pe = world_->local_pe(local);
             if (failure) continue;
             try {
-                mine[std::size_t(local)] =
-                    pes_[std::size_t(local)]->backend->register_window(w.table, w.id, w.buffers[std::size_t(local)],
-                                                                        w.bytes);
+                mine[std::size_t(local)] = pes_[std::size_t(local)]->backend->register_window(
+                    w.table, w.id, w.buffers[std::size_t(local)], w.bytes);
             } catch (const error&) {
                 failure = std::current_exception();
             }
@@ -240,8 +246,10 @@ private:
             if (!card.ok) {
                 release_mine();
                 detail::throw_error(errc::transport_unavailable, n_local == 1 ? world_->my_pe() : -1, "register_window",
-                                    "PE " + std::to_string(card.pe) + " could not register its buffer with libfabric "
-                                    "provider " + provider() + " (its own error says why); no window was registered");
+                                    "PE " + std::to_string(card.pe) +
+                                        " could not register its buffer with libfabric "
+                                        "provider " +
+                                        provider() + " (its own error says why); no window was registered");
             }
             by_pe.at(std::size_t(card.pe)) = card;
         }
@@ -252,7 +260,8 @@ private:
     // (a barrier): no command still names the window anywhere.
     void window_releasing(std::uint64_t table) override {
         const std::uint64_t timeout_ns = world_->runtime().timeout_ns;
-        const auto limit = timeout_ns ? std::chrono::milliseconds(timeout_ns / 1000000) : std::chrono::milliseconds(30000);
+        const auto limit =
+            timeout_ns ? std::chrono::milliseconds(timeout_ns / 1000000) : std::chrono::milliseconds(30000);
         for (auto& pe : pes_) pe->proxy->wait_idle(limit);
         world_->channel().barrier();
         for (auto& pe : pes_) pe->backend->release_window(table);
@@ -278,7 +287,8 @@ private:
                 gpu_heap ? device_of(w.heap_memory().local_base(local), w.local_pe(local)) : current;
             const detail::device_guard on_device(cuda_device, w.local_pe(local), "libfabric_domain");
             auto pe = std::make_unique<local_pe>();
-            if (gpu_producers && !gpu_heap) pe->register_heap(w.heap_memory().local_base(local), w.heap_bytes(), w.local_pe(local));
+            if (gpu_producers && !gpu_heap)
+                pe->register_heap(w.heap_memory().local_base(local), w.heap_bytes(), w.local_pe(local));
             ofi::fabric_backend::setup s;
             s.pe = w.local_pe(local);
             s.n_pes = w.n_pes();
@@ -324,15 +334,16 @@ private:
             } else if (rc == cudaErrorHostMemoryAlreadyRegistered) {
                 (void)cudaGetLastError();
             } else {
-                detail::throw_error(errc::cuda, pe, "libfabric_domain",
-                                    std::string("cudaHostRegister of the host heap for GPU producers: ") +
-                                        cudaGetErrorString(rc));
+                detail::throw_error(
+                    errc::cuda, pe, "libfabric_domain",
+                    std::string("cudaHostRegister of the host heap for GPU producers: ") + cudaGetErrorString(rc));
             }
             void* device = nullptr;
             const cudaError_t got = cudaHostGetDevicePointer(&device, base, 0);
             if (got != cudaSuccess)
-                detail::throw_error(errc::cuda, pe, "libfabric_domain",
-                                    std::string("cudaHostGetDevicePointer of the host heap: ") + cudaGetErrorString(got));
+                detail::throw_error(
+                    errc::cuda, pe, "libfabric_domain",
+                    std::string("cudaHostGetDevicePointer of the host heap: ") + cudaGetErrorString(got));
             device_base = static_cast<std::byte*>(device);
         }
     };
@@ -348,7 +359,8 @@ private:
         abort_mirror_.reset(host);
         void* device = nullptr;
         if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess)
-            detail::throw_error(errc::cuda, pe, "libfabric_domain", "cudaHostGetDevicePointer of the peer-failure flag failed");
+            detail::throw_error(errc::cuda, pe, "libfabric_domain",
+                                "cudaHostGetDevicePointer of the peer-failure flag failed");
         abort_mirror_device_ = static_cast<const volatile int*>(device);
     }
 
@@ -376,9 +388,7 @@ private:
     }
 
     // Collective: whether every participant shares this node (detail::discover_node's meaning of a node).
-    bool all_on_one_host() const {
-        return detail::discover_node(world_->channel()).size() == world_->channel().size();
-    }
+    bool all_on_one_host() const { return detail::discover_node(world_->channel()).size() == world_->channel().size(); }
 
     void agree_on_provider(const char* name) const {
         struct provider_name {
@@ -394,16 +404,15 @@ private:
                                     "participant " + std::to_string(i) + " found no usable libfabric provider");
         for (std::size_t i = 0; i < all.size(); ++i)
             if (std::strncmp(all[i].text, mine.text, sizeof(mine.text)) != 0)
-                detail::throw_error(errc::collective_mismatch, world_->n_local_pes() == 1 ? world_->my_pe() : -1,
-                                    "libfabric_domain",
-                                    std::string("this process chose provider '") + mine.text + "' but participant " +
-                                        std::to_string(i) + " chose '" + all[i].text +
-                                        "'; set PGAS_FI_PROVIDER the same everywhere");
+                detail::throw_error(
+                    errc::collective_mismatch, world_->n_local_pes() == 1 ? world_->my_pe() : -1, "libfabric_domain",
+                    std::string("this process chose provider '") + mine.text + "' but participant " +
+                        std::to_string(i) + " chose '" + all[i].text + "'; set PGAS_FI_PROVIDER the same everywhere");
     }
 
     world* world_;
     libfabric_options options_;
-    std::unique_ptr<int, pinned_deleter> abort_mirror_;   // outlives the proxy threads that write it
+    std::unique_ptr<int, pinned_deleter> abort_mirror_;  // outlives the proxy threads that write it
     const volatile int* abort_mirror_device_ = nullptr;
     std::vector<std::unique_ptr<local_pe>> pes_;
 };

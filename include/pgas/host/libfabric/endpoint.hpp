@@ -39,7 +39,7 @@ struct fabric_setup {
     std::uint64_t heap_bytes = 0;
     bool heap_is_gpu = false;
     bool gpu_producers = false;
-    int cuda_device = -1;  // the PE's GPU: made current on the proxy thread before staging copies
+    int cuda_device = -1;        // the PE's GPU: made current on the proxy thread before staging copies
     bool force_staging = false;  // stage host buffers too (libfabric_options::stage_local_buffers)
     std::uint32_t max_in_flight = 2048;
     std::size_t bounce_chunk_bytes = std::size_t{256} << 10;
@@ -156,8 +156,9 @@ protected:
             detail += gpu ? ", CUDA memory" : "";
             detail += ") with provider " + provider() + ": " + describe("fi_mr_regattr", rc);
             if (gpu)
-                detail += "; this provider cannot register GPU memory (no FI_HMEM for CUDA): the remote side of "
-                          "the proxy needs an FI_HMEM provider for a GPU heap";
+                detail +=
+                    "; this provider cannot register GPU memory (no FI_HMEM for CUDA): the remote side of "
+                    "the proxy needs an FI_HMEM provider for a GPU heap";
             fail(errc::transport_unavailable, s_.pe, call, detail);
         }
         if (mr_mode_ & FI_MR_ENDPOINT) {

@@ -94,7 +94,7 @@ protected:
         fi_datatype type;
         int pe;
         std::uint64_t remote;  // heap offset, or byte offset into `window` (messages)
-        void* local;  // write source / read destination / atomic result (nullptr: none)
+        void* local;           // write source / read destination / atomic result (nullptr: none)
         std::size_t bytes;
         std::uint64_t operand, compare;
         std::uint64_t addr, key;  // as posted: the remote address and key (heap_target / window_target)
@@ -169,12 +169,18 @@ protected:
 
     static fi_datatype datatype(proxy::value_kind k) {
         switch (k) {
-            case proxy::value_kind::u32: return FI_UINT32;
-            case proxy::value_kind::u64: return FI_UINT64;
-            case proxy::value_kind::i32: return FI_INT32;
-            case proxy::value_kind::i64: return FI_INT64;
-            case proxy::value_kind::f32: return FI_FLOAT;
-            case proxy::value_kind::f64: return FI_DOUBLE;
+            case proxy::value_kind::u32:
+                return FI_UINT32;
+            case proxy::value_kind::u64:
+                return FI_UINT64;
+            case proxy::value_kind::i32:
+                return FI_INT32;
+            case proxy::value_kind::i64:
+                return FI_INT64;
+            case proxy::value_kind::f32:
+                return FI_FLOAT;
+            case proxy::value_kind::f64:
+                return FI_DOUBLE;
         }
         return FI_UINT64;
     }
@@ -273,8 +279,8 @@ protected:
         std::size_t n = 1;
         for (; n < queue_.size(); ++n) {
             const work& x = queue_[n];
-            if (!mergeable(x, limit) || x.pe != w.pe || x.token != w.token + n || x.key != w.key || x.addr != w.addr + total ||
-                total + x.bytes > limit)
+            if (!mergeable(x, limit) || x.pe != w.pe || x.token != w.token + n || x.key != w.key ||
+                x.addr != w.addr + total || total + x.bytes > limit)
                 break;
             total += x.bytes;
         }
@@ -444,9 +450,10 @@ protected:
         // shm: the atomic is a command answered from the target's queue; its
         // fi_read would add a process_vm_writev at the target.
         const std::uint64_t flush_word = p.base + pgas::detail::heap_layout::flush_word_offset;
-        const ssize_t rc = ordered_ ? fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, scratch + 16, scratch_desc_, p.addr,
-                                                      flush_word, p.key, FI_UINT64, FI_ATOMIC_READ, &r.context)
-                                    : fi_read(ep_, scratch + 16, 8, scratch_desc_, p.addr, flush_word, p.key, &r.context);
+        const ssize_t rc = ordered_
+                               ? fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, scratch + 16, scratch_desc_, p.addr,
+                                                 flush_word, p.key, FI_UINT64, FI_ATOMIC_READ, &r.context)
+                               : fi_read(ep_, scratch + 16, 8, scratch_desc_, p.addr, flush_word, p.key, &r.context);
         if (rc == -FI_EAGAIN) return false;
         if (rc != 0) {
             work w{};
@@ -468,7 +475,8 @@ protected:
         queue_.clear();  // the proxy is failing: nothing queued will be posted (no retry storm)
         fail(errc::system, s_.pe, "libfabric proxy",
              std::string(op_name(w.what)) + " to PE " + std::to_string(w.pe) + " (" + std::to_string(w.bytes) +
-                 " bytes at " + where(w) + ") with provider " + provider() + ": " + describe(op_name(w.what), long(rc)));
+                 " bytes at " + where(w) + ") with provider " + provider() + ": " +
+                 describe(op_name(w.what), long(rc)));
     }
 
     static std::string where(const work& w) {
@@ -478,8 +486,8 @@ protected:
     }
 
     static const char* op_name(kind k) {
-        return k == kind::write  ? "fi_write"
-               : k == kind::read ? "fi_read"
+        return k == kind::write   ? "fi_write"
+               : k == kind::read  ? "fi_read"
                : k == kind::flush ? "flush of injected puts"
                                   : "fi_atomic";
     }
@@ -489,10 +497,14 @@ protected:
         const std::uint64_t addr = w.addr, key = w.key;
         void* context = &r.context;
         switch (w.what) {
-            case kind::write: return fi_write(ep_, buffer, w.bytes, desc, to, addr, key, context);
-            case kind::read: return fi_read(ep_, buffer, w.bytes, desc, to, addr, key, context);
-            case kind::atomic: break;
-            case kind::flush: return -FI_EINVAL;  // never queued (post_flush)
+            case kind::write:
+                return fi_write(ep_, buffer, w.bytes, desc, to, addr, key, context);
+            case kind::read:
+                return fi_read(ep_, buffer, w.bytes, desc, to, addr, key, context);
+            case kind::atomic:
+                break;
+            case kind::flush:
+                return -FI_EINVAL;  // never queued (post_flush)
         }
         // Atomics: operand at scratch[0], compare at [8], result at [16].
         std::memcpy(scratch, &w.operand, 8);
@@ -516,12 +528,13 @@ protected:
                 return fi_fetch_atomic(ep_, scratch, 1, scratch_desc_, result, scratch_desc_, to, addr, key, w.type,
                                        FI_SUM, context);
             case amo::compare_swap:
-                return fi_compare_atomic(ep_, scratch, 1, scratch_desc_, scratch + 8, scratch_desc_, result, scratch_desc_,
-                                         to, addr, key, w.type, FI_CSWAP, context);
-            default: break;
+                return fi_compare_atomic(ep_, scratch, 1, scratch_desc_, scratch + 8, scratch_desc_, result,
+                                         scratch_desc_, to, addr, key, w.type, FI_CSWAP, context);
+            default:
+                break;
         }
-        const fi_op op = w.amo_op == amo::fetch   ? FI_ATOMIC_READ
-                         : w.amo_op == amo::swap  ? FI_ATOMIC_WRITE
+        const fi_op op = w.amo_op == amo::fetch       ? FI_ATOMIC_READ
+                         : w.amo_op == amo::swap      ? FI_ATOMIC_WRITE
                          : w.amo_op == amo::fetch_and ? FI_BAND
                          : w.amo_op == amo::fetch_or  ? FI_BOR
                                                       : FI_BXOR;
@@ -538,9 +551,9 @@ protected:
     std::vector<std::uint32_t> free_records_;
     std::deque<work> queue_;
     std::vector<peer> peers_;
-    std::vector<int> dirty_;          // PEs with injected puts no posted operation confirms yet
-    std::vector<std::byte> gather_;   // merged or staged bytes of one injected write
-    bool waited_on_ = false;  // inside flush(true)
+    std::vector<int> dirty_;         // PEs with injected puts no posted operation confirms yet
+    std::vector<std::byte> gather_;  // merged or staged bytes of one injected write
+    bool waited_on_ = false;         // inside flush(true)
 };
 
 }  // namespace ofi

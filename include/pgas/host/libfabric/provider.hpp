@@ -21,13 +21,13 @@ PGAS_NAMESPACE_BEGIN
 
 /// How pgas::libfabric_domain sets itself up; empty strings read the environment.
 struct libfabric_options {
-    std::string provider;            ///< "" reads PGAS_FI_PROVIDER; still "": the best that passes the checks
-    std::string iface;               ///< "" reads PGAS_FI_IFACE: pins the provider's domain (network interface)
+    std::string provider;                ///< "" reads PGAS_FI_PROVIDER; still "": the best that passes the checks
+    std::string iface;                   ///< "" reads PGAS_FI_IFACE: pins the provider's domain (network interface)
     std::uint32_t ring_capacity = 1024;  ///< commands per ring (a power of two); the PE has one ring per channel
     /// Proxy rings per PE, one per channel (device::context::on_channel), all drained by the PE's one proxy thread;
     /// in [1, pgas::max_channels]; 0: the world's (world_options::channels, PGAS_CHANNELS; default 1).
     int channels = 0;
-    int proxy_cpu = -1;              ///< pin each proxy thread here (-1: no pinning; CI shares 2 cores)
+    int proxy_cpu = -1;                            ///< pin each proxy thread here (-1: no pinning; CI shares 2 cores)
     std::int64_t proxy_yield_after_idle_ns = 500;  ///< an idle proxy thread yields its core this often (-1: never)
     std::size_t bounce_chunk_bytes = std::size_t{256} << 10;  ///< staging buffers (GPU memory, FI_MR_LOCAL)
     /// Staging buffers per PE (each bounce_chunk_bytes).
@@ -85,7 +85,8 @@ inline std::string describe(const char* call, long rc) {
 }
 
 inline void check(long rc, int pe, const char* call, const char* what) {
-    if (rc != 0) fail(errc::transport_unavailable, pe, "libfabric_domain", std::string(what) + ": " + describe(call, rc));
+    if (rc != 0)
+        fail(errc::transport_unavailable, pe, "libfabric_domain", std::string(what) + ": " + describe(call, rc));
 }
 
 struct info_deleter {
@@ -154,8 +155,8 @@ inline info_ptr make_hints(bool want_hmem) {
     hints->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     if (want_hmem) hints->caps |= FI_HMEM;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT | (want_hmem ? FI_MR_HMEM : 0);
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT |
+                                  (want_hmem ? FI_MR_HMEM : 0);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;  // only the proxy thread touches the domain
     hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
     return hints;
@@ -225,9 +226,10 @@ inline bool flush_delivery(const libfabric_options& options, const fi_info* info
         fail(errc::transport_unavailable, pe, "libfabric_domain",
              "put delivery \"flush\" needs FI_ORDER_RMA_RAW|FI_ORDER_RMA_WAW and an inject size of at least 8 bytes; "
              "provider " +
-                 name + (ordered ? " injects " + std::to_string(info->tx_attr->inject_size) + " bytes" +
-                                       ((info->caps & FI_HMEM) ? " with FI_HMEM (a GPU heap)" : "")
-                                 : std::string(" does not grant that ordering")));
+                 name +
+                 (ordered ? " injects " + std::to_string(info->tx_attr->inject_size) + " bytes" +
+                                ((info->caps & FI_HMEM) ? " with FI_HMEM (a GPU heap)" : "")
+                          : std::string(" does not grant that ordering")));
     return true;
 }
 
@@ -334,14 +336,16 @@ inline fi_info* best_candidate(fi_info* found, const std::string& wanted, const 
                 full = true;
                 iface_ok |= iface.empty() || name == "shm" || (f->domain_attr->name && iface == f->domain_attr->name);
             }
-        if (!wanted.empty() && name != wanted) add(name, "not PGAS_FI_PROVIDER=" + wanted);
+        if (!wanted.empty() && name != wanted)
+            add(name, "not PGAS_FI_PROVIDER=" + wanted);
         else if (!full && lacks_only_hmem(name)) {
             any_lacks_only_hmem = true;
             add(name, "has no FI_HMEM: it cannot register GPU memory");
         } else if (!full)
             add(name, "lacks FI_RMA+FI_ATOMIC with delivery-complete RDM endpoints and modern mr_mode" +
                           std::string(want_hmem ? " and FI_HMEM" : ""));
-        else if (!iface_ok) add(name, "no domain on PGAS_FI_IFACE=" + iface + " (has " + domain + ")");
+        else if (!iface_ok)
+            add(name, "no domain on PGAS_FI_IFACE=" + iface + " (has " + domain + ")");
     }
     std::string head = (wanted.empty() ? "no libfabric provider passes pgas's checks"
                                        : "provider '" + wanted + "' (PGAS_FI_PROVIDER) is not usable") +
@@ -350,11 +354,12 @@ inline fi_info* best_candidate(fi_info* found, const std::string& wanted, const 
         head = "provider '" + wanted + "' (PGAS_FI_PROVIDER) was not found";
     std::string advice;
     if (want_hmem && any_lacks_only_hmem)
-        advice = "\n  The heap is GPU memory, which the proxy reaches only through a provider with FI_HMEM (a libfabric "
-                 "built with CUDA, as scripts/build-libfabric-cuda makes: shm on one host; verbs, efa or cxi across hosts). "
-                 "Without one, keep the heap in host memory and let kernels drive the proxy "
-                 "(world::init or run_threads with libfabric_options::gpu_producers): GPU buffers are then staged "
-                 "through pinned host memory.";
+        advice =
+            "\n  The heap is GPU memory, which the proxy reaches only through a provider with FI_HMEM (a libfabric "
+            "built with CUDA, as scripts/build-libfabric-cuda makes: shm on one host; verbs, efa or cxi across hosts). "
+            "Without one, keep the heap in host memory and let kernels drive the proxy "
+            "(world::init or run_threads with libfabric_options::gpu_producers): GPU buffers are then staged "
+            "through pinned host memory.";
     fail(errc::transport_unavailable, pe, "libfabric_domain",
          head + "; providers found:" + (listing.empty() ? std::string(" none") : listing) + advice);
 }
@@ -363,7 +368,8 @@ inline fi_info* best_candidate(fi_info* found, const std::string& wanted, const 
 // passes, else the best that passes. Throws errc::transport_unavailable
 // listing every provider found and why each was rejected.
 inline info_ptr select_provider(const libfabric_options& options, bool single_host, bool want_hmem, int pe) {
-    const std::string wanted = !options.provider.empty() ? options.provider : pgas::detail::env("PGAS_FI_PROVIDER").value_or("");
+    const std::string wanted =
+        !options.provider.empty() ? options.provider : pgas::detail::env("PGAS_FI_PROVIDER").value_or("");
     const std::string iface = !options.iface.empty() ? options.iface : pgas::detail::env("PGAS_FI_IFACE").value_or("");
 
     info_ptr hints = make_hints(want_hmem);

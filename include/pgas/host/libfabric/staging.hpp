@@ -54,7 +54,8 @@ public:
             const cudaError_t rc = cudaSetDevice(s_.cuda_device);
             if (rc != cudaSuccess)
                 fail(errc::cuda, s_.pe, "libfabric proxy",
-                     "cudaSetDevice(" + std::to_string(s_.cuda_device) + ") on the proxy thread: " + cudaGetErrorString(rc));
+                     "cudaSetDevice(" + std::to_string(s_.cuda_device) +
+                         ") on the proxy thread: " + cudaGetErrorString(rc));
         }
         if (s_.heap_is_gpu) register_stack();
     }
@@ -68,7 +69,8 @@ protected:
     void open_staging() {
         scratch_bytes_ = std::size_t(s_.max_in_flight) * 64 + std::size_t(s_.bounce_chunks) * s_.bounce_chunk_bytes;
         if (s_.gpu_producers) {
-            if (cudaHostAlloc(reinterpret_cast<void**>(&scratch_), scratch_bytes_, cudaHostAllocPortable) != cudaSuccess)
+            if (cudaHostAlloc(reinterpret_cast<void**>(&scratch_), scratch_bytes_, cudaHostAllocPortable) !=
+                cudaSuccess)
                 fail(errc::cuda, s_.pe, "libfabric_domain", "cudaHostAlloc of the staging buffers failed");
         } else {
             scratch_ = static_cast<std::byte*>(std::aligned_alloc(4096, (scratch_bytes_ + 4095) / 4096 * 4096));
@@ -89,8 +91,10 @@ protected:
     // The scratch memory and the copy stream, once the fabric is closed.
     void free_staging() {
         if (scratch_) {
-            if (s_.gpu_producers) cudaFreeHost(scratch_);
-            else std::free(scratch_);
+            if (s_.gpu_producers)
+                cudaFreeHost(scratch_);
+            else
+                std::free(scratch_);
         }
         if (stream_) cudaStreamDestroy(stream_);
         stream_ = nullptr;
@@ -128,7 +132,8 @@ protected:
             const cudaError_t rc = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
             if (rc != cudaSuccess) {
                 stream_ = nullptr;
-                fail(errc::cuda, s_.pe, "libfabric proxy", std::string("creating the staging stream: ") + cudaGetErrorString(rc));
+                fail(errc::cuda, s_.pe, "libfabric proxy",
+                     std::string("creating the staging stream: ") + cudaGetErrorString(rc));
             }
         }
         staged_gpu_bytes_.fetch_add(bytes, std::memory_order_relaxed);
@@ -136,7 +141,8 @@ protected:
         if (rc == cudaSuccess) rc = cudaStreamSynchronize(stream_);
         if (rc != cudaSuccess)
             fail(errc::cuda, s_.pe, "libfabric proxy",
-                 std::string("staging ") + std::to_string(bytes) + " bytes through pinned memory: " + cudaGetErrorString(rc));
+                 std::string("staging ") + std::to_string(bytes) +
+                     " bytes through pinned memory: " + cudaGetErrorString(rc));
     }
 
     fid_mr* scratch_mr_ = nullptr;
@@ -161,8 +167,8 @@ private:
         if (reg != cudaSuccess) {
             (void)cudaGetLastError();
             fail(errc::cuda, s_.pe, "libfabric proxy",
-                 "cudaHostRegister of the proxy thread's stack (" + std::to_string(bytes) + " bytes): " +
-                     cudaGetErrorString(reg) +
+                 "cudaHostRegister of the proxy thread's stack (" + std::to_string(bytes) +
+                     " bytes): " + cudaGetErrorString(reg) +
                      "; without it libfabric's shm would cudaDeviceSynchronize on every atomic into this GPU heap "
                      "(a hang while kernels wait)");
         }

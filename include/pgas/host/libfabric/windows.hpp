@@ -47,7 +47,8 @@ public:
         const bool gpu = is_gpu_memory(buffer);
         if (gpu && !(info_->caps & FI_HMEM))
             fail(errc::transport_unavailable, s_.pe, "register_window",
-                 "the buffer (" + std::to_string(bytes) + " bytes) is GPU memory, and libfabric provider " + provider() +
+                 "the buffer (" + std::to_string(bytes) + " bytes) is GPU memory, and libfabric provider " +
+                     provider() +
                      " was opened without FI_HMEM, so fi_mr_regattr cannot register it: a window of GPU memory over "
                      "the libfabric proxy needs FI_HMEM (a provider built with CUDA, chosen for a GPU heap); register "
                      "host memory, or use a GPU heap on an FI_HMEM provider");

@@ -48,12 +48,13 @@ public:
         // A warp reserves up to 32 consecutive tickets at once; a ring smaller
         // than that could make a lane wait for a slot its own warp holds.
         if (who == producers::gpu && capacity < 64)
-            pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
-                                      "a ring for GPU producers needs at least 64 slots, got " + std::to_string(capacity));
+            pgas::detail::throw_error(
+                errc::invalid_argument, pe, "proxy ring",
+                "a ring for GPU producers needs at least 64 slots, got " + std::to_string(capacity));
         if (channels < 1 || channels > max_channels)
-            pgas::detail::throw_error(errc::invalid_argument, pe, "proxy ring",
-                                      "channels must be in [1, " + std::to_string(max_channels) + "], got " +
-                                          std::to_string(channels));
+            pgas::detail::throw_error(
+                errc::invalid_argument, pe, "proxy ring",
+                "channels must be in [1, " + std::to_string(max_channels) + "], got " + std::to_string(channels));
         reply_count_ = who == producers::gpu ? resident_threads() : 4096;
         const std::size_t bytes = replies_offset() + std::size_t(reply_count_) * sizeof(reply_entry);
         const std::size_t claim_bytes = reply_count_ / 8;
@@ -64,8 +65,9 @@ public:
             claims_ = new std::uint32_t[reply_count_ / 32]();
             if (host_ == nullptr) pgas::detail::throw_error(errc::system, pe, "proxy ring", "out of host memory");
         } else {
-            cuda_check(cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocMapped | cudaHostAllocPortable),
-                       "cudaHostAlloc of the ring");
+            cuda_check(
+                cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocMapped | cudaHostAllocPortable),
+                "cudaHostAlloc of the ring");
             cuda_check(cudaMalloc(reinterpret_cast<void**>(&tail_), tail_words * sizeof(std::uint64_t)),
                        "cudaMalloc of the ring tail");
             cuda_check(cudaMemset(tail_, 0, tail_words * sizeof(std::uint64_t)), "cudaMemset of the ring tail");
@@ -212,7 +214,9 @@ concept window_backend = requires(B& b, std::uint64_t token, int pe, std::uint64
 //     starts (true; a throw fails the proxy) and before it exits (false), for
 //     per-thread setup such as the CUDA device the provider's copies need.
 template <class B>
-concept thread_setup_backend = requires(B& b) { b.on_proxy_thread(true); };
+concept thread_setup_backend = requires(B& b) {
+    b.on_proxy_thread(true);
+};
 
 // The proxy thread of one PE: drains each of the PE's rings (one per channel)
 // in ticket order, hands each command to the backend, and publishes each ring's
@@ -496,8 +500,9 @@ private:
                     s.pending = backend_.get(token, c.pe, local, c.remote, c.bytes, device && !in_payload);
                     break;
                 case op_code::atomic:
-                    s.pending = backend_.atomic(token, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
-                                                reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
+                    s.pending =
+                        backend_.atomic(token, c.pe, c.remote, c.amo_op, c.kind, c.operand, c.compare,
+                                        reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
                     break;
                 case op_code::signal:
                     s.pending = backend_.signal(token, c.pe, c.remote, c.sig_op, c.operand);
@@ -536,11 +541,12 @@ private:
                     s.pending = backend_.window_get(token, c.pe, local, c.window, c.remote, c.bytes, device);
                     return;
                 case op_code::atomic:
-                    s.pending =
-                        backend_.window_atomic(token, c.pe, c.window, c.remote, c.amo_op, c.kind, c.operand, c.compare,
-                                               reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
+                    s.pending = backend_.window_atomic(
+                        token, c.pe, c.window, c.remote, c.amo_op, c.kind, c.operand, c.compare,
+                        reply ? static_cast<void*>(ring_.reply(c.reply_entry).payload) : nullptr);
                     return;
-                default: break;
+                default:
+                    break;
             }
         }
         pgas::detail::throw_error(errc::invalid_argument, pe_, "proxy",

@@ -47,8 +47,8 @@ device::context<route<Near, Far>> route_context(const device::context<Near>& nea
         if constexpr (load_store_transport<Near>) reached = reached && near.transport.peer_address(0, q) != nullptr;
         if (!reached)
             detail::throw_error(errc::transport_unavailable, pe, call,
-                                std::string("PE ") + std::to_string(q) + " is in the near range but the " +
-                                    Near::name + " transport does not reach it from here");
+                                std::string("PE ") + std::to_string(q) + " is in the near range but the " + Near::name +
+                                    " transport does not reach it from here");
     }
     device::context<route<Near, Far>> ctx;
     ctx.transport = route<Near, Far>(near.transport, far.transport, near_pes);

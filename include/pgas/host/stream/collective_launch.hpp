@@ -1,4 +1,5 @@
-// pgas::collective_launch: launches a kernel whose blocks synchronise with each other only when all of them fit on the GPU at once.
+// pgas::collective_launch: launches a kernel whose blocks synchronise with each other only when all of them fit on the
+// GPU at once.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -64,7 +65,8 @@ inline void check_co_resident(const char* call, int pe, dim3 grid, unsigned long
 template <class... Params, class... Args>
 void collective_launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shmem, cudaStream_t stream,
                        Args&&... args) {
-    static_assert(sizeof...(Params) == sizeof...(Args), "pgas: collective_launch takes one argument per kernel parameter");
+    static_assert(sizeof...(Params) == sizeof...(Args),
+                  "pgas: collective_launch takes one argument per kernel parameter");
     const char* call = "collective_launch";
     const int pe = detail::launch_pe(args...);
     int device = 0, sms = 0, cooperative = 0, per_sm = 0;

@@ -184,8 +184,8 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
                       std::size_t count, Op op, int root, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::reduce_on_stream");
     detail::require_reduction<Op, T>();
-    detail::launch_collective<Policy, detail::coll_kind::reduce>(
-        ctx, t, dst, src, count, root, op, stream, "reduce_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::reduce>(ctx, t, dst, src, count, root, op, stream,
+                                                                 "reduce_on_stream");
 }
 
 /// Enqueues pgas::allreduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -198,8 +198,8 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
                          std::size_t count, Op op, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::allreduce_on_stream");
     detail::require_reduction<Op, T>();
-    detail::launch_collective<Policy, detail::coll_kind::allreduce>(
-        ctx, t, dst, src, count, 0, op, stream, "allreduce_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::allreduce>(ctx, t, dst, src, count, 0, op, stream,
+                                                                    "allreduce_on_stream");
 }
 
 /// Enqueues pgas::reduce_scatter on `stream`: one kernel, ordered with the stream's other work and capturable in a
@@ -212,8 +212,8 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
                               std::size_t count, Op op, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::reduce_scatter_on_stream");
     detail::require_reduction<Op, T>();
-    detail::launch_collective<Policy, detail::coll_kind::reduce_scatter>(
-        ctx, t, dst, src, count, 0, op, stream, "reduce_scatter_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::reduce_scatter>(ctx, t, dst, src, count, 0, op, stream,
+                                                                         "reduce_scatter_on_stream");
 }
 
 /// Enqueues pgas::allgather on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -225,8 +225,8 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::allgather_on_stream");
-    detail::launch_collective<Policy, detail::coll_kind::allgather>(
-        ctx, t, dst, src, count, 0, detail::no_reduction{}, stream, "allgather_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::allgather>(ctx, t, dst, src, count, 0, detail::no_reduction{},
+                                                                    stream, "allgather_on_stream");
 }
 
 /// Enqueues pgas::alltoall on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -238,8 +238,8 @@ template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::alltoall_on_stream");
-    detail::launch_collective<Policy, detail::coll_kind::alltoall>(
-        ctx, t, dst, src, count, 0, detail::no_reduction{}, stream, "alltoall_on_stream");
+    detail::launch_collective<Policy, detail::coll_kind::alltoall>(ctx, t, dst, src, count, 0, detail::no_reduction{},
+                                                                   stream, "alltoall_on_stream");
 }
 
 /// Enqueues pgas::alltoallv on `stream`: one kernel of one block (`Policy::stream_threads` threads), ordered with
@@ -286,8 +286,8 @@ void alltoallv_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
         table.src_displs[j] = src_displs[j];
     }
     using P = coll::resolve_policy<Policy, Tr>;
-    detail::alltoallv_kernel<Tr, T><<<1, P::stream_threads, 0, stream>>>(
-        ctx, t, dst, symmetric_ptr<const T>(src), table);
+    detail::alltoallv_kernel<Tr, T>
+        <<<1, P::stream_threads, 0, stream>>>(ctx, t, dst, symmetric_ptr<const T>(src), table);
     detail::check_launch(ctx.my_pe(), call);
 }
 

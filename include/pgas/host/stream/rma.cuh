@@ -1,4 +1,5 @@
-// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and collectives: host/stream/collectives.cuh.
+// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and
+// collectives: host/stream/collectives.cuh.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -79,9 +80,7 @@ PGAS_KERNELS_END
 namespace detail {
 // After every *_on_stream launch (this header's and host/stream/collectives.cuh's):
 // a failed launch throws pgas::error (errc::cuda) naming the call and the PE.
-inline void check_launch(int pe, const char* call) {
-    check_cuda(cudaGetLastError(), pe, call, "kernel launch");
-}
+inline void check_launch(int pe, const char* call) { check_cuda(cudaGetLastError(), pe, call, "kernel launch"); }
 }  // namespace detail
 
 /// Enqueues put(dst on pe <- src, count elements) on `stream`, spread over up to 128 blocks; `src` is device memory
@@ -96,10 +95,12 @@ inline void check_launch(int pe, const char* call) {
 ///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr, class T>
 void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
-         cudaStream_t stream) {
+                   cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::put_on_stream");
     if (count == 0) return;
-    detail::rma_stream::put_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
+    detail::rma_stream::
+        put_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(
+            ctx, dst, src, count, pe);
     detail::check_launch(ctx.my_pe(), "put_on_stream");
 }
 
@@ -114,10 +115,12 @@ void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T
 ///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr, class T>
 void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
-         cudaStream_t stream) {
+                   cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::get_on_stream");
     if (count == 0) return;
-    detail::rma_stream::get_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(ctx, dst, src, count, pe);
+    detail::rma_stream::
+        get_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(
+            ctx, dst, src, count, pe);
     detail::check_launch(ctx.my_pe(), "get_on_stream");
 }
 
@@ -131,8 +134,8 @@ void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src,
 /// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
 ///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr>
-void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
-            int pe, cudaStream_t stream) {
+void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value,
+                      signal_op op, int pe, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::signal_on_stream");
     detail::rma_stream::signal_kernel<<<1, 1, 0, stream>>>(ctx, sig, value, op, pe);
     detail::check_launch(ctx.my_pe(), "signal_on_stream");
@@ -148,7 +151,8 @@ void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_
 ///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
 template <class Tr, class T>
 void put_signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count,
-                symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe, cudaStream_t stream) {
+                          symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe,
+                          cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::put_signal_on_stream");
     put_on_stream(ctx, dst, src, count, pe, stream);
     signal_on_stream(ctx, sig, value, op, pe, stream);
@@ -164,8 +168,8 @@ void put_signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, 
 ///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here. A wait past PGAS_TIMEOUT_MS
 /// traps with the timeout diagnostic.
 template <class Tr>
-void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op, std::uint64_t value,
-                       cudaStream_t stream) {
+void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op,
+                                 std::uint64_t value, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::signal_wait_until_on_stream");
     detail::rma_stream::signal_wait_kernel<<<1, 1, 0, stream>>>(ctx, sig, op, value);
     detail::check_launch(ctx.my_pe(), "signal_wait_until_on_stream");

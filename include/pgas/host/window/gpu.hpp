@@ -44,10 +44,14 @@ enum class buffer_sharing : std::int32_t {
 
 inline const char* memory_kind(cudaMemoryType type) {
     switch (type) {
-        case cudaMemoryTypeUnregistered: return "plain host memory (not from CUDA)";
-        case cudaMemoryTypeHost: return "pinned host memory (cudaMallocHost/cudaHostRegister)";
-        case cudaMemoryTypeManaged: return "managed memory (cudaMallocManaged)";
-        case cudaMemoryTypeDevice: return "GPU memory";
+        case cudaMemoryTypeUnregistered:
+            return "plain host memory (not from CUDA)";
+        case cudaMemoryTypeHost:
+            return "pinned host memory (cudaMallocHost/cudaHostRegister)";
+        case cudaMemoryTypeManaged:
+            return "managed memory (cudaMallocManaged)";
+        case cudaMemoryTypeDevice:
+            return "GPU memory";
     }
     return "memory of an unknown kind";
 }
@@ -61,8 +65,9 @@ inline gpu_buffer inspect_gpu_buffer(const void* p, std::uint64_t bytes, int dev
     const cudaError_t status = cudaPointerGetAttributes(&attributes, p);
     if (status != cudaSuccess) {
         (void)cudaGetLastError();
-        out.problem = "pointer " + address_text(p) + " is not known to CUDA (cudaPointerGetAttributes: " +
-                      cudaGetErrorName(status) + "); register memory from cudaMalloc";
+        out.problem = "pointer " + address_text(p) +
+                      " is not known to CUDA (cudaPointerGetAttributes: " + cudaGetErrorName(status) +
+                      "); register memory from cudaMalloc";
         return out;
     }
     if (attributes.type != cudaMemoryTypeDevice) {
@@ -111,8 +116,8 @@ inline std::string export_allocation(std::uint64_t allocation, int device, cudaI
     const device_guard on_device(device);
     void* const at = reinterpret_cast<void*>(allocation);
     if (on_device.status() != cudaSuccess)
-        return "cannot make GPU " + std::to_string(device) + " current to share the allocation at " +
-               address_text(at) + " (" + cudaGetErrorName(on_device.status()) + ")";
+        return "cannot make GPU " + std::to_string(device) + " current to share the allocation at " + address_text(at) +
+               " (" + cudaGetErrorName(on_device.status()) + ")";
     const cudaError_t ipc = cudaIpcGetMemHandle(&handle, at);
     if (ipc == cudaSuccess) {
         how = buffer_sharing::cuda_ipc;
@@ -125,14 +130,16 @@ inline std::string export_allocation(std::uint64_t allocation, int device, cudaI
                ") and it is no cuMemCreate mapping: between processes a window must be cudaMalloc memory or "
                "exportable cuMemCreate memory (cudaMallocAsync-pool memory cannot be shared yet); within one process "
                "any GPU memory works";
-    const CUresult exported = driver().cuMemExportToShareableHandle(&fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    const CUresult exported =
+        driver().cuMemExportToShareableHandle(&fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
     (void)driver().cuMemRelease(vmm);  // drops the retain's reference; the user's mapping keeps its own
     if (exported != CUDA_SUCCESS) {
         const char* name = "unknown error";
         (void)driver().cuGetErrorName(exported, &name);
         return "the cuMemCreate allocation at " + address_text(at) +
                " cannot be shared with other processes (cuMemExportToShareableHandle: " + name +
-               "): create it with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in CUmemAllocationProp::requestedHandleTypes";
+               "): create it with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in "
+               "CUmemAllocationProp::requestedHandleTypes";
     }
     how = buffer_sharing::vmm_fd;
     return {};
@@ -220,7 +227,7 @@ private:
     struct mapping {
         std::byte* address = nullptr;
         int references = 0;
-        int device = -1;  // the GPU it was mapped for
+        int device = -1;   // the GPU it was mapped for
         bool vmm = false;  // the rest for cuMemCreate memory: what open_vmm has done so far, undone in reverse
         bool imported = false;
         bool mapped = false;

@@ -63,9 +63,9 @@ public:
         for (T* buffer : buffers)
             raw.push_back(reinterpret_cast<std::byte*>(const_cast<std::remove_const_t<T>*>(buffer)));
         const bool positive = count > 0;
-        const auto made = register_bytes(raw, positive ? std::uint64_t(count) * sizeof(T) : 0,
-                                         positive ? std::string() : "element count must be positive, got " +
-                                                                        std::to_string(count));
+        const auto made =
+            register_bytes(raw, positive ? std::uint64_t(count) * sizeof(T) : 0,
+                           positive ? std::string() : "element count must be positive, got " + std::to_string(count));
         return window<T>(offset_tag{}, made.table, std::uint64_t(count), 0, made.id);
     }
 
@@ -123,7 +123,8 @@ private:
         std::int64_t pid = 0;
         std::uint64_t bytes = 0;
         std::uint64_t address = 0;
-        std::uint64_t allocation = 0;  // GPU: the allocation holding the buffer, its size, and the buffer's offset in it
+        std::uint64_t allocation =
+            0;  // GPU: the allocation holding the buffer, its size, and the buffer's offset in it
         std::uint64_t allocation_bytes = 0;
         std::uint64_t offset = 0;
         std::int32_t ok = 0;
@@ -223,7 +224,8 @@ private:
         card.offset = found.offset;
         if (!found.problem.empty() || !between_processes()) return found.problem;
         int fd = -1;
-        std::string problem = export_allocation(found.allocation, gpu_->device_of(local), card.handle, card.sharing, fd);
+        std::string problem =
+            export_allocation(found.allocation, gpu_->device_of(local), card.handle, card.sharing, fd);
         exported = tcp::unique_fd(fd);
         return problem;
     }
@@ -245,18 +247,20 @@ private:
     void refuse_bad_buffers(const local_buffers& mine, const std::vector<window_card>& cards, std::uint64_t bytes) {
         for (int local = 0; local < n_local_pes(); ++local)
             if (!mine.problems[std::size_t(local)].empty())
-                throw_error(errc::invalid_argument, local_pe(local), "register_window", mine.problems[std::size_t(local)]);
+                throw_error(errc::invalid_argument, local_pe(local), "register_window",
+                            mine.problems[std::size_t(local)]);
         const int me = my_pe_or_all();
         for (const auto& card : cards)
             if (!card.ok)
-                throw_error(errc::invalid_argument, me, "register_window",
-                            "PE " + std::to_string(card.pe) +
-                                " passed a buffer it cannot register (its own error says why); no window was registered");
+                throw_error(
+                    errc::invalid_argument, me, "register_window",
+                    "PE " + std::to_string(card.pe) +
+                        " passed a buffer it cannot register (its own error says why); no window was registered");
         for (const auto& card : cards)
             if (card.bytes != bytes)
                 throw_error(errc::collective_mismatch, me, "register_window",
-                            "bytes = " + std::to_string(bytes) + " here but " + std::to_string(card.bytes) +
-                                " on PE " + std::to_string(card.pe));
+                            "bytes = " + std::to_string(bytes) + " here but " + std::to_string(card.bytes) + " on PE " +
+                                std::to_string(card.pe));
         // A domain that reaches windows through its own fabric (libfabric) needs no mapping of the peers' memory:
         // their rows stay null and only its ops reach them.
         if (gpu_ == nullptr && observers_.empty())
@@ -293,15 +297,16 @@ private:
                 continue;
             }
             if (gpu_ == nullptr) continue;  // another process's host memory: an observer's fabric reaches it
-            try {  // a node peer's buffer (gpu_heap_memory spans one node only)
+            try {                           // a node peer's buffer (gpu_heap_memory spans one node only)
                 if (card.sharing == buffer_sharing::vmm_fd) {
                     const auto at = std::find(node.ranks.begin(), node.ranks.end(), card.pe);
                     const int fd = descriptors.at(std::size_t(at - node.ranks.begin())).get();
-                    row.address = mappings.open_vmm(me, card.pe, card.allocation, card.allocation_bytes, fd,
-                                                    gpu_->device_of(0)) + card.offset;
+                    row.address =
+                        mappings.open_vmm(me, card.pe, card.allocation, card.allocation_bytes, fd, gpu_->device_of(0)) +
+                        card.offset;
                 } else {
-                    row.address = mappings.open(me, card.pe, card.allocation, card.handle, gpu_->device_of(0)) +
-                                  card.offset;
+                    row.address =
+                        mappings.open(me, card.pe, card.allocation, card.handle, gpu_->device_of(0)) + card.offset;
                 }
             } catch (const error& e) {
                 return e.what();
@@ -336,8 +341,9 @@ private:
         for (std::int32_t failed : verdicts)
             if (failed >= 0)
                 throw_error(errc::cuda, me, "register_window",
-                            "PE " + std::to_string(failed) + " could not map the others' buffers (its own error says "
-                            "why); no window was registered");
+                            "PE " + std::to_string(failed) +
+                                " could not map the others' buffers (its own error says "
+                                "why); no window was registered");
     }
 
     // Copies bytes into local PE `local`'s heap at `offset` (host memory, or the PE's GPU, current for the copy).
@@ -369,9 +375,9 @@ private:
     bool between_processes() const { return parts_.channel->size() > 1 && n_local_pes() == 1; }
 
     window_parts parts_;
-    gpu_heap_memory* gpu_;  // the heap as a GPU heap, or null for host memory
+    gpu_heap_memory* gpu_;                     // the heap as a GPU heap, or null for host memory
     std::vector<window_observer*> observers_;  // domains that reach windows through their own fabric
-    ipc_mappings ipc_;  // before the windows: each window's mappings close into it
+    ipc_mappings ipc_;                         // before the windows: each window's mappings close into it
     std::vector<window_record> windows_;
 };
 

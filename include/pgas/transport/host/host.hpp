@@ -25,7 +25,10 @@ public:
     host() = default;
     /// Over every PE's heap base, with `channels` channels per peer (world::context<host> makes it).
     host(std::byte* const* heap_bases, int my_pe, int n_pes, std::uint64_t heap_bytes, int channels = 1)
-        : bases_(heap_bases), my_pe_(my_pe), n_pes_(n_pes), heap_bytes_(heap_bytes),
+        : bases_(heap_bases),
+          my_pe_(my_pe),
+          n_pes_(n_pes),
+          heap_bytes_(heap_bytes),
           channel_{0, std::uint16_t(channels)} {}
 
     /// This PE's index in the world.

@@ -27,8 +27,8 @@ struct ibgda_system_access {
     PGAS_HD void write_block(std::uint32_t* slot, const std::uint32_t* words) const {
         NV_IF_TARGET(NV_IS_DEVICE,
                      (auto* d = reinterpret_cast<uint4*>(slot);
-                      for (int i = 0; i < 4; ++i) d[i] = make_uint4(words[4 * i], words[4 * i + 1],
-                                                                    words[4 * i + 2], words[4 * i + 3]);),
+                      for (int i = 0; i < 4; ++i) d[i] =
+                          make_uint4(words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]);),
                      (std::memcpy(slot, words, 64);))
     }
     PGAS_HD void fence_before_doorbell_record() const {
@@ -54,7 +54,8 @@ struct ibgda_system_access {
     PGAS_HD void ring_doorbell(std::uint64_t* reg, std::uint64_t value, bool mmio) const {
         if (mmio) {
             NV_IF_TARGET(NV_PROVIDES_SM_70,
-                         (asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(reg), "l"(value) : "memory");
+                         (asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(reg), "l"(value)
+                                       : "memory");
                           return;),
                          (*reinterpret_cast<volatile std::uint64_t*>(reg) = value; return;))
         }

@@ -12,8 +12,7 @@ namespace mlx5 {
 // Every machine pgas drives (x86-64, aarch64 hosts, NVIDIA GPUs) is
 // little-endian; the NIC's structures are big-endian, so each multi-byte
 // field is swapped once when it is encoded and once when it is decoded.
-static_assert(std::endian::native == std::endian::little,
-              "pgas: the IBGDA encoders assume a little-endian host");
+static_assert(std::endian::native == std::endian::little, "pgas: the IBGDA encoders assume a little-endian host");
 
 PGAS_HD constexpr std::uint16_t byte_swap16(std::uint16_t v) { return std::uint16_t((v >> 8) | (v << 8)); }
 PGAS_HD constexpr std::uint32_t byte_swap32(std::uint32_t v) {

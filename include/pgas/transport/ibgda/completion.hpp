@@ -36,20 +36,19 @@ PGAS_HD inline void ibgda_store(ibgda_counter& c, std::uint64_t v) {
 // "pgas: <call> on PE <me>: ibgda work request to PE <pe> failed: <op> (WQE <n>,
 // QP 0x<qpn>) completed with syndrome 0x<s> (<name>), vendor syndrome 0x<v>".
 PGAS_HD inline void report_ibgda_error(const char* call, int my_pe, const ibgda_qp& qp, ibgda_error e) {
-    NV_IF_TARGET(
-        NV_IS_HOST,
-        (char text[256];
-         std::snprintf(text, sizeof text,
-                       "ibgda work request to PE %d failed: %s (WQE %u, QP 0x%x) completed with syndrome 0x%02x "
-                       "(%s), vendor syndrome 0x%02x",
-                       qp.pe, mlx5::opcode_name(e.wqe_opcode), unsigned(e.wqe_counter), unsigned(qp.qpn),
-                       unsigned(e.syndrome), mlx5::syndrome_name(e.syndrome), unsigned(e.vendor_syndrome));
-         throw_error(errc::transport_unavailable, my_pe, call, text);),
-        (printf("pgas: %s on PE %d: ibgda work request to PE %d failed: %s (WQE %u, QP 0x%x) completed with "
-                "syndrome 0x%02x (%s), vendor syndrome 0x%02x\n",
-                call, my_pe, qp.pe, mlx5::opcode_name(e.wqe_opcode), unsigned(e.wqe_counter), unsigned(qp.qpn),
-                unsigned(e.syndrome), mlx5::syndrome_name(e.syndrome), unsigned(e.vendor_syndrome));
-         __trap();))
+    NV_IF_TARGET(NV_IS_HOST,
+                 (char text[256]; std::snprintf(
+                      text, sizeof text,
+                      "ibgda work request to PE %d failed: %s (WQE %u, QP 0x%x) completed with syndrome 0x%02x "
+                      "(%s), vendor syndrome 0x%02x",
+                      qp.pe, mlx5::opcode_name(e.wqe_opcode), unsigned(e.wqe_counter), unsigned(qp.qpn),
+                      unsigned(e.syndrome), mlx5::syndrome_name(e.syndrome), unsigned(e.vendor_syndrome));
+                  throw_error(errc::transport_unavailable, my_pe, call, text);),
+                 (printf("pgas: %s on PE %d: ibgda work request to PE %d failed: %s (WQE %u, QP 0x%x) completed with "
+                         "syndrome 0x%02x (%s), vendor syndrome 0x%02x\n",
+                         call, my_pe, qp.pe, mlx5::opcode_name(e.wqe_opcode), unsigned(e.wqe_counter), unsigned(qp.qpn),
+                         unsigned(e.syndrome), mlx5::syndrome_name(e.syndrome), unsigned(e.vendor_syndrome));
+                  __trap();))
 }
 
 namespace ibgda_cq {
@@ -76,8 +75,9 @@ PGAS_HD inline bool account(ibgda_qp& qp, const std::uint64_t* cqe, mlx5::cqe_ta
     const std::uint16_t ahead = std::uint16_t(tail.wqe_counter() - std::uint16_t(done));
     if (ahead >= qp.blocks) return true;  // a CQE already accounted for
     const std::uint64_t start = done + ahead;
-    const std::uint64_t end = cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.wqe_end[start & (qp.blocks - 1)])
-                                  .load(cuda::memory_order_relaxed);
+    const std::uint64_t end =
+        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.wqe_end[start & (qp.blocks - 1)])
+            .load(cuda::memory_order_relaxed);
     // The block may already hold a newer WQE if other pollers moved on and a
     // producer reused it: then its end is a ring ahead, and this CQE is stale.
     if (end <= start || end - start > mlx5::max_wqe_building_blocks) return true;
@@ -141,15 +141,16 @@ PGAS_HD void ibgda_poll(const Access& access, const ibgda_waiter& w, ibgda_qp& q
 // The common wait: detail::poll_until with the CQ polled before every retry
 // of ready(); a timeout names what it waited for and the QP's counters.
 template <class Access, class Ready>
-PGAS_HD void ibgda_wait(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, const char* call,
-                        const char* what, Ready&& ready) {
+PGAS_HD void ibgda_wait(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, const char* call, const char* what,
+                        Ready&& ready) {
     poll_until(
         w.runtime, w.my_pe, call, ready,
         [&](std::uint64_t waited_ms) {
-            PGAS_WAIT_TIMED_OUT(call, w.my_pe, waited_ms,
-                                "%s on the ibgda QP to PE %d (WQE blocks reserved %llu, published %llu, completed %llu)",
-                                what, qp.pe, (unsigned long long)ibgda_load(qp.reserved),
-                                (unsigned long long)ibgda_load(qp.ready), (unsigned long long)ibgda_load(qp.completed));
+            PGAS_WAIT_TIMED_OUT(
+                call, w.my_pe, waited_ms,
+                "%s on the ibgda QP to PE %d (WQE blocks reserved %llu, published %llu, completed %llu)", what, qp.pe,
+                (unsigned long long)ibgda_load(qp.reserved), (unsigned long long)ibgda_load(qp.ready),
+                (unsigned long long)ibgda_load(qp.completed));
         },
         [&] { ibgda_poll(access, w, qp, call); });
 }
@@ -158,8 +159,7 @@ PGAS_HD void ibgda_wait(const Access& access, const ibgda_waiter& w, ibgda_qp& q
 template <class Access>
 PGAS_HD void ibgda_wait_completed(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, std::uint64_t end,
                                   const char* call) {
-    ibgda_wait(access, w, qp, call, "a completion from the NIC",
-               [&] { return ibgda_load(qp.completed) >= end; });
+    ibgda_wait(access, w, qp, call, "a completion from the NIC", [&] { return ibgda_load(qp.completed) >= end; });
 }
 
 }  // namespace detail

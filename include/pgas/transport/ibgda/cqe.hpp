@@ -59,33 +59,54 @@ struct cqe_tail {
 // Names of the requester error syndromes (CQE byte 55).
 PGAS_HD constexpr const char* syndrome_name(std::uint8_t syndrome) {
     switch (syndrome) {
-        case 0x01: return "local length error";
-        case 0x02: return "local QP operation error";
-        case 0x04: return "local protection error";
-        case 0x05: return "work request flushed";
-        case 0x06: return "memory window bind error";
-        case 0x10: return "bad response";
-        case 0x11: return "local access error";
-        case 0x12: return "remote invalid request";
-        case 0x13: return "remote access error";
-        case 0x14: return "remote operation error";
-        case 0x15: return "transport retry counter exceeded";
-        case 0x16: return "RNR retry counter exceeded";
-        case 0x22: return "remote aborted";
+        case 0x01:
+            return "local length error";
+        case 0x02:
+            return "local QP operation error";
+        case 0x04:
+            return "local protection error";
+        case 0x05:
+            return "work request flushed";
+        case 0x06:
+            return "memory window bind error";
+        case 0x10:
+            return "bad response";
+        case 0x11:
+            return "local access error";
+        case 0x12:
+            return "remote invalid request";
+        case 0x13:
+            return "remote access error";
+        case 0x14:
+            return "remote operation error";
+        case 0x15:
+            return "transport retry counter exceeded";
+        case 0x16:
+            return "RNR retry counter exceeded";
+        case 0x22:
+            return "remote aborted";
     }
     return "unknown syndrome";
 }
 
 PGAS_HD constexpr const char* opcode_name(std::uint8_t op) {
     switch (op) {
-        case opcode::nop: return "NOP";
-        case opcode::rdma_write: return "RDMA WRITE";
-        case opcode::rdma_write_imm: return "RDMA WRITE with immediate";
-        case opcode::rdma_read: return "RDMA READ";
-        case opcode::atomic_cs: return "ATOMIC compare-swap";
-        case opcode::atomic_fa: return "ATOMIC fetch-add";
-        case opcode::atomic_masked_cs: return "masked ATOMIC compare-swap";
-        case opcode::atomic_masked_fa: return "masked ATOMIC fetch-add";
+        case opcode::nop:
+            return "NOP";
+        case opcode::rdma_write:
+            return "RDMA WRITE";
+        case opcode::rdma_write_imm:
+            return "RDMA WRITE with immediate";
+        case opcode::rdma_read:
+            return "RDMA READ";
+        case opcode::atomic_cs:
+            return "ATOMIC compare-swap";
+        case opcode::atomic_fa:
+            return "ATOMIC fetch-add";
+        case opcode::atomic_masked_cs:
+            return "masked ATOMIC compare-swap";
+        case opcode::atomic_masked_fa:
+            return "masked ATOMIC fetch-add";
     }
     return "unknown opcode";
 }

@@ -28,39 +28,32 @@ struct ibgda_params {
     int my_pe = 0;
     int n_pes = 0;
     std::uint64_t heap_bytes = 0;
-    std::byte* heap = nullptr;                 // this PE's heap, as the calling threads address it
-    ibgda_qp* qps = nullptr;                   // channels * n_pes, indexed by channel * n_pes + PE
-    int channel = 0;                           // the channel this value posts to
-    int channels = 1;                          // RC queue pairs per peer
-    const ibgda_region* regions = nullptr;     // local memory the NIC may read/write; [0] is the heap
+    std::byte* heap = nullptr;              // this PE's heap, as the calling threads address it
+    ibgda_qp* qps = nullptr;                // channels * n_pes, indexed by channel * n_pes + PE
+    int channel = 0;                        // the channel this value posts to
+    int channels = 1;                       // RC queue pairs per peer
+    const ibgda_region* regions = nullptr;  // local memory the NIC may read/write; [0] is the heap
     int n_regions = 0;
-    std::uint32_t doorbell_batch = 1;          // blocks an nbi op may leave un-rung (1: ring every post)
-    runtime_state runtime;                     // the world's timeout and peer-failure flag
+    std::uint32_t doorbell_batch = 1;  // blocks an nbi op may leave un-rung (1: ring every post)
+    runtime_state runtime;             // the world's timeout and peer-failure flag
 };
 }  // namespace detail
 
-/// Device-side state of the IBGDA transport: pointers to this PE's queue pairs
-/// (k channels of one RC QP per peer, itself included, each with its own send
-/// queue, doorbell record, doorbell and CQ) and registered regions, copied by
-/// value into kernels, and the channel this value posts to. Mutable state lives
-/// in the QPs' memory (DESIGN.md §3). Access is the memory-access policy
-/// (access.hpp); pgas::ibgda uses the real one.
+/// Device-side state of the IBGDA transport: pointers to this PE's queue pairs (k channels of one RC QP per peer,
+/// itself included, each with its own send queue, doorbell record, doorbell and CQ) and registered regions, copied by
+/// value into kernels, and the channel this value posts to. Mutable state lives in the QPs' memory (DESIGN.md §3).
+/// Access is the memory-access policy (access.hpp); pgas::ibgda uses the real one.
 ///
-/// Ordering: a QP executes in order at the target, so puts, atomics and
-/// signals to one PE on one channel land in issue order; put_signal's signal
-/// follows its data on the same QP. Different channels are different QPs: no
-/// order between them, and no shared slot, counter or doorbell. fence() posts
-/// a fenced NOP on every QP of the channel with work in flight (later WQEs wait
-/// for earlier READs/atomics); quiet() posts a signalled NOP on every such QP
-/// and waits for its CQE, which completes everything before it (RC completions
-/// are in order); quiet_pe() does that for one peer's QP, quiet_all() for
-/// every channel's.
+/// Ordering: a QP executes in order at the target, so puts, atomics and signals to one PE on one channel land in issue
+/// order; put_signal's signal follows its data on the same QP. Different channels are different QPs: no order between
+/// them, and no shared slot, counter or doorbell. fence() posts a fenced NOP on every QP of the channel with work in
+/// flight (later WQEs wait for earlier READs/atomics); quiet() posts a signalled NOP on every such QP and waits for its
+/// CQE, which completes everything before it (RC completions are in order); quiet_pe() does that for one peer's QP,
+/// quiet_all() for every channel's.
 ///
-/// Registered windows (pgas::window_transport): a window op reads PE pe's row
-/// of the window's table from this PE's own heap (the address and remote key
-/// of pe's buffer as pe's NIC registered it, written there by ibgda_domain)
-/// and posts exactly the WQEs of the heap op on the same QP, so ordering,
-/// fence and quiet treat both alike.
+/// Registered windows (pgas::window_transport): a window op reads PE pe's row of the window's table from this PE's own
+/// heap (the address and remote key of pe's buffer as pe's NIC registered it, written there by ibgda_domain) and posts
+/// exactly the WQEs of the heap op on the same QP, so ordering, fence and quiet treat both alike.
 template <class Access = ibgda_system_access>
 class basic_ibgda {
 public:
@@ -148,8 +141,7 @@ public:
         G::sync();
         if (G::rank() == 0)
             for (int pe = 0; pe < p_.n_pes; ++pe)
-                if (in_flight(pe))
-                    post_nop(pe, mlx5::fm_ce_se::fence, "fence");
+                if (in_flight(pe)) post_nop(pe, mlx5::fm_ce_se::fence, "fence");
         G::sync();
     }
     /// Transport member behind pgas::quiet: every QP of this channel.
@@ -256,8 +248,7 @@ public:
                                        std::uint64_t sig, std::uint64_t value, signal_op op, int pe) const {
         G::sync();
         if (G::rank() == 0) {
-            put_bytes(window_target(table, dst, bytes, pe, "put_signal_nbi"), src, bytes, pe, false,
-                      "put_signal_nbi");
+            put_bytes(window_target(table, dst, bytes, pe, "put_signal_nbi"), src, bytes, pe, false, "put_signal_nbi");
             post_signal(sig, value, op, pe, mlx5::fm_ce_se::none, "put_signal_nbi");
         }
         G::sync();
@@ -308,7 +299,8 @@ private:
                 }
             }
         }
-        return cuda::std::bit_cast<V>(word_atomic<U>(op, at, cuda::std::bit_cast<U>(operand), cuda::std::bit_cast<U>(expected), pe));
+        return cuda::std::bit_cast<V>(
+            word_atomic<U>(op, at, cuda::std::bit_cast<U>(operand), cuda::std::bit_cast<U>(expected), pe));
     }
 
 public:
@@ -423,22 +415,23 @@ private:
         const lookup_result key = local_key(src, bytes);
         if (!key.found) {  // not registered: the bytes travel inside the WQEs
             for (std::size_t done = 0; done < bytes; done += traits::inline_piece_bytes) {
-                const std::size_t piece = bytes - done < traits::inline_piece_bytes ? bytes - done : traits::inline_piece_bytes;
+                const std::size_t piece =
+                    bytes - done < traits::inline_piece_bytes ? bytes - done : traits::inline_piece_bytes;
                 post_inline({raddr + done, to.key}, from + done, std::uint32_t(piece), pe, 0, blocking, call);
             }
             return;
         }
         std::uint64_t end = 0;
         for (std::size_t done = 0; done < bytes; done += traits::max_message_bytes) {
-            const std::size_t piece = bytes - done < traits::max_message_bytes ? bytes - done : traits::max_message_bytes;
+            const std::size_t piece =
+                bytes - done < traits::max_message_bytes ? bytes - done : traits::max_message_bytes;
             const bool last = done + piece == bytes;
             const auto laddr = reinterpret_cast<std::uint64_t>(from + done);
-            end = detail::ibgda_post(access_, waiter(), qp, 1,
-                                     options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
-                                     [&](const mlx5::wqe_header& h, std::uint64_t) {
-                                         return mlx5::rdma_write(h, raddr + done, to.key, laddr, key.key,
-                                                                 std::uint32_t(piece));
-                                     });
+            end = detail::ibgda_post(
+                access_, waiter(), qp, 1, options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
+                [&](const mlx5::wqe_header& h, std::uint64_t) {
+                    return mlx5::rdma_write(h, raddr + done, to.key, laddr, key.key, std::uint32_t(piece));
+                });
         }
         if (blocking) detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
     }
@@ -453,15 +446,15 @@ private:
         if (key.found) {
             std::uint64_t end = 0;
             for (std::size_t done = 0; done < bytes; done += traits::max_message_bytes) {
-                const std::size_t piece = bytes - done < traits::max_message_bytes ? bytes - done : traits::max_message_bytes;
+                const std::size_t piece =
+                    bytes - done < traits::max_message_bytes ? bytes - done : traits::max_message_bytes;
                 const bool last = done + piece == bytes;
                 const auto laddr = reinterpret_cast<std::uint64_t>(to + done);
-                end = detail::ibgda_post(access_, waiter(), qp, 1,
-                                         options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
-                                         [&](const mlx5::wqe_header& h, std::uint64_t) {
-                                             return mlx5::rdma_read(h, raddr + done, from.key, laddr, key.key,
-                                                                    std::uint32_t(piece));
-                                         });
+                end = detail::ibgda_post(
+                    access_, waiter(), qp, 1, options(blocking && last ? mlx5::fm_ce_se::cq_update : 0, blocking), call,
+                    [&](const mlx5::wqe_header& h, std::uint64_t) {
+                        return mlx5::rdma_read(h, raddr + done, from.key, laddr, key.key, std::uint32_t(piece));
+                    });
             }
             if (blocking) detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
             return;
@@ -471,13 +464,13 @@ private:
         for (std::size_t done = 0; done < bytes; done += piece_max) {
             const std::size_t piece = bytes - done < piece_max ? bytes - done : piece_max;
             std::uint64_t start = 0;
-            const std::uint64_t end = detail::ibgda_post(
-                access_, waiter(), qp, 1, options(mlx5::fm_ce_se::cq_update, true, true), call,
-                [&](const mlx5::wqe_header& h, std::uint64_t s) {
-                    start = s;
-                    return mlx5::rdma_read(h, raddr + done, from.key, scratch_address(qp, s), qp.scratch_lkey,
-                                           std::uint32_t(piece));
-                });
+            const std::uint64_t end =
+                detail::ibgda_post(access_, waiter(), qp, 1, options(mlx5::fm_ce_se::cq_update, true, true), call,
+                                   [&](const mlx5::wqe_header& h, std::uint64_t s) {
+                                       start = s;
+                                       return mlx5::rdma_read(h, raddr + done, from.key, scratch_address(qp, s),
+                                                              qp.scratch_lkey, std::uint32_t(piece));
+                                   });
             detail::ibgda_wait_completed(access_, waiter(), qp, end, call);
             std::memcpy(to + done, scratch_of(qp, start), piece);
             detail::ibgda_release_scratch(qp, start);
@@ -497,11 +490,10 @@ private:
         const remote_target to = heap_target(offset, pe);
         const std::uint64_t raddr = to.address;
         if (op == signal_op::set) return post_inline(to, &value, 8, pe, flags, true, call);
-        return detail::ibgda_post(access_, waiter(), qp, 1, options(flags, true), call,
-                                  [&](const mlx5::wqe_header& h, std::uint64_t s) {
-                                      return mlx5::atomic_fetch_add(h, raddr, to.key, scratch_address(qp, s),
-                                                                    qp.scratch_lkey, value);
-                                  });
+        return detail::ibgda_post(
+            access_, waiter(), qp, 1, options(flags, true), call, [&](const mlx5::wqe_header& h, std::uint64_t s) {
+                return mlx5::atomic_fetch_add(h, raddr, to.key, scratch_address(qp, s), qp.scratch_lkey, value);
+            });
     }
 
     // One NIC atomic on a 4- or 8-byte word (U is the unsigned word type).
@@ -530,27 +522,40 @@ private:
                 U swap = operand, compare = 0, swap_mask = ones, compare_mask = 0;
                 switch (op) {
                     case amo::fetch:
-                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, rkey, laddr, lkey, 0);
-                        else return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, 0, 0);
+                        if constexpr (wide)
+                            return mlx5::atomic_fetch_add(h, raddr, rkey, laddr, lkey, 0);
+                        else
+                            return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, 0, 0);
                     case amo::fetch_add:
-                        if constexpr (wide) return mlx5::atomic_fetch_add(h, raddr, rkey, laddr, lkey, operand);
-                        else return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, operand, 0);
+                        if constexpr (wide)
+                            return mlx5::atomic_fetch_add(h, raddr, rkey, laddr, lkey, operand);
+                        else
+                            return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, operand, 0);
                     case amo::fetch_xor:
-                        if constexpr (wide) return mlx5::masked_fetch_add64(h, raddr, rkey, laddr, lkey, operand, ones);
-                        else return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, operand, ones);
+                        if constexpr (wide)
+                            return mlx5::masked_fetch_add64(h, raddr, rkey, laddr, lkey, operand, ones);
+                        else
+                            return mlx5::masked_fetch_add32(h, raddr, rkey, laddr, lkey, operand, ones);
                     case amo::compare_swap:
                         if constexpr (wide)
                             return mlx5::atomic_compare_swap(h, raddr, rkey, laddr, lkey, operand, expected);
                         compare = expected;
                         compare_mask = ones;
                         break;
-                    case amo::fetch_and: swap = 0; swap_mask = U(~operand); break;
-                    case amo::fetch_or: swap_mask = operand; break;
+                    case amo::fetch_and:
+                        swap = 0;
+                        swap_mask = U(~operand);
+                        break;
+                    case amo::fetch_or:
+                        swap_mask = operand;
+                        break;
                     case amo::set:
-                    case amo::swap: break;
+                    case amo::swap:
+                        break;
                 }
                 if constexpr (wide)
-                    return mlx5::masked_compare_swap64(h, raddr, rkey, laddr, lkey, swap, compare, swap_mask, compare_mask);
+                    return mlx5::masked_compare_swap64(h, raddr, rkey, laddr, lkey, swap, compare, swap_mask,
+                                                       compare_mask);
                 else
                     return mlx5::masked_compare_swap32(h, raddr, rkey, laddr, lkey, swap, compare, swap_mask,
                                                        compare_mask);
@@ -563,8 +568,10 @@ private:
         const bool big_endian =
             standard ? traits::standard_atomic_reply_big_endian : traits::masked_atomic_reply_big_endian;
         if (big_endian) {
-            if constexpr (wide) reply = mlx5::byte_swap64(reply);
-            else reply = mlx5::byte_swap32(reply);
+            if constexpr (wide)
+                reply = mlx5::byte_swap64(reply);
+            else
+                reply = mlx5::byte_swap32(reply);
         }
         return reply;
     }

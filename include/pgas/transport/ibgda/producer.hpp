@@ -17,8 +17,8 @@ namespace detail {
 // How one WQE is to be posted.
 struct ibgda_post_options {
     std::uint8_t flags = mlx5::fm_ce_se::none;  // fence / CQ update requested by the op
-    bool ring_now = true;        // false: the doorbell may wait for doorbell_batch blocks (nbi ops)
-    bool hold_scratch = false;   // the op reads its block's scratch after completion (fetches)
+    bool ring_now = true;                       // false: the doorbell may wait for doorbell_batch blocks (nbi ops)
+    bool hold_scratch = false;                  // the op reads its block's scratch after completion (fetches)
     std::uint32_t doorbell_batch = 1;
 };
 
@@ -43,17 +43,15 @@ PGAS_HD inline ibgda_reservation ibgda_reserve(ibgda_qp& qp, unsigned blocks) {
         NV_IS_DEVICE,
         (const unsigned active = __activemask();
          const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(&qp) | blocks);
-         unsigned lane_id; asm("mov.u32 %0, %%laneid;" : "=r"(lane_id));
-         const int leader = __ffs(peers) - 1;
-         const unsigned rank = __popc(peers & ((1u << lane_id) - 1u));
-         const unsigned total = __popc(peers) * blocks;
-         unsigned long long base = 0;
-         if (int(lane_id) == leader)
-             base = cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(qp.reserved.value)
-                        .fetch_add(total, cuda::memory_order_relaxed);
-         base = __shfl_sync(peers, base, leader);
-         r.start = base + std::uint64_t(rank) * blocks; r.group_start = base; r.group_end = base + total;
-         r.peers = peers; r.leader = int(lane_id) == leader;),
+         unsigned lane_id; asm("mov.u32 %0, %%laneid;"
+                               : "=r"(lane_id));
+         const int leader = __ffs(peers) - 1; const unsigned rank = __popc(peers & ((1u << lane_id) - 1u));
+         const unsigned total = __popc(peers) * blocks; unsigned long long base = 0;
+         if (int(lane_id) == leader) base =
+             cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(qp.reserved.value)
+                 .fetch_add(total, cuda::memory_order_relaxed);
+         base = __shfl_sync(peers, base, leader); r.start = base + std::uint64_t(rank) * blocks; r.group_start = base;
+         r.group_end = base + total; r.peers = peers; r.leader = int(lane_id) == leader;),
         (r.start = cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.reserved.value)
                        .fetch_add(blocks, cuda::memory_order_relaxed);
          r.group_start = r.start; r.group_end = r.start + blocks;))
@@ -76,12 +74,10 @@ PGAS_HD void ibgda_wait_slot(const Access& access, const ibgda_waiter& w, ibgda_
     const std::uint64_t end = start + blocks;
     const std::uint64_t need = end > qp.blocks ? end - qp.blocks : 0;
     auto& held = qp.held[start & (qp.blocks - 1)];
-    ibgda_wait(access, w, qp, call, "a free send queue slot (send queue full)",
-               [&] {
-                   return ibgda_load(qp.completed) >= need &&
-                          cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(held).load(
-                              cuda::memory_order_acquire) == 0;
-               });
+    ibgda_wait(access, w, qp, call, "a free send queue slot (send queue full)", [&] {
+        return ibgda_load(qp.completed) >= need &&
+               cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(held).load(cuda::memory_order_acquire) == 0;
+    });
 }
 
 // Publishes blocks [start, end) in order: waits until every earlier block is
@@ -91,8 +87,7 @@ template <class Access>
 PGAS_HD void ibgda_publish(const Access& access, const ibgda_waiter& w, ibgda_qp& qp, std::uint64_t start,
                            std::uint64_t end, std::uint64_t doorbell_value, bool ring_now, std::uint32_t doorbell_batch,
                            const char* call) {
-    ibgda_wait(access, w, qp, call, "earlier WQEs to be published",
-               [&] { return ibgda_load(qp.ready) == start; });
+    ibgda_wait(access, w, qp, call, "earlier WQEs to be published", [&] { return ibgda_load(qp.ready) == start; });
     const std::uint64_t rung = ibgda_load(qp.rung);
     if (ring_now || end - rung >= doorbell_batch) {
         access.fence_before_doorbell_record();
@@ -126,12 +121,12 @@ PGAS_HD std::uint64_t ibgda_post(const Access& access, const ibgda_waiter& w, ib
         access.write_block(qp.send_queue + ((r.start + b) & mask) * 16u, wqe.word + 16u * b);
     std::uint64_t doorbell_value = wqe.doorbell_value();
     NV_IF_TARGET(NV_IS_DEVICE,
-                 (__syncwarp(r.peers);
-                  ring_now = __any_sync(r.peers, ring_now);
-                  const int last = 31 - __clz(r.peers);
-                  doorbell_value = __shfl_sync(r.peers, doorbell_value, last);), ())
+                 (__syncwarp(r.peers); ring_now = __any_sync(r.peers, ring_now); const int last = 31 - __clz(r.peers);
+                  doorbell_value = __shfl_sync(r.peers, doorbell_value, last);),
+                 ())
     if (r.leader)
-        ibgda_publish(access, w, qp, r.group_start, r.group_end, doorbell_value, ring_now, options.doorbell_batch, call);
+        ibgda_publish(access, w, qp, r.group_start, r.group_end, doorbell_value, ring_now, options.doorbell_batch,
+                      call);
     NV_IF_TARGET(NV_IS_DEVICE, (__syncwarp(r.peers);), ())
     return r.start + blocks;
 }

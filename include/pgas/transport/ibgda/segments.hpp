@@ -92,11 +92,15 @@ PGAS_HD constexpr segment masked_fa32(std::uint32_t add, std::uint32_t field_bou
 }
 
 // Masked 8-byte fetch-add: add, field boundary.
-PGAS_HD constexpr segment masked_fa64(std::uint64_t add, std::uint64_t field_boundary) { return atomic(add, field_boundary); }
+PGAS_HD constexpr segment masked_fa64(std::uint64_t add, std::uint64_t field_boundary) {
+    return atomic(add, field_boundary);
+}
 
 // Masked 8-byte compare-swap takes two segments: (swap, compare), then
 // (swap_mask, compare_mask).
-PGAS_HD constexpr segment masked_cs64_operands(std::uint64_t swap, std::uint64_t compare) { return atomic(swap, compare); }
+PGAS_HD constexpr segment masked_cs64_operands(std::uint64_t swap, std::uint64_t compare) {
+    return atomic(swap, compare);
+}
 PGAS_HD constexpr segment masked_cs64_masks(std::uint64_t swap_mask, std::uint64_t compare_mask) {
     return atomic(swap_mask, compare_mask);
 }

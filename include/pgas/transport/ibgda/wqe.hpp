@@ -11,7 +11,8 @@ PGAS_NAMESPACE_BEGIN
 namespace mlx5 {
 
 inline constexpr unsigned building_block_bytes = 64;  // MLX5_SEND_WQE_BB
-inline constexpr unsigned max_wqe_building_blocks = 2;  // the largest WQE built here (masked 8-byte CS, inline up to 92 B)
+inline constexpr unsigned max_wqe_building_blocks =
+    2;  // the largest WQE built here (masked 8-byte CS, inline up to 92 B)
 
 // Where a WQE goes and how it completes: the index of its first building block
 // (mod 2^16), the QP number and the fm_ce_se flags.
@@ -33,14 +34,16 @@ struct wqe {
         for (unsigned i = 0; i < 4; ++i) word[4 * at + i] = s.word[i];
     }
     // The first 8 bytes of the control segment: what the doorbell carries.
-    PGAS_HD constexpr std::uint64_t doorbell_value() const { return std::uint64_t(word[0]) | (std::uint64_t(word[1]) << 32); }
+    PGAS_HD constexpr std::uint64_t doorbell_value() const {
+        return std::uint64_t(word[0]) | (std::uint64_t(word[1]) << 32);
+    }
 };
 
 // ds of each WQE shape.
 inline constexpr std::uint8_t nop_ds = 1;
-inline constexpr std::uint8_t rdma_ds = 3;           // ctrl, raddr, data
-inline constexpr std::uint8_t atomic_ds = 4;         // ctrl, raddr, atomic, data
-inline constexpr std::uint8_t masked_cs64_ds = 5;    // ctrl, raddr, 2 x atomic, data
+inline constexpr std::uint8_t rdma_ds = 3;         // ctrl, raddr, data
+inline constexpr std::uint8_t atomic_ds = 4;       // ctrl, raddr, atomic, data
+inline constexpr std::uint8_t masked_cs64_ds = 5;  // ctrl, raddr, 2 x atomic, data
 PGAS_HD constexpr std::uint8_t inline_write_ds(std::uint32_t bytes) { return std::uint8_t(2 + (4 + bytes + 15) / 16); }
 // The most inline bytes a WQE of `building_blocks` blocks carries.
 PGAS_HD constexpr std::uint32_t max_inline_bytes(unsigned building_blocks) {

@@ -28,7 +28,11 @@ public:
     /// (world::context<nvlink> makes it).
     PGAS_HD nvlink(std::byte* base, std::uint64_t stride, int my_pe, int n_pes, std::uint64_t heap_bytes,
                    int channels = 1)
-        : base_(base), stride_(stride), heap_bytes_(heap_bytes), my_pe_(my_pe), n_pes_(n_pes),
+        : base_(base),
+          stride_(stride),
+          heap_bytes_(heap_bytes),
+          my_pe_(my_pe),
+          n_pes_(n_pes),
           channel_{0, std::uint16_t(channels)} {}
 
     /// This PE's index in the world.
@@ -40,9 +44,7 @@ public:
     /// Bytes of each PE's symmetric heap.
     PGAS_HD std::uint64_t heap_bytes() const { return heap_bytes_; }
     /// This PE's own heap byte at symmetric `offset`.
-    PGAS_HD void* local_address(std::uint64_t offset) const {
-        return base_ + stride_ * std::uint64_t(my_pe_) + offset;
-    }
+    PGAS_HD void* local_address(std::uint64_t offset) const { return base_ + stride_ * std::uint64_t(my_pe_) + offset; }
     /// PE `pe`'s heap byte at `offset` as a pointer the caller may load from and store to, or nullptr when `pe` is
     /// not reachable that way (pgas::load_store_transport).
     PGAS_HD void* peer_address(std::uint64_t offset, int pe) const {

@@ -23,12 +23,18 @@ enum class op_code : std::uint8_t {
 
 PGAS_HD constexpr const char* to_string(op_code op) {
     switch (op) {
-        case op_code::put: return "put";
-        case op_code::get: return "get";
-        case op_code::atomic: return "atomic";
-        case op_code::signal: return "signal";
-        case op_code::put_signal: return "put_signal";
-        case op_code::fence: return "fence";
+        case op_code::put:
+            return "put";
+        case op_code::get:
+            return "get";
+        case op_code::atomic:
+            return "atomic";
+        case op_code::signal:
+            return "signal";
+        case op_code::put_signal:
+            return "put_signal";
+        case op_code::fence:
+            return "fence";
     }
     return "?";
 }
@@ -38,10 +44,14 @@ enum class value_kind : std::uint8_t { u32, u64, i32, i64, f32, f64 };
 
 template <class V>
 PGAS_HD constexpr value_kind kind_of() {
-    if constexpr (std::is_same_v<V, float>) return value_kind::f32;
-    else if constexpr (std::is_same_v<V, double>) return value_kind::f64;
-    else if constexpr (sizeof(V) == 4) return std::is_signed_v<V> ? value_kind::i32 : value_kind::u32;
-    else return std::is_signed_v<V> ? value_kind::i64 : value_kind::u64;
+    if constexpr (std::is_same_v<V, float>)
+        return value_kind::f32;
+    else if constexpr (std::is_same_v<V, double>)
+        return value_kind::f64;
+    else if constexpr (sizeof(V) == 4)
+        return std::is_signed_v<V> ? value_kind::i32 : value_kind::u32;
+    else
+        return std::is_signed_v<V> ? value_kind::i64 : value_kind::u64;
 }
 PGAS_HD constexpr std::size_t width_of(value_kind k) {
     return (k == value_kind::u32 || k == value_kind::i32 || k == value_kind::f32) ? 4 : 8;
@@ -65,7 +75,7 @@ inline constexpr std::uint64_t no_window = ~std::uint64_t{0};
 // t < completed + capacity.
 struct alignas(128) command {
     std::uint64_t seq;
-    std::uint64_t window;         // flag_window: the window's table offset (window<T>::table_offset), its name
+    std::uint64_t window;  // flag_window: the window's table offset (window<T>::table_offset), its name
     op_code op;
     amo amo_op;
     signal_op sig_op;
@@ -73,12 +83,12 @@ struct alignas(128) command {
     std::uint8_t flags;
     std::uint8_t pad_[3];
     std::int32_t pe;
-    std::uint32_t reply_entry;    // flag_reply: the producer's entry in the reply pool
-    std::uint64_t remote;         // heap offset at pe (flag_window: byte offset into the window's buffer at pe)
+    std::uint32_t reply_entry;  // flag_reply: the producer's entry in the reply pool
+    std::uint64_t remote;       // heap offset at pe (flag_window: byte offset into the window's buffer at pe)
     std::uint64_t bytes;
-    std::uint64_t local;          // address in the producer's space (put source / get destination)
-    std::uint64_t operand;        // atomic operand / signal value
-    std::uint64_t compare;        // compare_swap's expected value / put_signal's signal offset
+    std::uint64_t local;    // address in the producer's space (put source / get destination)
+    std::uint64_t operand;  // atomic operand / signal value
+    std::uint64_t compare;  // compare_swap's expected value / put_signal's signal offset
     unsigned char payload[inline_bytes];
 };
 static_assert(sizeof(command) == 128);

@@ -231,9 +231,7 @@ private:
     PGAS_HD const ring_view& ring() const { return static_cast<const Derived&>(*this).ring(); }
 
     // flag_device_memory when a GPU thread names local memory: the proxy must stage it.
-    PGAS_HD static std::uint8_t memory_flag() {
-        NV_IF_TARGET(NV_IS_DEVICE, (return flag_device_memory;), (return 0;))
-    }
+    PGAS_HD static std::uint8_t memory_flag() { NV_IF_TARGET(NV_IS_DEVICE, (return flag_device_memory;), (return 0;)) }
 
     template <class V>
     PGAS_HD static std::uint64_t bits(V v) {

@@ -56,9 +56,9 @@ struct ring_view {
     std::uint32_t capacity = 0;             // a power of two
     std::uint32_t reply_count = 0;          // a multiple of 32
     int pe = -1;
-    std::uint16_t channel = 0;              // which of the PE's rings this is
-    std::uint16_t channels = 1;             // rings of the PE, one per channel
-    std::uint64_t ring_stride = 0;          // bytes from one ring's control block (and slots) to the next one's
+    std::uint16_t channel = 0;      // which of the PE's rings this is
+    std::uint16_t channels = 1;     // rings of the PE, one per channel
+    std::uint64_t ring_stride = 0;  // bytes from one ring's control block (and slots) to the next one's
     runtime_state runtime;
 
     // Bits of a ticket's token (what the proxy hands the backend and writes into reply tags) that name the channel.
@@ -106,14 +106,12 @@ struct ring_view {
             NV_IS_DEVICE,
             (const unsigned mask = __activemask(); const unsigned lane = detail::lane_id();
              const unsigned leader = unsigned(__ffs(int(mask))) - 1u;
-             const unsigned rank = unsigned(__popc(mask & ((1u << lane) - 1u)));
-             unsigned long long base = 0;
+             const unsigned rank = unsigned(__popc(mask & ((1u << lane) - 1u))); unsigned long long base = 0;
              if (lane == leader) {
                  cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> counter(*tail);
                  base = counter.fetch_add(std::uint64_t(__popc(mask)), cuda::memory_order_relaxed);
              } const std::uint64_t seen = cached.load(cuda::memory_order_acquire);
-             base = __shfl_sync(mask, base, int(leader));
-             return reservation{std::uint64_t(base) + rank, seen};),
+             base = __shfl_sync(mask, base, int(leader)); return reservation{std::uint64_t(base) + rank, seen};),
             (cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> counter(*tail);
              const std::uint64_t ticket = counter.fetch_add(1, cuda::memory_order_relaxed);
              return reservation{ticket, cached.load(cuda::memory_order_acquire)};))
@@ -214,9 +212,8 @@ struct ring_view {
     template <class Ready>
     PGAS_HD void spin(const char* call, const char* what, std::uint64_t ticket, Ready&& ready) const {
         pgas::detail::poll_until(
-            runtime, pe, call, ready,
-            [&](std::uint64_t waited_ms) { fail_timeout(call, what, ticket, waited_ms); }, pgas::detail::no_hook{},
-            [](unsigned polls) { back_off(polls); },
+            runtime, pe, call, ready, [&](std::uint64_t waited_ms) { fail_timeout(call, what, ticket, waited_ms); },
+            pgas::detail::no_hook{}, [](unsigned polls) { back_off(polls); },
             [&] {
                 const std::uint32_t status = detail::load_acquire(&control->status);
                 if (status != status_running) fail_stopped(call, status);
@@ -229,8 +226,10 @@ private:
     // a hash of the thread.
     PGAS_HD static std::uint32_t reply_hint() {
         NV_IF_TARGET(NV_IS_DEVICE,
-                     (unsigned sm, warp; asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-                      asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
+                     (unsigned sm, warp; asm volatile("mov.u32 %0, %%smid;"
+                                                      : "=r"(sm));
+                      asm volatile("mov.u32 %0, %%warpid;"
+                                   : "=r"(warp));
                       return (sm * 64u + warp) * 32u + detail::lane_id();),
                      (return std::uint32_t(std::hash<std::thread::id>{}(std::this_thread::get_id()));))
     }
@@ -244,8 +243,7 @@ private:
     // producer.) A poll already costs a PCIe round trip (~1.3 us measured on
     // H200), so a sleep of at most 256 ns adds little to the wake-up.
     PGAS_HD static void back_off(unsigned polls) {
-        NV_IF_TARGET(NV_IS_DEVICE,
-                     (const unsigned shift = polls < 4u ? polls : 4u; __nanosleep(16u << shift);),
+        NV_IF_TARGET(NV_IS_DEVICE, (const unsigned shift = polls < 4u ? polls : 4u; __nanosleep(16u << shift);),
                      ((void)polls; pgas::detail::relax();))
     }
 

@@ -120,26 +120,34 @@ public:
     /// Transport member behind pgas::put (every thread of `G` calls it; programs call pgas::put).
     template <class G>
     PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
-        if (is_near(pe)) near_.template put<G>(dst, src, bytes, pe);
-        else far_.template put<G>(dst, src, bytes, pe);
+        if (is_near(pe))
+            near_.template put<G>(dst, src, bytes, pe);
+        else
+            far_.template put<G>(dst, src, bytes, pe);
     }
     /// Transport member behind pgas::put_nbi.
     template <class G>
     PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
-        if (is_near(pe)) near_.template put_nbi<G>(dst, src, bytes, pe);
-        else far_.template put_nbi<G>(dst, src, bytes, pe);
+        if (is_near(pe))
+            near_.template put_nbi<G>(dst, src, bytes, pe);
+        else
+            far_.template put_nbi<G>(dst, src, bytes, pe);
     }
     /// Transport member behind pgas::get.
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        if (is_near(pe)) near_.template get<G>(dst, src, bytes, pe);
-        else far_.template get<G>(dst, src, bytes, pe);
+        if (is_near(pe))
+            near_.template get<G>(dst, src, bytes, pe);
+        else
+            far_.template get<G>(dst, src, bytes, pe);
     }
     /// Transport member behind pgas::get_nbi.
     template <class G>
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        if (is_near(pe)) near_.template get_nbi<G>(dst, src, bytes, pe);
-        else far_.template get_nbi<G>(dst, src, bytes, pe);
+        if (is_near(pe))
+            near_.template get_nbi<G>(dst, src, bytes, pe);
+        else
+            far_.template get_nbi<G>(dst, src, bytes, pe);
     }
     /// Transport member behind pgas::fence.
     template <class G>
@@ -156,8 +164,10 @@ public:
     /// Transport member behind pgas::quiet(ctx, pe): the quiet of the transport serving `pe`.
     template <class G>
     PGAS_HD void quiet_pe(int pe) const {
-        if (is_near(pe)) detail::transport_quiet_pe<G>(near_, pe);
-        else detail::transport_quiet_pe<G>(far_, pe);
+        if (is_near(pe))
+            detail::transport_quiet_pe<G>(near_, pe);
+        else
+            detail::transport_quiet_pe<G>(far_, pe);
     }
     /// Transport member behind pgas::quiet_all: Near's, then Far's.
     template <class G>
@@ -196,8 +206,10 @@ public:
     /// Transport member behind the non-fetching `atomic_*` calls (pgas::atomic_update_transport): completes at quiet.
     template <class V>
     PGAS_HD void atomic_update(amo op, std::uint64_t offset, V operand, int pe) const {
-        if (is_near(pe)) detail::start_atomic_update(near_, op, offset, operand, pe);
-        else detail::start_atomic_update(far_, op, offset, operand, pe);
+        if (is_near(pe))
+            detail::start_atomic_update(near_, op, offset, operand, pe);
+        else
+            detail::start_atomic_update(far_, op, offset, operand, pe);
     }
     /// Transport member: fetch-add, floating point included (pgas::atomic_transport requires it).
     template <class V>
@@ -209,34 +221,44 @@ public:
     // --- signals -------------------------------------------------------------------
     /// Transport member behind pgas::signal.
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
-        if (is_near(pe)) near_.signal(offset, value, op, pe);
-        else far_.signal(offset, value, op, pe);
+        if (is_near(pe))
+            near_.signal(offset, value, op, pe);
+        else
+            far_.signal(offset, value, op, pe);
     }
     /// Transport member behind pgas::put_signal.
     template <class G>
     PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                             std::uint64_t value, signal_op op, int pe) const {
-        if (is_near(pe)) near_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
-        else far_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
+        if (is_near(pe))
+            near_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
+        else
+            far_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
     }
     /// Transport member behind pgas::put_signal_nbi.
     template <class G>
     PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                                 std::uint64_t value, signal_op op, int pe) const {
-        if (is_near(pe)) near_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
-        else far_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
+        if (is_near(pe))
+            near_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
+        else
+            far_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
     }
 
 private:
     template <class T>
     PGAS_HD static int channel_of(const T& t) {
-        if constexpr (channel_transport<T>) return t.channel();
-        else return 0;
+        if constexpr (channel_transport<T>)
+            return t.channel();
+        else
+            return 0;
     }
     template <class T>
     PGAS_HD static int channels_of(const T& t) {
-        if constexpr (channel_transport<T>) return t.channels();
-        else return 1;
+        if constexpr (channel_transport<T>)
+            return t.channels();
+        else
+            return 1;
     }
 
     Near near_;
