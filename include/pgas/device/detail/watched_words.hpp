@@ -92,8 +92,11 @@ PGAS_HD watched_words<T, same_value<T>> watch_lone(const device::context<Tr>& ct
 // Waits until word i holds and returns the value that made it hold.
 template <class Ctx, class T, class Expected>
 PGAS_HD T wait_word(const Ctx& ctx, const watched_words<T, Expected>& w, std::size_t i) {
-    return wait_address(ctx, w.call, w.local + i, w.offset + i * sizeof(T), w.op, T(w.expected[i]), -1,
-                        w.lone ? -1 : (long long)i);
+    const std::uint64_t offset = w.offset + i * sizeof(T);
+    if (w.lone) return wait_address(ctx, w.call, w.local + i, offset, w.op, T(w.expected[i]));
+    return wait_address_reporting(ctx, w.call, w.local + i, w.op, T(w.expected[i]), -1, [&](T seen, std::uint64_t ms) {
+        report_word_timeout(w.call, ctx.my_pe(), i, offset, w.op, T(w.expected[i]), seen, ms);
+    });
 }
 
 // Waits until scan<M> finds what it looks for and returns its result; without a selected word returns at once
@@ -116,8 +119,8 @@ PGAS_HD std::size_t wait_words(const Ctx& ctx, const watched_words<T, Expected>&
         poll_until(ctx.runtime, ctx.my_pe(), w.call, attempt, [&](std::uint64_t waited_ms) {
             const std::size_t i = w.template scan<match::all>();
             if (i == w.count) return;  // every selected word holds now: the next attempt returns
-            report_wait_timeout(w.call, ctx.my_pe(), w.offset + i * sizeof(T), w.op, T(w.expected[i]),
-                                load_acquire(w.local + i), waited_ms, (long long)i);
+            report_word_timeout(w.call, ctx.my_pe(), i, w.offset + i * sizeof(T), w.op, T(w.expected[i]),
+                                load_acquire(w.local + i), waited_ms);
         });
         return found;
     }
