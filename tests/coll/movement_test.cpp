@@ -108,7 +108,7 @@ void check_movement(int n_pes, const std::vector<std::size_t>& counts) {
     failure_log log;
     w.launch_host([&](const ctx& c) {
         int round = 0;
-        for_each_type(Types{}, [&](auto tag) {
+        for_each_type(Types{}, [&](auto tag, auto) {
             movement_cases<Policy, typename decltype(tag)::type>(c, ts, src, dst, counts, round, log);
         });
     });

@@ -123,9 +123,9 @@ void check_reductions(int n_pes, const std::vector<std::size_t>& counts) {
     failure_log log;
     w.launch_host([&](const ctx& c) {
         int round = 0;
-        for_each_type(Types{}, [&](auto tag) {
+        for_each_type(Types{}, [&](auto tag, auto) {
             using T = typename decltype(tag)::type;
-            auto run = [&](auto op) { reduction_cases<Policy, T>(c, ts, src, dst, counts, round, log, op); };
+            auto run = [&](auto op, auto...) { reduction_cases<Policy, T>(c, ts, src, dst, counts, round, log, op); };
             if constexpr (all_ops)
                 for_each_op<T>(run);
             else

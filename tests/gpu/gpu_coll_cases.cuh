@@ -1,15 +1,14 @@
-// What the collective suite's translation units share (issue #5): element types, ops, values, host references,
-// and the on-stream collective x dtype x op x team x size cases over the NVLink transport, checked bit-exactly
-// against a host reference (the host-transport twin is tests/coll/reduce_test.cpp and movement_test.cpp, whose
-// value generators and reference ops this file copies). gpu_coll_test.cu holds the test cases; each
-// gpu_coll_<part>.cu instantiates one part of the sweep, so that the parts compile in parallel (issue 14: one
-// translation unit of all 132 kernels took about 4 minutes on 16 cores, the GPU build's critical path).
+// The on-stream collective x dtype x op x team x size cases over the NVLink transport, checked bit-exactly against
+// the host reference that the host-transport suite uses too (tests/common/coll_cases.hpp). gpu_coll_test.cu holds
+// the test cases; each gpu_coll_<part>.cu instantiates one part of the sweep, so that the parts compile in parallel
+// (one translation unit of all 132 kernels took about 4 minutes on 16 cores, the GPU build's critical path).
 #pragma once
 
 #include <pgas/pgas.hpp>
 #include <pgas/host/stream/collectives.cuh>
 
 #include "support.cuh"
+#include "../common/coll_cases.hpp"
 
 #include <doctest/doctest.h>
 
@@ -27,55 +26,16 @@ namespace gpu_coll {
 
 using namespace gpu_support;
 
-// ---- element types, ops, values and host references (as tests/coll/support.hpp) ----
+// ---- element types, ops, values and host references: tests/common/coll_cases.hpp ----
 
-template <class... Ts>
-struct type_list {};
+using namespace coll_cases;
+
 // PGAS_GPU_COLL_FEW_TYPES (a compile-time switch for quick local builds) keeps one type per kind.
 #ifdef PGAS_GPU_COLL_FEW_TYPES
 using all_types = type_list<std::int32_t, __half, float>;
 #else
-using all_types = type_list<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
-                            std::uint32_t, std::uint64_t, __half, __nv_bfloat16, float, double>;
+using all_types = coll_cases::all_types;
 #endif
-// f(type tag, index of the type in the list)
-template <class F, class... Ts>
-void for_each_type(type_list<Ts...>, F&& f) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (f(std::type_identity<Ts>{}, std::integral_constant<int, int(I)>{}), ...);
-    }(std::index_sequence_for<Ts...>{});
-}
-
-template <class T>
-constexpr bool is_int = std::is_integral_v<T>;
-template <class T>
-constexpr bool is_small_float = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
-
-template <class T>
-const char* type_name() {
-    if constexpr (std::is_same_v<T, __half>) return "half";
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
-    else if constexpr (std::is_same_v<T, float>) return "float";
-    else if constexpr (std::is_same_v<T, double>) return "double";
-    else if constexpr (std::is_signed_v<T>) return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
-    else return sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64";
-}
-
-// Every reduction op a type takes (bitwise ones for integers only): f(op, index of the op).
-template <class T>
-constexpr int n_ops = is_int<T> ? 7 : 4;
-template <class T, class F>
-void for_each_op(F&& f) {
-    f(pgas::op::sum, std::integral_constant<int, 0>{});
-    f(pgas::op::prod, std::integral_constant<int, 1>{});
-    f(pgas::op::min, std::integral_constant<int, 2>{});
-    f(pgas::op::max, std::integral_constant<int, 3>{});
-    if constexpr (is_int<T>) {
-        f(pgas::op::bit_and, std::integral_constant<int, 4>{});
-        f(pgas::op::bit_or, std::integral_constant<int, 5>{});
-        f(pgas::op::bit_xor, std::integral_constant<int, 6>{});
-    }
-}
 
 // Compile time: every on-stream (collective, dtype, op) is its own kernel, about 1.4 s of nvcc each
 // (sm_90, one core). All of them (216 reductions + 36 movements) took 6.5 minutes, so allreduce runs every
@@ -87,105 +47,6 @@ template <class T, int type_index, int op_index>
 constexpr bool with_reduce = op_index == type_index % n_ops<T>;
 template <class T, int type_index, int op_index>
 constexpr bool with_reduce_scatter = op_index == (type_index + 3) % n_ops<T>;
-
-inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-    std::uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + c * 0x94d049bb133111ebull + 1;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-template <class T>
-T from_double(double v) {
-    if constexpr (std::is_same_v<T, __half>) return __double2half(v);
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(v);
-    else return T(v);
-}
-template <class T>
-double to_double(T v) {
-    if constexpr (std::is_same_v<T, __half>) return double(__half2float(v));
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return double(__bfloat162float(v));
-    else return double(v);
-}
-
-// An element in which every bit depends on (pe, index, round): for data movement, where only the bytes matter.
-template <class T>
-T raw_value(int pe, std::size_t i, int round) {
-    unsigned char bytes[sizeof(T)];
-    for (std::size_t at = 0; at < sizeof(T); at += 8) {
-        const std::uint64_t bits = mix(std::uint64_t(pe), i, std::uint64_t(round) + 977 * at);
-        std::memcpy(bytes + at, &bits, sizeof(T) - at < 8 ? sizeof(T) - at : 8);
-    }
-    T v;
-    std::memcpy(static_cast<void*>(&v), bytes, sizeof(T));
-    return v;
-}
-
-// An input of a reduction: integers take every bit pattern (sums and products wrap); floating point takes
-// values whose results are exact in any order, so the reference needs no tolerance.
-template <class T, class Op>
-T reduce_input(int pe, std::size_t i, int round, Op) {
-    const std::uint64_t r = mix(std::uint64_t(pe), i, std::uint64_t(round) + 7);
-    if constexpr (is_int<T>) {
-        return raw_value<T>(pe, i, round);
-    } else if constexpr (std::is_same_v<Op, pgas::op::prod_t>) {
-        static constexpr double factors[] = {-2, -1, -0.5, 0.5, 1, 2};
-        return from_double<T>(factors[r % 6]);
-    } else if constexpr (std::is_same_v<Op, pgas::op::sum_t> || is_small_float<T>) {
-        return from_double<T>(double(std::int64_t(r % 33) - 16));
-    } else {
-        return from_double<T>((double(std::int64_t(r % 200001)) - 100000.0) / 64.0);
-    }
-}
-
-// The host reference of op, written independently of pgas's ops.
-template <class T, class Op>
-T reference_op(T a, T b, Op) {
-    if constexpr (is_int<T>) {
-        using U = std::make_unsigned_t<T>;
-        const std::uint64_t x = U(a), y = U(b);
-        if constexpr (std::is_same_v<Op, pgas::op::sum_t>) return T(U(x + y));
-        else if constexpr (std::is_same_v<Op, pgas::op::prod_t>) return T(U(x * y));
-        else if constexpr (std::is_same_v<Op, pgas::op::min_t>) return a < b ? a : b;
-        else if constexpr (std::is_same_v<Op, pgas::op::max_t>) return a < b ? b : a;
-        else if constexpr (std::is_same_v<Op, pgas::op::bit_and_t>) return T(U(x & y));
-        else if constexpr (std::is_same_v<Op, pgas::op::bit_or_t>) return T(U(x | y));
-        else return T(U(x ^ y));
-    } else {
-        const double x = to_double(a), y = to_double(b);
-        if constexpr (std::is_same_v<Op, pgas::op::sum_t>) return from_double<T>(x + y);
-        else if constexpr (std::is_same_v<Op, pgas::op::prod_t>) return from_double<T>(x * y);
-        else if constexpr (std::is_same_v<Op, pgas::op::min_t>) return from_double<T>(x < y ? x : y);
-        else return from_double<T>(x < y ? y : x);
-    }
-}
-
-template <class T>
-std::string show(const T& v) {
-    std::ostringstream out;
-    if constexpr (is_int<T>) out << +v << " ";
-    else out << to_double(v) << " ";
-    out << "(bytes 0x" << std::hex;
-    const auto* bytes = reinterpret_cast<const unsigned char*>(&v);
-    for (std::size_t i = sizeof(T); i-- > 0;) out << (bytes[i] < 16 ? "0" : "") << unsigned(bytes[i]);
-    out << ")";
-    return out.str();
-}
-
-// Mismatches of the whole run, reported once per test case (the first ones in full).
-struct failure_log {
-    std::vector<std::string> entries;
-    std::size_t count = 0;
-    void add(const std::string& what) {
-        if (entries.size() < 20) entries.push_back(what);
-        ++count;
-    }
-    void check() const {
-        std::string all;
-        for (auto& e : entries) all += e + "\n";
-        CHECK_MESSAGE(count == 0, count, " mismatches, first ones:\n", all);
-    }
-};
 
 // What a case is, for failure messages.
 struct case_info {
@@ -203,10 +64,6 @@ struct case_info {
         return out.str();
     }
 };
-
-// Guard elements after every destination: a collective must not write past count.
-constexpr std::size_t guard = 5;
-constexpr unsigned char guard_byte = 0xA5;
 
 // Compares got (want.size() elements, then `guard_elems` guard elements) with want bit for bit; logs the first
 // difference.
@@ -228,18 +85,6 @@ void expect_equal(failure_log& log, const case_info& info, int pe, const char* w
 }
 
 // ---- worlds, buffers, launches (as tests/gpu/gpu_test.cu) ----
-
-// The teams every case runs on: the world and a strided sub-team (odd PEs; with two PEs PE 1 alone).
-struct teams {
-    pgas::team world;
-    pgas::team strided;
-};
-inline teams make_teams(pgas::world& w) {
-    const int n = w.n_pes();
-    const int start = n >= 2 ? 1 : 0;
-    const int size = (n - start + 1) / 2;
-    return {w.team_world(), w.split_strided(w.team_world(), start, 2, size)};
-}
 
 // Host copies to and from local PE `local`'s GPU.
 template <class T>

@@ -1,5 +1,5 @@
 // Every on-stream collective x dtype x op x team x size on several GPUs over the NVLink transport, checked
-// bit-exactly against a host reference (issue #5). The cases are in gpu_coll_cases.cuh, instantiated part by
+// bit-exactly against a host reference. The cases are in gpu_coll_cases.cuh, instantiated part by
 // part in gpu_coll_<part>.cu; this file holds the test cases, which run the parts in turn on one world.
 // Suites: two_pes_one_gpu, gpus (one process drives PGAS_TEST_GPUS GPUs, default 2) and processes (one process
 // per PE under pgasrun -n N; N PEs). See gpus_suite_pes and processes_suite_pes in support.cuh.

@@ -1,12 +1,13 @@
-// Shared helpers of the host-transport tests: PE counts to sweep and world options.
+// Shared helpers of the host-transport tests: PE counts to sweep, and the host transport's launchers.
 #pragma once
+
+#include "../common/support.hpp"
 
 #include <pgas/pgas.hpp>
 
 #include <doctest/doctest.h>
 
-#include <cstdint>
-#include <string>
+#include <span>
 
 namespace test {
 
@@ -17,26 +18,6 @@ using ctx = pgas::device::context<pgas::host>;
 // than CI has cores.
 inline constexpr int pe_counts[] = {1, 2, 3, 8};
 
-// Small heaps keep 8-PE worlds cheap; a wait that takes 20 s is a bug.
-inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
-    pgas::world_options o;
-    o.heap_bytes = std::uint64_t{16} << 20;
-    o.timeout_ms = timeout_ms;
-    return o;
-}
-
-// A value in which every byte depends on all three inputs (splitmix64's
-// finaliser), so a missing, misplaced or stale byte of a copy is always seen.
-inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-    std::uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + c * 0x94d049bb133111ebull + 1;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-// Whether text contains part (doctest 2.4's Contains takes no std::string).
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 template <class Body>
 void for_each_pe_count(Body&& body) {
     for (int n : pe_counts) {
@@ -45,4 +26,30 @@ void for_each_pe_count(Body&& body) {
     }
 }
 
+// Launcher (tests/common/support.hpp): the PEs are threads of one world (init_local), its buffers allocated once.
+struct host_threads {
+    std::span<const int> pe_counts() const { return test::pe_counts; }
+    template <class Alloc, class Body>
+    void operator()(int n_pes, Alloc& alloc, Body& body) const {
+        auto w = pgas::world::init_local(n_pes, options());
+        const auto buffers = alloc(w);
+        w.launch_host([&](const ctx& c) { body(c, buffers); });
+    }
+};
+
+// Launcher: the PEs are SPMD threads, each with its own world (run_threads), as processes would be.
+struct host_spmd {
+    std::span<const int> pe_counts() const { return test::pe_counts; }
+    template <class Alloc, class Body>
+    void operator()(int n_pes, Alloc& alloc, Body& body) const {
+        pgas::world::run_threads(n_pes, [&](pgas::world& w) {
+            const auto buffers = alloc(w);
+            body(w.context<pgas::host>(), buffers);
+        }, options());
+    }
+};
+
 }  // namespace test
+
+TYPE_TO_STRING_AS("host threads", test::host_threads);
+TYPE_TO_STRING_AS("host SPMD threads", test::host_spmd);

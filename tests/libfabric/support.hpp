@@ -1,5 +1,8 @@
-// Shared helpers of the libfabric tests: providers to sweep and SPMD worlds with a libfabric domain each.
+// Shared helpers of the libfabric tests: providers to sweep, SPMD worlds with a libfabric domain each, and the
+// loopback launcher.
 #pragma once
+
+#include "../common/support.hpp"
 
 #include <pgas/pgas.hpp>
 #include <pgas/host/libfabric/domain.hpp>
@@ -7,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,13 +45,6 @@ inline const std::vector<std::string>& providers() {
     return present;
 }
 
-inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
-    pgas::world_options o;
-    o.heap_bytes = std::uint64_t{16} << 20;
-    o.timeout_ms = timeout_ms;
-    return o;
-}
-
 inline pgas::libfabric_options fabric(const std::string& provider, std::uint32_t ring = 1024) {
     pgas::libfabric_options o;
     o.provider = provider;
@@ -55,15 +52,6 @@ inline pgas::libfabric_options fabric(const std::string& provider, std::uint32_t
     o.ring_capacity = ring;
     return o;
 }
-
-inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-    std::uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + c * 0x94d049bb133111ebull + 1;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // n SPMD PE threads, each with its own world and libfabric domain on `provider`.
 template <class Body>
@@ -84,4 +72,21 @@ void for_each_provider(Body&& body) {
     }
 }
 
+// Launcher (tests/common/support.hpp): SPMD PE threads through the proxy, on every loopback provider in turn.
+struct loopback {
+    static constexpr int counts[] = {3};
+    std::span<const int> pe_counts() const { return counts; }
+    template <class Alloc, class Body>
+    void operator()(int n_pes, Alloc& alloc, Body& body) const {
+        for_each_provider([&](const std::string& provider) {
+            run(provider, n_pes, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+                const auto buffers = alloc(w);
+                body(fabric.context(), buffers);
+            });
+        });
+    }
+};
+
 }  // namespace test
+
+TYPE_TO_STRING_AS("libfabric loopback", test::loopback);

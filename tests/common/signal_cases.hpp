@@ -1,0 +1,147 @@
+// The signals' behaviour, written once over the device API: put_signal's data before its signal, signal set and add,
+// fence ordering, barriers and team syncs; each transport's test binary registers these cases for its launchers
+// with PGAS_TEST_SIGNAL_CASES (tests/common/support.hpp says what a launcher is).
+#pragma once
+
+#include "support.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace test::signal_cases {
+
+struct ring_buffers {
+    pgas::symmetric_ptr<std::uint64_t> data, flags, tally;
+};
+
+// Each PE put_signals a block to its right neighbour, alternating signal set and add: the block is there when the
+// signal is; then every PE adds to one signal of PE 0.
+template <class Launch>
+void put_signal_ring(const Launch& launch) {
+    constexpr std::size_t count = 300;
+    on_each_world(launch, [](pgas::world& w) {
+        const auto n = std::size_t(w.n_pes());
+        return ring_buffers{w.alloc<std::uint64_t>(count * n), w.alloc<std::uint64_t>(n), w.alloc<std::uint64_t>(1)};
+    }, [&](const auto& ctx, const ring_buffers& b) {
+        const int me = ctx.my_pe(), n = ctx.n_pes();
+        const int right = (me + 1) % n, left = (me + n - 1) % n;
+        for (std::uint64_t round = 1; round <= 5; ++round) {
+            std::uint64_t source[count];
+            for (std::size_t i = 0; i < count; ++i) source[i] = mix(std::uint64_t(me), i, round);
+            if (round % 2)
+                pgas::put_signal(ctx, b.data + std::size_t(me) * count, source, count, b.flags + me, round,
+                                 pgas::signal_op::set, right);
+            else
+                pgas::put_signal_nbi(ctx, b.data + std::size_t(me) * count, source, count, b.flags + me, 1,
+                                     pgas::signal_op::add, right);
+            pgas::signal_wait_until(ctx, b.flags + left, pgas::cmp::ge, round);
+            for (std::size_t i = 0; i < count; ++i)
+                REQUIRE(ctx.local(b.data)[std::size_t(left) * count + i] == mix(std::uint64_t(left), i, round));
+            pgas::quiet(ctx);
+            pgas::barrier_all(ctx);
+        }
+        pgas::signal(ctx, b.tally, 3, pgas::signal_op::add, 0);
+        pgas::barrier_all(ctx);
+        if (me == 0) CHECK(pgas::signal_fetch(ctx, b.tally) == std::uint64_t(3 * n));
+        pgas::barrier_all(ctx);
+    });
+}
+
+struct large_buffers {
+    pgas::symmetric_ptr<std::uint64_t> data, sig;
+};
+
+// PE 0 put_signals megabytes to PE 1 (several chunks where the transport splits), then PE 1 one word back (inline
+// where the transport has an inline form): every byte is there once the signal is. Other PEs only watch.
+template <class Launch>
+void put_signal_large(const Launch& launch) {
+    constexpr std::size_t count = (std::size_t{3} << 20) / 8 + 5;
+    on_each_world(launch, [](pgas::world& w) {
+        return large_buffers{w.alloc<std::uint64_t>(count), w.alloc<std::uint64_t>(2)};
+    }, [&](const auto& ctx, const large_buffers& b) {
+        const int me = ctx.my_pe();
+        if (ctx.n_pes() < 2 || me > 1) {
+            pgas::barrier_all(ctx);
+            return;
+        }
+        std::vector<std::uint64_t> source(count);
+        for (int round = 1; round <= 4; ++round) {
+            if (me == 0) {
+                for (std::size_t i = 0; i < count; ++i) source[i] = mix(round, i, 7);
+                if (round % 2) pgas::put_signal(ctx, b.data, source.data(), count, b.sig, 1, pgas::signal_op::add, 1);
+                else {
+                    pgas::put_signal_nbi(ctx, b.data, source.data(), count, b.sig, 1, pgas::signal_op::add, 1);
+                    pgas::quiet(ctx);
+                }
+                pgas::signal_wait_until(ctx, b.sig + 1, pgas::cmp::eq, std::uint64_t(round));  // ack from PE 1
+            } else {
+                pgas::signal_wait_until(ctx, b.sig, pgas::cmp::eq, std::uint64_t(round));
+                for (std::size_t i = 0; i < count; ++i) REQUIRE(ctx.local(b.data)[i] == mix(round, i, 7));
+                pgas::signal(ctx, b.sig + 1, std::uint64_t(round), pgas::signal_op::set, 0);
+            }
+        }
+        if (me == 1) {
+            std::uint64_t value = 0xabcdef;
+            pgas::put_signal(ctx, b.data + 1, &value, 1, b.sig, 100, pgas::signal_op::set, 0);
+        } else {
+            pgas::signal_wait_until(ctx, b.sig, pgas::cmp::eq, std::uint64_t(100));
+            CHECK(ctx.local(b.data)[1] == 0xabcdef);
+        }
+        pgas::barrier_all(ctx);
+    });
+}
+
+struct ordering_buffers {
+    pgas::symmetric_ptr<std::uint64_t> sig, flag, value;
+    pgas::team even;  // PEs 0, 2, 4, ...
+};
+
+// Signal adds from every PE to every PE sum up; a value put before a fence is there when the flag put after it
+// is; barriers back to back and a sync of a strided team that not every PE is in.
+template <class Launch>
+void fence_and_barriers(const Launch& launch) {
+    on_each_world(launch, [](pgas::world& w) {
+        const int n = w.n_pes();
+        return ordering_buffers{w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1),
+                                w.split_strided(w.team_world(), 0, 2, (n + 1) / 2)};
+    }, [&](const auto& ctx, const ordering_buffers& b) {
+        const int me = ctx.my_pe(), n = ctx.n_pes();
+        for (int pe = 0; pe < n; ++pe) pgas::signal(ctx, b.sig, std::uint64_t(me + 1), pgas::signal_op::add, pe);
+        pgas::signal_wait_until(ctx, b.sig, pgas::cmp::eq, std::uint64_t(n * (n + 1) / 2));
+        pgas::barrier_all(ctx);
+        const int right = (me + 1) % n;
+        for (std::uint64_t round = 1; round <= 20; ++round) {
+            pgas::p(ctx, b.value, round * 1000 + std::uint64_t(me), right);
+            pgas::fence(ctx);
+            pgas::p(ctx, b.flag, round, right);
+            pgas::wait_until(ctx, b.flag, pgas::cmp::ge, round);
+            CHECK(pgas::test(ctx, b.value, pgas::cmp::ge, round * 1000));
+            pgas::barrier_all(ctx);
+        }
+        for (int i = 0; i < 50; ++i) pgas::barrier_all(ctx);
+        if (me % 2 == 0) pgas::sync(ctx, b.even);
+        pgas::barrier_all(ctx);
+    });
+}
+
+}  // namespace test::signal_cases
+
+// The cases, each registered once per launcher type given to PGAS_TEST_SIGNAL_CASES.
+TEST_CASE_TEMPLATE_DEFINE("signals: put_signal data is visible when the signal is, signal set and add", Launch,
+                          signal_ring) {
+    test::signal_cases::put_signal_ring(Launch{});
+}
+TEST_CASE_TEMPLATE_DEFINE("signals: every byte of a large put_signal is visible once the signal is", Launch,
+                          signal_large) {
+    test::signal_cases::put_signal_large(Launch{});
+}
+TEST_CASE_TEMPLATE_DEFINE("signals: adds from every PE, fence ordering, barriers and a strided team's sync", Launch,
+                          signal_ordering) {
+    test::signal_cases::fence_and_barriers(Launch{});
+}
+
+// Registers every signal case for each launcher type (one test binary's translation unit does this once).
+#define PGAS_TEST_SIGNAL_CASES(...)                           \
+    TEST_CASE_TEMPLATE_INVOKE(signal_ring, __VA_ARGS__);      \
+    TEST_CASE_TEMPLATE_INVOKE(signal_large, __VA_ARGS__);     \
+    TEST_CASE_TEMPLATE_INVOKE(signal_ordering, __VA_ARGS__)

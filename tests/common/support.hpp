@@ -1,0 +1,89 @@
+// What the tests of every transport share: world options, the value mix, element-type lists, and the launcher
+// contract under which one test body runs on each transport.
+#pragma once
+
+#include <pgas/pgas.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace test {
+
+// Small heaps keep 8-PE worlds cheap; a wait that takes 20 s is a bug.
+inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
+    pgas::world_options o;
+    o.heap_bytes = std::uint64_t{16} << 20;
+    o.timeout_ms = timeout_ms;
+    return o;
+}
+
+// A value in which every byte depends on all three inputs (splitmix64's
+// finaliser), so a missing, misplaced or stale byte of a copy is always seen.
+inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    std::uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + c * 0x94d049bb133111ebull + 1;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Whether text contains part (doctest 2.4's Contains takes no std::string).
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+template <class... Ts>
+struct type_list {};
+
+// f(type tag, index of the type in the list) for every type of the list.
+template <class F, class... Ts>
+void for_each_type(type_list<Ts...>, F&& f) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (f(std::type_identity<Ts>{}, std::integral_constant<int, int(I)>{}), ...);
+    }(std::index_sequence_for<Ts...>{});
+}
+
+template <class T>
+const char* type_name() {
+    if constexpr (std::is_same_v<T, __half>) return "half";
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
+    else if constexpr (std::is_same_v<T, float>) return "float";
+    else if constexpr (std::is_same_v<T, double>) return "double";
+    else if constexpr (std::is_signed_v<T>) return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
+    else return sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64";
+}
+
+// A launcher starts worlds of one transport for the shared cases (tests/common/*_cases.hpp):
+//   launch.pe_counts()         the world sizes a case sweeps;
+//   launch(n, alloc, body)     one world of n PEs: alloc(pgas::world&) makes the case's symmetric buffers (on every
+//                              PE, collectively, where each PE has its own world), then body(ctx, buffers) runs on
+//                              every PE with that PE's device context, and the launcher checks what its transport
+//                              checks after a run (the emulated NIC's protocol violations).
+template <class L>
+concept launcher = requires(const L& launch) {
+    { launch.pe_counts() } -> std::convertible_to<std::span<const int>>;
+};
+
+// Runs one case on a world of each of the launcher's sizes.
+template <launcher L, class Alloc, class Body>
+void on_each_world(const L& launch, Alloc&& alloc, Body&& body) {
+    for (int n : launch.pe_counts()) {
+        CAPTURE(n);
+        launch(n, alloc, body);
+    }
+}
+
+// Runs case_for_type<T>() for every T of the list, with the type named in a failure's message.
+template <class Types, class F>
+void for_each_element_type(F&& case_for_type) {
+    for_each_type(Types{}, [&](auto tag, auto) {
+        using T = typename decltype(tag)::type;
+        INFO("element type " << type_name<T>());
+        case_for_type(tag);
+    });
+}
+
+}  // namespace test

@@ -1,0 +1,6 @@
+// The signals' shared cases on the host transport: PEs as threads of one world and as SPMD threads.
+#include "support.hpp"
+
+#include "../common/signal_cases.hpp"
+
+PGAS_TEST_SIGNAL_CASES(test::host_threads, test::host_spmd);
