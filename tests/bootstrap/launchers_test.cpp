@@ -4,13 +4,7 @@
 
 namespace {
 
-pgas::launch_info parse(const test::environment& env) {
-    return pgas::detail::parse_launch_env([&](const char* name) -> std::optional<std::string> {
-        auto it = env.find(name);
-        if (it == env.end()) return std::nullopt;
-        return it->second;
-    });
-}
+using test::parse;
 
 }  // namespace
 

@@ -30,6 +30,15 @@ namespace test {
 using clock_type = std::chrono::steady_clock;
 using environment = std::map<std::string, std::string>;
 
+// The launch as parse_launch_env reads it from `env` alone (no process environment).
+inline pgas::launch_info parse(const environment& env) {
+    return pgas::detail::parse_launch_env([&](const char* name) -> std::optional<std::string> {
+        auto it = env.find(name);
+        if (it == env.end()) return std::nullopt;
+        return it->second;
+    });
+}
+
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 inline double seconds_since(clock_type::time_point start) {
