@@ -116,11 +116,14 @@ PGAS_HD void sum_arrived(const pgas::device::context<Tr>& ctx, const throughput_
     sum_partials_upto<N>(ctx, b, 0, tokens, worker, workers, ready);
 }
 
-// The throughput combine's blocks that push (the others sum): a quarter of them, at least one. With one block, it
-// pushes and then sums. Measured on 4xH100 with 48 blocks (bench_moe, us at 2 and at 4 PEs): 4 senders 595 and
-// 1599, 6 senders 433 and 1114, 8 senders 349 and 879, 12 senders 295 and 641, 16 senders 325 and 663, 24 senders
-// 451 and 846, 32 senders 629 and 1159.
-PGAS_HD inline int combine_senders(int blocks) { return blocks / 4 > 1 ? blocks / 4 : 1; }
+// The throughput combine's blocks that push (the others sum), at least one; with one block, it pushes and then sums.
+// Each home takes pushes from n - 1 PEs; more PEs wanted more pushers: a quarter of the blocks at 2 PEs, a third
+// from 3 PEs on. bench_moe on 24 blocks of 512 threads, 2026-11-28, senders: combine us: 2xH200 3: 501, 4: 379,
+// 5: 316, 6: 277, 9: 296; 4xH200 6: 686, 7: 612, 8: 591, 9: 617, 10: 670, 11: 712. 8 PEs not measured (a third).
+PGAS_HD inline int combine_senders(int blocks, int n_pes) {
+    const int senders = n_pes <= 2 ? blocks / 4 : blocks / 3;
+    return senders > 1 ? senders : 1;
+}
 }  // namespace detail
 
 namespace detail {
@@ -327,7 +330,7 @@ PGAS_HD void combine(const pgas::device::context<Tr>& ctx, const throughput_layo
     if constexpr (PGAS_EP_CHECKS) detail::check_batch(call, me, c, a);
     const std::uint64_t epoch = detail::next_epoch(ctx, b.epoch);
     const int blocks = int(grid::blocks()), block = int(grid::block());
-    const int senders = detail::combine_senders(blocks), chunks = detail::combine_chunks(c);
+    const int senders = detail::combine_senders(blocks, n), chunks = detail::combine_chunks(c);
 
     // The two parts run side by side: the first `senders` blocks push, the others sum what has arrived, a home
     // token chunk at a time, so that the sum hides behind the pushes (one after the other, the sum added about half
