@@ -7,7 +7,7 @@ if [[ -f $_pgas_root/.deps/env.sh ]]; then
   # shellcheck disable=SC1091
   source "$_pgas_root/.deps/env.sh"
 fi
-# A CUDA-enabled libfabric from scripts/build-libfabric-cuda (FI_HMEM, issue 18) goes before any other:
+# A CUDA-enabled libfabric from scripts/build-libfabric-cuda (FI_HMEM) goes before any other:
 # its library first on the loader's path (RUNPATH yields to LD_LIBRARY_PATH), and no other build's providers.
 if [[ -z ${PGAS_LIBFABRIC_ROOT:-} && -f $_pgas_root/.deps/libfabric-cuda/lib/pkgconfig/libfabric.pc ]]; then
   export PGAS_LIBFABRIC_ROOT=$_pgas_root/.deps/libfabric-cuda

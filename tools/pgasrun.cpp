@@ -17,7 +17,7 @@
 // stdin from /dev/null: a background group reading the terminal would stop.
 // Every rank gets SIGKILL when pgasrun dies, whatever ended it (SIGKILL, the
 // OOM killer): the kernel's parent-death signal, which a kill of pgasrun's
-// process group would not reach otherwise (issue 28). Each rank also gets a
+// process group would not reach otherwise. Each rank also gets a
 // pipe, PGAS_STATUS_FD, on which its world says that it joined and that it was
 // finalized: a rank that exits 0 in between failed (status 1), since its peers
 // lost what they sent it.
@@ -59,7 +59,7 @@ void on_signal(int signal) { received_signal = signal; }
 // of several threads ends only once its last thread has unmapped its memory,
 // which can be after its peers, told by its closed sockets, have exited (the
 // test "pgasrun: names the rank killed first" shows it whenever pgasrun runs
-// late; issue 28 saw the peer named in 9 of 46 kill -9 runs).
+// late; without the window the peer was named in 9 of 46 kill -9 runs).
 constexpr auto window_after_failure = std::chrono::milliseconds(250);
 
 // SIGCHLD wakes the event loop at once and writes the pid it reports. A
@@ -338,8 +338,8 @@ int main(int argc, char** argv) {
     std::unordered_map<pid_t, int> rank_of;
     for (int r = 0; r < n; ++r) rank_of[ranks[std::size_t(r)].pid] = r;
     // The failures of the first window_after_failure after the first one; one of them is reported.
-    // status: the wait status; unfinalized: it exited 0 with its world joined and not finalized (issue 28, item 3:
-    // the data its peers sent it was lost and every process exited 0), which pgasrun reports as exit status 1.
+    // status: the wait status; unfinalized: it exited 0 with its world joined and not finalized (the data
+    // its peers sent it is lost, though every process may exit 0), which pgasrun reports as exit status 1.
     struct failure {
         int rank, status;
         bool unfinalized = false;

@@ -1,4 +1,4 @@
-// Message rate of 8-byte puts from 8-128 warps over 1, 2, 4 and 8 channels (issue 15): each warp puts on channel
+// Message rate of 8-byte puts from 8-128 warps over 1, 2, 4 and 8 channels: each warp puts on channel
 // warp % channels (DeepEP's pattern), so the effect of channels is measured, not assumed.
 //
 //  - ibgda_message_rate: pgas::ibgda against the emulated NIC (a host thread consuming host-mapped queues): k RC QPs

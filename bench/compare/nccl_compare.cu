@@ -1,6 +1,6 @@
 // NCCL's side of the side-by-side comparison: the five collectives on plain buffers ("nccl") and symmetric windows ("nccl-symm").
 //
-// One process per GPU (the setting of the reference figures in issue 4):
+// One process per GPU, as NCCL is normally run:
 // main forks PGAS_COMPARE_RANKS ranks (default 2) before any CUDA call, rank r
 // on GPU r % GPUs (NCCL refuses two ranks on one GPU); rank 0 makes the unique
 // id and hands it to the others through shared memory; ncclCommInitRank(N) in each.

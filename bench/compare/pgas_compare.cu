@@ -12,7 +12,7 @@
 #include <pgas/host/stream/collectives.cuh>  // barrier_all_on_stream
 #include <pgas/host/stream/rma.cuh>
 
-// The collectives (issue 5) are measured when their headers exist (CMake's
+// The collectives are measured when their headers exist (CMake's
 // PGAS_COMPARE_WITH_COLLECTIVES=OFF defines this to 0).
 #ifndef PGAS_COMPARE_COLLECTIVES
 #if __has_include(<pgas/coll/reduce.hpp>)
@@ -234,7 +234,7 @@ void launch_collective(compare::coll c, const ctx_t& ctx, pgas::symmetric_ptr<fl
 }
 #endif
 
-// Issue 5's in-kernel figure: one block calls allreduce<block> of 2 floats
+// The in-kernel figure: one block calls allreduce<block> of 2 floats
 // `rounds` times inside one running kernel.
 __global__ void __launch_bounds__(compare::coll_threads)
 allreduce_loop(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<float> dst, pgas::symmetric_ptr<float> src,

@@ -12,7 +12,7 @@
 // hmem_put_bandwidth (range(1) = bytes, 8 B .. 64 MiB, 1 MiB among them): back-to-back puts (put_nbi from one block, then one
 // quiet) / fi_writes (up to 64 in flight), bytes per second. pgas times come from %globaltimer inside the
 // kernel, the provider's from the host clock. bench/libfabric/hmem_ratios.py turns the JSON into the
-// pgas/provider table (targets, issue 18: latency <= 1.3x, bandwidth >= 0.9x from 1 MiB).
+// pgas/provider table (targets: latency <= 1.3x, bandwidth >= 0.9x from 1 MiB).
 // Two PEs in one process on GPU 0 and GPU 1 % count; delivery "complete" everywhere (shm with FI_HMEM
 // injects nothing, so the proxy cannot use "flush" there).
 #include <pgas/pgas.hpp>

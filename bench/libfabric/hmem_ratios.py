@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The pgas/provider table of bench_libfabric_gpu_hmem (issue 18).
+"""The pgas/provider table of bench_libfabric_gpu_hmem.
 
   bench_libfabric_gpu_hmem --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true \
       --benchmark_out=hmem.json --benchmark_out_format=json

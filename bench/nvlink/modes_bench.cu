@@ -4,7 +4,7 @@
 //   pgasrun -n 2 bench_modes       one PE per process (world::init_gpu), the way users launch; on one GPU the
 //                                  two processes need CUDA MPS to run side by side (scripts/bench-modes starts it)
 //
-// scripts/bench-modes runs both in one go and prints process / in-process per row (issue 19). The rows are
+// scripts/bench-modes runs both in one go and prints process / in-process per row. The rows are
 // pure GPU time (CUDA events on PE 0's stream around kernels that repeat the operation in-kernel), except
 // allreduce_on_stream, which includes the launches because that is how users call it. Each row is run
 // `repeats` times and the median is printed, so one slow time slice does not decide a ratio.
@@ -13,8 +13,8 @@
 // piece by piece, because it is where process mode lost time: a release store alone, a release add alone,
 // put_signal from one thread, and put_signal from a whole block whose 256 threads all wait (the halo
 // exchange's shape).
-// (before the restructuring of issue 14 the stream collectives lived in coll/stream.cuh: this file also
-// builds against that tree, to compare commits)
+// (older trees kept the stream collectives in coll/stream.cuh: this file also builds against those, to
+// compare commits)
 #if __has_include(<pgas/host/stream/collectives.cuh>)
 #include <pgas/host/stream/collectives.cuh>
 #else

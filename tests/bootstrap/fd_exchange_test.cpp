@@ -99,8 +99,8 @@ TEST_CASE("fd exchange: a PE that never reaches the exchange is named by the oth
 }
 
 TEST_CASE("fd exchange: a PE that stalls in it is named within the bootstrap's timeout, not a fixed 30 s") {
-    // Issue 28, item 6: the GPU heap's and the windows' exchanges took no timeout and waited 30 s whatever
-    // PGAS_BOOTSTRAP_TIMEOUT_MS said. PE 2 listens and takes part in the bootstrap steps, but sends nothing.
+    // The GPU heap's and the windows' exchanges honour PGAS_BOOTSTRAP_TIMEOUT_MS, not a fixed 30 s of their own.
+    // PE 2 listens and takes part in the bootstrap steps, but sends nothing.
     auto shared = std::make_shared<pgas::detail::thread_bootstrap::shared>(3, std::chrono::milliseconds(1000));
     auto endings = test::run_peers(3, [&](int rank) {
         pgas::detail::thread_bootstrap b(shared, rank);
@@ -129,7 +129,7 @@ TEST_CASE("fd exchange: a PE that stalls in it is named within the bootstrap's t
 }
 
 TEST_CASE("fd exchange: PE threads stop at once when one of them fails in it, naming it") {
-    // The exchange asks the bootstrap about its peers while it waits (issue 28, item 6); between threads that is
+    // The exchange asks the bootstrap about its peers while it waits; between threads that is
     // the shared abort flag, which a PE that throws raises.
     auto shared = std::make_shared<pgas::detail::thread_bootstrap::shared>(3, std::chrono::milliseconds(5000));
     auto endings = test::run_peers(3, [&](int rank) {

@@ -1,4 +1,4 @@
-// Hostile clients against a real `pgasrun -n 4` job (issue 13): while the job's root admits its ranks, this test
+// Hostile clients against a real `pgasrun -n 4` job: while the job's root admits its ranks, this test
 // process connects to that rendezvous (loopback only, a bounded number of connections for a bounded time) and
 // misbehaves; the job must still complete within a bound, or fail naming the rank an impostor took, and the root's
 // peak memory must stay within a stated bound of a quiet run's.

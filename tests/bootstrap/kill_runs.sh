@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures issue 28's targets under pgasrun -n 4: kill -9 of any rank at any stage is named with status 137, and no
+# Measures, under pgasrun -n 4, that kill -9 of any rank at any stage is named with status 137, and that no
 # rank outlives pgasrun by more than its grace period, whatever signal ends pgasrun. Not a CTest (minutes long).
 #
 #   tests/bootstrap/kill_runs.sh BUILD_DIR [RUNS]

@@ -38,8 +38,8 @@ TEST_CASE("launch env: pgasrun's variables") {
 }
 
 TEST_CASE("launch env: PGAS_* variables set by hand need PGAS_TOKEN (two jobs sharing a root merged without one)") {
-    // Issue 28, item 2: the token was derived from PGAS_ROOT, so two hand-launched jobs with the same root had the
-    // same token and took each other's ranks.
+    // A token derived from PGAS_ROOT would be the same for two hand-launched jobs with the same root, and they would
+    // take each other's ranks.
     const std::string refused = error_of({{"PGAS_RANK", "1"}, {"PGAS_WORLD_SIZE", "2"}, {"PGAS_ROOT", "node7:5000"}});
     CHECK_MESSAGE(test::contains(refused, "PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT set by hand need PGAS_TOKEN"), refused);
     CHECK_MESSAGE(test::contains(refused, "a fresh one for every launch, e.g. PGAS_TOKEN=$(openssl rand -hex 16)"),
@@ -103,7 +103,7 @@ TEST_CASE("launch env: torchrun's variables - across nodes pgas listens on MASTE
     CHECK(info.root_port == 29501);
     CHECK(info.root_path.empty());
     CHECK(info.token == "secret");
-    // Issue 13: a token derived from the run id, MASTER_ADDR, MASTER_PORT and the restart count is public: anyone
+    // A token derived from the run id, MASTER_ADDR, MASTER_PORT and the restart count is public: anyone
     // could compute it and join (or hijack) MASTER_PORT+1. Across nodes pgas refuses to derive one.
     auto no_token = torchrun;
     no_token.erase("PGAS_TOKEN");
@@ -142,7 +142,7 @@ TEST_CASE("launch env: torchrun on one node meets at a private Unix-domain socke
     auto info = parse(torchrun);
     CHECK(info.source == "torchrun");
     CHECK(info.local_size == 4);
-    // Issue 13: no TCP port another local user could connect to or bind first; the socket's directory is this
+    // No TCP port another local user could connect to or bind first; the socket's directory is this
     // user's (0700) and the root checks every peer's uid (SO_PEERCRED).
     CHECK(info.root_host.empty());
     CHECK(info.root_port == 0);
@@ -305,7 +305,7 @@ TEST_CASE("launch env: sizes, timeouts and tokens past their limits fail at once
 }
 
 TEST_CASE("environment: heap sizes up to and including the limit (1T) are accepted, in any unit") {
-    // Issue 28, item 9: the limit message says "(1T)", and 1T itself was refused as malformed.
+    // The limit message says "(1T)", so 1T itself must not be refused as malformed.
     using pgas::detail::parse_size;
     constexpr std::uint64_t limit = std::uint64_t{1} << 40;
     for (const char* text : {"1T", "1t", "1024G", "1048576M", "1099511627776"}) {

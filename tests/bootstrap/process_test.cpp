@@ -136,8 +136,8 @@ TEST_CASE("processes: a PE that dies after joining is an error on the others at 
 }
 
 TEST_CASE("processes: a PE that joins and dies while another has not joined yet is named by the root at once") {
-    // Issue 28, item 9: during admission the root did not watch the ranks it had admitted, so it named the death
-    // only at the welcome, once PE 1 had come 2.5 s later (or at the timeout, had PE 1 not come).
+    // During admission the root watches the ranks it has admitted: the death is named at once, not at the welcome
+    // once PE 1 comes 2.5 s later (or at the timeout, should PE 1 not come).
     auto results = test::run_world(3, {"die_in_init", "2", "admission"}, {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "5000"}}, 60s);
     CHECK(results[2].exited(3));
     check_survivor(results[0], "bootstrap init on PE 0: PE 2 joined, then exited or closed its connection before every "
@@ -176,8 +176,8 @@ TEST_CASE("processes: a PE that dies with its next collective's frame sent still
     for (int rank : {0, 1}) check_survivor(results[std::size_t(rank)], "stopped waiting: failed PE 2", 15);
 }
 
-// Issue 28, item 5: a PE that finalizes its world while the others wait for it in a device barrier is named at
-// once by the rounds that wait for its arrival (it was named after max(500 ms, PGAS_TIMEOUT_MS / 4), 750 ms here).
+// A PE that finalizes its world while the others wait for it in a device barrier is named at once by the rounds
+// that wait for its arrival, not after the heartbeat bound of max(500 ms, PGAS_TIMEOUT_MS / 4), 750 ms here.
 // With 4 PEs, PE 2's arrival is awaited by PE 3 (round 0) and PE 0 (round 1); PE 1 waits in round 1 for PE 3,
 // which named PE 2 and finalized in turn: PE 1 names PE 3 and PE 2 that left first.
 // The worker's "leave" run on 4 PEs: PE `victim` finalizes `how` ("unentered": without entering the others'
@@ -274,8 +274,8 @@ TEST_CASE("pgasrun: one rank exiting non-zero stops the rest and sets the exit s
 
 TEST_CASE("pgasrun: a rank that exits 0 without finalizing its world fails the job, and the root reports it at "
           "finalize") {
-    // Issue 28, item 3: PE 1 _exits 0 after init, the others put, quiet and get to it ("PUT_DONE"), and everything
-    // exited 0 though the root had recorded the death: what they sent was lost silently.
+    // PE 1 _exits 0 after init, the others put, quiet and get to it ("PUT_DONE"): the job must not exit 0 once the
+    // root has recorded the death, or what they sent is lost silently.
     auto results = test::run_processes({{pgasrun(3, {PGAS_TEST_WORKER, "unfinalized"}),
                                          {{"PGAS_BOOTSTRAP_TIMEOUT_MS", "20000"}}}},
                                        60s);
@@ -322,7 +322,7 @@ TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
     CHECK(results[3].exited(124));
     CHECK_MESSAGE(test::contains(results[3].output, "time limit of 1 s reached"), results[3].output);
     CHECK(results[3].seconds < 10);
-    // More ranks than a world can have (issue 28, item 9: 100000 used to be accepted).
+    // More ranks than a world can have (100000, say) are refused.
     for (std::size_t i : {4, 5, 6}) {
         CHECK(results[i].exited(2));
         CHECK_MESSAGE(test::contains(results[i].output, " is larger than the limit of 65536 PEs of one world"),
@@ -331,7 +331,7 @@ TEST_CASE("pgasrun: bad command lines and programs that do not exist") {
 }
 
 TEST_CASE("pgasrun: its ranks die with it, whatever ends it (SIGKILL too)") {
-    // Issue 28, item 1: each rank has its own process group, so a kill of pgasrun's group missed them and they ran
+    // Each rank has its own process group, so a kill of pgasrun's group alone would miss them and they would run
     // on forever. They print their pid and sleep; pgasrun is killed; within 2 s none may be left.
     const int n = 4;
     background run(pgasrun(n, {"/bin/sh", "-c", "echo pid $$; exec sleep 60"}), {});
@@ -352,9 +352,10 @@ TEST_CASE("pgasrun: its ranks die with it, whatever ends it (SIGKILL too)") {
 }
 
 TEST_CASE("pgasrun: names the rank killed first, not the peers that exit because of it") {
-    // Issue 28, item 4: kill -9 of rank 2 was reported as "rank 0 ... exited with status 1" in 1 run in 5, because
-    // pgasrun reaped in fork order whatever had ended by the time it ran. Every odd run makes that certain: pgasrun
-    // is stopped while rank 2 is killed and until ranks 0 and 1 have exited 1 reporting the loss.
+    // kill -9 of rank 2 must be reported as rank 2 with status 137, not as "rank 0 ... exited with status 1", even
+    // when ranks 0 and 1 have exited by the time pgasrun reaps (reaping in fork order would name rank 0). Every odd
+    // run forces that: pgasrun is stopped while rank 2 is killed and until ranks 0 and 1 have exited 1 reporting
+    // the loss.
     const int n = 3, victim = 2, runs = 20;
     const test::environment env{{"PGAS_BOOTSTRAP_TIMEOUT_MS", "30000"}, {"PGAS_TIMEOUT_MS", "30000"}};
     const auto began = test::clock_type::now();
@@ -462,7 +463,7 @@ TEST_CASE("processes: worlds started with torchrun's, Open MPI's, MPICH's and Sl
     }
 }
 
-// --- fault injection (issue 13): SIGKILL or SIGSTOP one PE of `pgasrun -n 4` at each stage ---------------
+// --- fault injection: SIGKILL or SIGSTOP one PE of `pgasrun -n 4` at each stage --------------------------
 
 namespace {
 // pgas's entries in /dev/shm (its heaps are memfds; names start with "pgas"). Only those: ctest runs other
@@ -500,10 +501,9 @@ bool names_pe(const std::string& line, int pe) {
 // the victim within the bounds (bootstrap 2 s, + 1 s for a non-root waiting on the root; device waits 3 s,
 // heartbeat max(500 ms, 3 s / 4) = 750 ms), pgasrun exits non-zero (137 naming the victim when it was killed), no
 // process is left, nothing in /dev/shm. After init every wait, host collectives and the fd exchange included,
-// names a stopped PE by its heartbeat (issue 28, item 9: host collectives waited out the bootstrap timeout; item
-// 6: the fd exchange its own 30 s, and a survivor named no PE). A PE that leaves is named within 500 ms: in a host
-// barrier by its bye, in a device barrier by the rounds that wait for its arrival (issue 28, item 5: after the
-// 750 ms bound before).
+// names a stopped PE by its heartbeat (not at the bootstrap timeout, nor at a fixed 30 s of the fd exchange's own
+// naming no PE). A PE that leaves is named within 500 ms, not at the 750 ms heartbeat bound: in a host barrier by
+// its bye, in a device barrier by the rounds that wait for its arrival.
 void fault_table(int victim) {
     const int n = 4;
     for (const char* sig : {"KILL", "STOP", "LEAVE"})
@@ -511,9 +511,9 @@ void fault_table(int victim) {
             CAPTURE(sig);
             CAPTURE(stage);
             const std::string at_stage = stage;
-            // A PE that leaves in good order while the others wait for it (issue 28, item 5): in a host barrier
-            // the root knows it from its bye; in a device barrier the others ran into their timeout naming no PE,
-            // then named it after the heartbeat bound, now at once (the rounds that wait for its arrival).
+            // A PE that leaves in good order while the others wait for it: in a host barrier the root knows it
+            // from its bye; in a device barrier the others name it at once (the rounds that wait for its arrival),
+            // neither at their timeout naming no PE nor after the heartbeat bound.
             if (std::string(sig) == "LEAVE" && at_stage != "barrier" && at_stage != "device") continue;
             const bool in_init = at_stage == "init" || at_stage == "admission";
             const auto shm_before = shm_entries();

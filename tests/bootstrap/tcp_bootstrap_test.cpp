@@ -173,7 +173,7 @@ TEST_CASE("tcp bootstrap: a peer that never comes is an error on every PE within
 }
 
 TEST_CASE("tcp bootstrap: a timeout names at most 8 missing PEs and counts the rest") {
-    // Issue 28, item 9: the message listed every missing PE, 448 KB on one line at 65,536 PEs.
+    // A message listing every missing PE would be 448 KB on one line at 65,536 PEs.
     try {
         tcp_bootstrap root(test::launch(0, 65536, test::free_port(), 300ms));
         FAIL("a world of 65536 formed alone");
@@ -287,7 +287,7 @@ TEST_CASE("tcp bootstrap: a hung peer is a timeout on every other PE") {
     }
 }
 
-// --- hostile frames (issue 13): every decoder checks what it reads ---------------------------------------
+// --- hostile frames: every decoder checks what it reads --------------------------------------------------
 
 namespace {
 // A fake root on `port`: accepts one connection, reads its hello, answers with `frame` (header + payload).
@@ -374,7 +374,7 @@ TEST_CASE("tcp bootstrap: the frame decoders check kinds, versions, codes, calls
     root.join();
 }
 
-// --- the single-node rendezvous (issue 13): a Unix-domain socket only this user can reach ---------------
+// --- the single-node rendezvous: a Unix-domain socket only this user can reach --------------------------
 
 namespace {
 pgas::launch_info unix_launch(int rank, int size, const std::string& path) {
@@ -421,9 +421,9 @@ std::vector<std::string> made_beside(const std::string& dir) {
 }
 
 TEST_CASE("unix rendezvous: a directory another user owns, can enter or links is passed over, not a dead end") {
-    // Issue 28, item 7: another local user who made /tmp/pgas-<uid> first blocked every one-node job of this user,
-    // with an error saying to remove it, which the victim cannot in a sticky /tmp. The root now makes a private
-    // directory beside it (dir-XXXXXX), the ranks find it there, and it is gone after init.
+    // Another local user who makes /tmp/pgas-<uid> first must not block every one-node job of this user (who cannot
+    // remove it in a sticky /tmp). The root makes a private directory beside it (dir-XXXXXX), the ranks find it
+    // there, and it is gone after init.
     for (const char* squat : {"open", "link", "owner"}) {
         CAPTURE(squat);
         if (std::string(squat) == "owner" && ::geteuid() != 0) continue;  // needs to give the directory away
@@ -452,8 +452,8 @@ TEST_CASE("unix rendezvous: a directory another user owns, can enter or links is
 }
 
 TEST_CASE("unix rendezvous: a live root's socket is never unlinked - a second root on it fails, the first job completes") {
-    // Issue 28, item 8: a second job of this user with the same job id unlinked the first one's socket and took its
-    // late ranks. A socket that a live root listens on stays; one nobody listens on (a dead job's) is replaced.
+    // A second job of this user with the same job id must not unlink the first one's socket and take its late
+    // ranks. A socket that a live root listens on stays; one nobody listens on (a dead job's) is replaced.
     const std::string dir = scratch_dir("live"), path = dir + "/job.sock";
     std::string first_error = "none";
     std::thread first([&] {
@@ -525,7 +525,7 @@ TEST_CASE("unix rendezvous: a process of another user cannot reach the root") {
     ::rmdir(dir.c_str());
 }
 
-// --- hostile clients (issue 13): strangers hold up nobody, and the root's memory stays bounded -----------
+// --- hostile clients: strangers hold up nobody, and the root's memory stays bounded ----------------------
 
 namespace {
 long rss_kib() {

@@ -12,7 +12,7 @@
 //                             barrier (KIND=device; device-unwatched: without the peer-failure flag and the heartbeats;
 //                             device-after-send: the victim dies inside a host barrier the others skip);
 //                             the others must fail with an error
-//   leave VICTIM WHEN         VICTIM finalizes its world in good order and exits 0 (issue 28, item 5).
+//   leave VICTIM WHEN         VICTIM finalizes its world in good order and exits 0.
 //                             WHEN=unentered: 50 ms after a host barrier, while the others wait in a device barrier it
 //                             never enters; they print "barrier failed after N ms (peer_failed): <what()>", N from
 //                             their entry. WHEN=entered: VICTIM enters the device barrier 200 ms after the others
@@ -99,7 +99,7 @@ int ring() {
     w.barrier();
     w.free(word);
     w.free(inbox);
-    // Issue 15 across processes: the node team found by host name, an aligned block at an aligned address in
+    // Teams and alignment across processes: the node team found by host name, an aligned block at an aligned address in
     // every process's mapping of every heap, and split teams destroyed so that their slot is reused.
     const auto node = w.team_node();
     if (node.n_pes() != n || node.my_pe() != me) {
@@ -272,8 +272,8 @@ int exit_with(int rank, int code) {
     return 0;
 }
 
-// The paths that did not fail, timed (issue 28: nothing slower there): host barriers, alloc+free pairs and device
-// barriers over the shm heap; PE 0 prints microseconds per call.
+// The paths that do not fail, timed (fault detection must not slow them down): host barriers, alloc+free pairs
+// and device barriers over the shm heap; PE 0 prints microseconds per call.
 int timing() {
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();
@@ -292,7 +292,7 @@ int timing() {
 }
 
 // PE 1 _exits 0 after init without finalizing; the others put to it, quiet, get from it, print "PUT_DONE" and
-// finalize (issue 28, item 3: all exited 0 though the root had recorded the death).
+// finalize; the job must not exit 0 once the root has recorded the death.
 int unfinalized() {
     auto w = pgas::world::init(options());
     auto ctx = w.context<pgas::host>();

@@ -1,4 +1,4 @@
-// route<nvlink, nvlink> with four PEs sharing GPU 0 in two virtual nodes, {0, 1} and {2, 3} (issue 14, item 4):
+// route<nvlink, nvlink> with four PEs sharing GPU 0 in two virtual nodes, {0, 1} and {2, 3}:
 // ctx.peer() is an NVLink pointer for the near peer only; an allreduce over a near pair runs the load/store paths
 // (LL, direct), over the world the put/get path through Far; every element checked against a host sum.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

@@ -2,8 +2,8 @@
 // and mapped), reached by put, get, p, g, put_signal and atomics from kernels; PEs sharing GPU 0 in one process
 // (direct pointers), one process driving N GPUs (direct pointers: peer access, cuMemSetAccess) and N processes, one
 // per GPU or sharing one under MPS (CUDA IPC, VMM handles as descriptors). The host-transport twin is
-// tests/host/window_test.cpp; the bug of a process driving several GPUs (each PE's driver calls must run with its
-// GPU current: issue 26) has none there, since the host transport has no current device.
+// tests/host/window_test.cpp; what a process driving several GPUs must get right (each PE's driver calls run with
+// its GPU current) has no counterpart there, since the host transport has no current device.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
 
@@ -281,7 +281,7 @@ TEST_SUITE("two_pes_one_gpu") {
 
 // One process drives PGAS_TEST_GPUS GPUs (default 2), one PE each: direct pointers, reachable through peer access
 // (cudaMalloc) or cuMemSetAccess (cuMemCreate). Without the PE's GPU current for its driver calls, register_window
-// failed here on PE 0 ("cuMemGetAddressRange finds no allocation holding it", issue 26).
+// would fail here on PE 0 ("cuMemGetAddressRange finds no allocation holding it").
 TEST_SUITE("gpus") {
     TEST_CASE("register_window: cudaMalloc'd buffers reached by put/get/p/g/atomics/put_signal, GPUs driven by one process") {
         check_window_ops(gpus_suite_pes());

@@ -201,8 +201,8 @@ TEST_CASE("a wait whose polls yield slowly still names a stopped process soon af
     CHECK_MESSAGE(waited < 500, "named after " << waited << " ms");
 }
 
-// Waits that know whose write they wait for (a dissemination round: its partner's arrival; issue 28, item 5). A
-// context of PE 0 with a heartbeat table of three: PE 1 has left, PE 2 is live.
+// Waits that know whose write they wait for (a dissemination round: its partner's arrival) fail at once when that PE
+// has left. A context of PE 0 with a heartbeat table of three: PE 1 has left, PE 2 is live.
 namespace {
 struct awaiting_ctx {
     pgas::runtime_state runtime;

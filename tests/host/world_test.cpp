@@ -204,7 +204,7 @@ TEST_CASE("PGAS_TIMEOUT_MS and PGAS_HEAP_SIZE are read and checked") {
     ::unsetenv("PGAS_TIMEOUT_MS");
 }
 
-// --- faults of PE threads (issue 13): one failure path, heaps that outlive every PE ---------------
+// --- faults of PE threads: one failure path, heaps that outlive every PE --------------------------
 
 namespace {
 long long ms_since(std::chrono::steady_clock::time_point start) {

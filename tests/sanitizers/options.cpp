@@ -3,9 +3,9 @@
 // *_OPTIONS variable to set. A variable set in the environment still overrides these.
 extern "C" {
 // Every ASan report ends the process; UBSan's are made fatal by -fno-sanitize-recover=all at compile time.
-// detect_stack_use_after_return: a PE thread reading another's frame after it returned (issue 13's collective
-// mismatch read a value from the wrong frame). protect_shadow_gap=0: the CUDA driver maps memory in ASan's shadow
-// gap on a GPU machine, and these suites load cudart (without it the first CUDA call there dies).
+// detect_stack_use_after_return: a PE thread reading another's frame after it returned (a collective mismatch can
+// read a value from the wrong frame). protect_shadow_gap=0: the CUDA driver maps memory in ASan's shadow gap on a
+// GPU machine, and these suites load cudart (without it the first CUDA call there dies).
 const char* __asan_default_options() {
     return "detect_leaks=1:detect_stack_use_after_return=1:protect_shadow_gap=0";
 }

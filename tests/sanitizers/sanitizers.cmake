@@ -3,7 +3,7 @@
 # tests labelled host and the lane's name. Host code only: no GPU code, benchmarks, examples or compile checks.
 # Left out (the areas' CMakeLists.txt say why): process-mode cases under TSan, coll's data-movement and reduction
 # cases, libfabric's RMA/atomic/window cases, and the ibgda emulated-NIC suite under ASan+UBSan (clean, 35 cases,
-# but its twin costs 112 s of compile on 2 cores for no fault path of issue 13). That suite runs under TSan: its
+# but its twin costs 112 s of compile on 2 cores and exercises no fault path). That suite runs under TSan: its
 # reports (the NIC thread's read of a put's source against the PE's write before the put) came from the doorbell
 # record published by a release fence and a relaxed store, a synchronisation TSan does not model; the host's
 # producers now publish it with a release store (transport/ibgda/access.hpp), and the suite is clean.

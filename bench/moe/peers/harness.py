@@ -29,7 +29,7 @@ def token_bytes(payload, hidden):
 
 
 def default_experts(gpus):
-    """256 experts where they divide among the GPUs, else 288 (DeepEP's low-latency test's count), as issue 27 runs them."""
+    """256 experts where they divide among the GPUs, else 288 (DeepEP's low-latency test's count)."""
     for e in (EXPERTS, 288):
         if e % gpus == 0:
             return e

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
         // The node's PEs (all four here) and the factory's checks.
         const pgas::pe_range node = pgas::route_node_pes(w);
         expect(node.first == 0 && node.count == 4, "route_node_pes", me, 0, (unsigned long long)node.count, 4);
-        // PGAS_NODE_SIZE splits the host into virtual nodes of consecutive PEs (issue 18); a bad value is refused.
+        // PGAS_NODE_SIZE splits the host into virtual nodes of consecutive PEs; a bad value is refused.
         setenv("PGAS_NODE_SIZE", "2", 1);
         const pgas::pe_range pair = pgas::route_node_pes(w);
         expect(pair.first == me / 2 * 2 && pair.count == 2, "route_node_pes with PGAS_NODE_SIZE=2", me, 0,

@@ -96,7 +96,7 @@ inline std::string mismatch_text(int pe_a, const exchange_id& a, int pe_b, const
 }
 
 // PEs for a message: "1, 2, 3", or past 8 "1, 2, ..., 8 and 65527 more (65535 in all)": a list of every
-// missing PE was 448 KB on one line at 65,536 PEs (issue 28, item 9).
+// missing PE would be 448 KB on one line at 65,536 PEs.
 inline std::string pe_list(const std::vector<int>& pes) {
     constexpr std::size_t shown = 8;
     std::string out;

@@ -177,8 +177,8 @@ private:
     // How often a waiting collective asks stopped_peer (the watcher's period).
     static constexpr int stopped_check_ms = 50;
 
-    // A collective waiting on `pes` fails naming the first whose heartbeat stopped (issue 28, item 9: host
-    // collectives named a stopped PE only at the bootstrap timeout, 30 s, while device waits did at the bound).
+    // A collective waiting on `pes` fails naming the first whose heartbeat stopped, within the heartbeat bound
+    // as device waits do, not at the bootstrap timeout (30 s).
     void fail_if_stopped(const std::string& call, const std::vector<int>& pes) {
         if (!stopped_peer_) return;
         std::uint64_t silent_ns = 0;

@@ -304,7 +304,7 @@ private:
 // One process per GPU: this process's PE lives on `device`.
 // The GPU of a process whose launcher gave it `local_rank` on its node: local
 // rank modulo the visible GPUs, so that several processes share a GPU when
-// there are fewer GPUs than processes (one GPU under CUDA MPS, issue 19).
+// there are fewer GPUs than processes (one GPU under CUDA MPS).
 inline int default_process_device(int local_rank, int pe) {
     int count = 0;
     check_cuda(cudaGetDeviceCount(&count), pe, "world::init_gpu", "cudaGetDeviceCount");

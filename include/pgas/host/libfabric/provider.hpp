@@ -147,7 +147,7 @@ inline std::string atomic_problems(const std::function<int(fi_op, fi_datatype, s
 
 // The hints every candidate is asked with: RDM, RMA and atomics, the modern
 // mr_mode bits pgas honours (never FI_MR_BASIC/SCALABLE), delivery-complete
-// transmit completions (quiet needs remote visibility, issue 6), and the
+// transmit completions (quiet needs remote visibility), and the
 // fi_context2 every operation carries.
 inline info_ptr make_hints(bool want_hmem) {
     info_ptr hints(fi_allocinfo());

@@ -229,7 +229,7 @@ concept thread_setup_backend = requires(B& b) {
 // holds back only that ring. A backend that defers completions is asked to
 // flush whenever some wait depends on them (flushing_backend). It polls
 // continuously: libfabric's rxm and shm progress the target side of other
-// PEs' operations only while someone polls (issue 6), so it never sleeps;
+// PEs' operations only while someone polls, so it never sleeps;
 // when idle it yields the core every options::yield_after_idle_ns, which
 // costs no wake-up latency beyond one scheduler pass.
 //
