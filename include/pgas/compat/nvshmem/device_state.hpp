@@ -70,7 +70,7 @@ PGAS_HD decltype(auto) with_context(const char* call, Op&& op) {
     try {
         return std::forward<Op>(op)(rt.host_context(), rt.heap());
     } catch (const ::pgas::error& e) {
-        compat::fail(call, rt.heap().my_pe, e.what());
+        compat::fail(call, rt.heap().my_pe, e);
     }
 #endif
 }
@@ -88,7 +88,7 @@ PGAS_HD decltype(auto) with_rma_context(const char* call, Op&& op, GpuOp&& on_gp
     try {
         return std::forward<GpuOp>(on_gpu)(rt.gpu_context(), rt.heap());
     } catch (const ::pgas::error& e) {
-        compat::fail(call, rt.heap().my_pe, e.what());
+        compat::fail(call, rt.heap().my_pe, e);
     }
 #endif
 }

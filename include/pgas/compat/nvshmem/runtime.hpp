@@ -72,6 +72,16 @@ using fill_function = cudaError_t (*)(const device_state&);
     std::exit(EXIT_FAILURE);
 }
 
+/// fail for a pgas::error raised under `call`: its own line when it names that call already, else under the call.
+[[noreturn]] inline void fail(const char* call, int pe, const error& e) {
+    if (e.call() == call) {
+        std::fprintf(stderr, "%s\n", e.what());
+        std::fflush(stderr);
+        std::exit(EXIT_FAILURE);
+    }
+    fail(call, pe, e.what());
+}
+
 /// The process's NVSHMEM state: the world nvshmem_init made and the registered translation units.
 class runtime {
 public:
@@ -143,7 +153,7 @@ public:
     /// ends with a message naming the call).
     runtime& running(const char* call) {
         if (phase_ == phase::before_init) fail(call, -1, "called before nvshmem_init");
-        if (phase_ == phase::finalized) fail(call, -1, "called after nvshmem_finalize");
+        if (phase_ == phase::finalized) fail(call, heap_.my_pe, "called after nvshmem_finalize");
         return *this;
     }
 
@@ -171,7 +181,7 @@ public:
                 pgas::barrier_all(host_ctx_);
             }
         } catch (const error& e) {
-            fail(call, heap_.my_pe, e.what());
+            fail(call, heap_.my_pe, e);
         }
     }
 

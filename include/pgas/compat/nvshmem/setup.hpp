@@ -23,8 +23,7 @@ inline void* allocate(const char* call, std::size_t bytes, std::size_t alignment
             alignment == 0 ? rt.the_world().alloc<std::byte>(bytes) : rt.the_world().alloc<std::byte>(bytes, alignment);
         return rt.heap().base + block.offset();
     } catch (const error& e) {
-        if (e.code() != errc::heap_exhausted && e.code() != errc::invalid_argument)
-            fail(call, rt.heap().my_pe, e.what());
+        if (e.code() != errc::heap_exhausted && e.code() != errc::invalid_argument) fail(call, rt.heap().my_pe, e);
         std::fprintf(stderr, "pgas: %s on PE %d: returns NULL: %s\n", call, rt.heap().my_pe, e.what());
         return nullptr;
     }
@@ -37,7 +36,7 @@ inline void release(const char* call, void* ptr) {
     try {
         rt.the_world().free(rt.heap().symmetric<std::byte>(call, ptr, 0));
     } catch (const error& e) {
-        fail(call, rt.heap().my_pe, e.what());
+        fail(call, rt.heap().my_pe, e);
     }
 }
 
@@ -88,7 +87,7 @@ PGAS_HD int with_team(const char* call, nvshmem_team_t handle, Op&& op) {
     try {
         return op(compat::predefined_team(call, handle, rt.node(), rt.heap().my_pe, rt.heap().n_pes));
     } catch (const ::pgas::error& e) {
-        compat::fail(call, rt.heap().my_pe, e.what());
+        compat::fail(call, rt.heap().my_pe, e);
     }
 #endif
 }
