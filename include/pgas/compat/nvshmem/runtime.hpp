@@ -103,7 +103,7 @@ public:
 
     /// nvshmem_init: a world of one PE per process from the launcher's environment, on this process's GPU (the
     /// launcher's local rank modulo the visible GPUs) when a GPU is visible and a CUDA translation unit registered
-    /// device state, else on the host transport. PGAS_NVSHMEM_HOST=1 keeps the host transport.
+    /// device state (a program built by a plain C++ compiler launches no kernels), else on the host transport.
     void init(const char* call) {
         std::lock_guard lock(mutex_);
         if (phase_ == phase::finalized)
@@ -206,8 +206,7 @@ private:
     }
 
     bool want_gpu() const {
-        const char* host_only = std::getenv("PGAS_NVSHMEM_HOST");
-        if ((host_only && std::string(host_only) == "1") || fills_.empty()) return false;
+        if (fills_.empty()) return false;
         int devices = 0;
         return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
     }
