@@ -1,6 +1,7 @@
 // An NVSHMEM program in NVSHMEM's style, built by nvcc without -rdc against pgas::nvshmem, with kernels in two
 // translation units (each reaches the heap through its own device state): p and putmem_nbi around a ring with quiet and
-// barrier_all here, an atomic ticket and a signal in nvshmem_gpu_kernels.cu. Every PE checks what it received.
+// barrier_all here, an atomic ticket and a signal in nvshmem_gpu_kernels.cu. Every PE checks what it received;
+// --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -8,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #define CUDA_CHECK(call)                                                                                    \
     do {                                                                                                    \
@@ -41,7 +43,16 @@ static T read(const T* symmetric) {
     return value;
 }
 
-int main() {
+// A kernel launched before nvshmem_init finds its translation unit's state not filled: it must trap, saying so.
+static int kernel_before_init() {
+    ring<<<1, 1>>>(shared_words{});
+    const cudaError_t status = cudaDeviceSynchronize();
+    std::printf("kernel before nvshmem_init: %s\n", cudaGetErrorString(status));
+    return status != cudaSuccess ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "--before-init") == 0) return kernel_before_init();
     nvshmem_init();
     const int mype_node = nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE);
     int devices = 0;

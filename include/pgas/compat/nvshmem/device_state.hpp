@@ -30,7 +30,9 @@ __constant__ state_storage state;
 
 cudaError_t fill(const compat::device_state& value) { return cudaMemcpyToSymbol(state, &value, sizeof value); }
 
-// Registers this TU with the runtime at static initialisation, and forgets it when the TU's library is unloaded.
+// Registers this TU with the runtime at static initialisation, and forgets it when the TU's library is unloaded. A TU
+// registered after nvshmem_init (a library loaded later) is filled at once: nvcc's own registration of the TU's module
+// runs first (its constructor precedes this object's in the TU's .init_array, as nvcc 13 emits them).
 struct registration {
     registration() { compat::the_runtime().add(&fill); }
     ~registration() { compat::the_runtime().remove(&fill); }
