@@ -1,5 +1,6 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
-// transport: a put/get ring, p/g, an atomic counter, a signal and barriers; every PE checks what it received.
+// transport: a put/get ring, p/g, strided and sized puts, an atomic counter, a signal and barriers; every PE checks
+// what it received.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -31,7 +32,8 @@ int main() {
     int* counter = static_cast<int*>(nvshmem_align(64, sizeof(int)));
     std::uint64_t* flag = static_cast<std::uint64_t*>(nvshmem_malloc(sizeof(std::uint64_t)));
     double* word = static_cast<double*>(nvshmem_malloc(sizeof(double)));
-    if (!ring || !back || !counter || !flag || !word) {
+    std::uint32_t* words32 = static_cast<std::uint32_t*>(nvshmem_malloc(2 * sizeof(std::uint32_t)));
+    if (!ring || !back || !counter || !flag || !word || !words32) {
         std::fprintf(stderr, "PE %d: nvshmem_malloc returned NULL\n", me);
         return 1;
     }
@@ -53,6 +55,21 @@ int main() {
     expect(nvshmem_double_g(word, right) == 0.5 + me, "g from the right (x2)", long(nvshmem_double_g(word, right) * 2),
            long((0.5 + me) * 2));
 
+    // Strided: every other element of mine into the first half of the right PE's back[] (iput), then my values back
+    // from the left PE's ring with stride 2 (iget); and 32-bit words with the sized put.
+    nvshmem_long_iput(back, mine, 1, 2, n / 2, right);
+    long strided[n / 2];
+    nvshmem_long_iget(strided, ring, 1, 2, n / 2, right);
+    for (int i = 0; i < n / 2; ++i) expect(strided[i] == mine[2 * i], "iget from the right", strided[i], mine[2 * i]);
+    const std::uint32_t mine32[2] = {0xabcd0000u + std::uint32_t(me), 7u};
+    nvshmem_put32(words32, mine32, 2, right);
+    nvshmem_barrier_all();
+    for (int i = 0; i < n / 2; ++i)
+        expect(back[i] == 1000L * left + 2 * i, "iput from the left", back[i], 1000L * left + 2 * i);
+    expect(words32[0] == 0xabcd0000u + std::uint32_t(left) && words32[1] == 7u, "put32 from the left", words32[0],
+           0xabcd0000u + left);
+    nvshmem_barrier_all();
+
     // putmem_signal: data to the right, then its flag; the right PE waits on its own flag.
     nvshmem_putmem_signal(back, mine, n * sizeof(long), flag, 1, NVSHMEM_SIGNAL_SET, right);
     nvshmem_signal_wait_until(flag, NVSHMEM_CMP_EQ, 1);
@@ -66,6 +83,7 @@ int main() {
     expect(ticket >= 0 && ticket < npes, "ticket", ticket, 0);
     expect(nvshmem_ptr(ring, right) != nullptr, "nvshmem_ptr is not NULL", 0, 1);
     nvshmem_barrier_all();
+    nvshmem_free(words32);
     nvshmem_free(word);
     nvshmem_free(flag);
     nvshmem_free(counter);

@@ -1,11 +1,13 @@
-// NVSHMEM's RMA calls (p, g, put, get, their _nbi and warp/block forms, the mem forms, nvshmem_ptr), generated over
-// the standard RMA type table as one-line forwarders to pgas::p, g, put, put_nbi, get and get_nbi.
+// NVSHMEM's RMA calls (p, g, put, get, their _nbi and warp/block forms, iput/iget, the sized and mem forms,
+// nvshmem_ptr), generated over the standard RMA type table as one-line forwarders to pgas::p, g, put, put_nbi, get,
+// get_nbi, iput and iget.
 #pragma once
 
 #include <pgas/compat/nvshmem/device_state.hpp>
 #include <pgas/compat/nvshmem/types.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 /// How every NVSHMEM entry point of pgas is declared: internal linkage, so that each translation unit's calls reach
 /// its own device state; host and device.
@@ -78,6 +80,28 @@ PGAS_HD T g(const char* call, const T* source, int pe) {
         });
 }
 
+// nvshmem_<T>_iput / _iget: pgas::iput / iget, strides in elements (at least 1); the symmetric side spans
+// (count - 1) * its stride + 1 elements.
+template <bool Put, class T>
+PGAS_HD void strided(const char* call, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst,
+                     std::size_t count, int pe) {
+    with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
+        heap.check_pe(call, pe);
+        heap.check_stride(call, dst);
+        heap.check_stride(call, sst);
+        const std::size_t span = count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
+        if constexpr (Put)
+            ::pgas::iput(ctx, heap.symmetric<T>(call, dest, span), source, dst, sst, count, pe);
+        else
+            ::pgas::iget(ctx, dest, heap.symmetric<const T>(call, source, span), dst, sst, count, pe);
+    });
+}
+
+// The element of nvshmem_put128 and its kin.
+struct bits128 {
+    std::uint64_t word[2];
+};
+
 // nvshmem_ptr: ctx.peer, an address this PE may load from and store to (on the host with the heap on a GPU, the
 // GPU address of the peer's mapping, as NVSHMEM's), or NULL.
 inline PGAS_HD void* peer_pointer(const char* call, const void* dest, int pe) {
@@ -103,7 +127,20 @@ inline PGAS_HD void* peer_pointer(const char* call, const void* dest, int pe) {
     PGAS_NVSHMEM_TRANSFER(TYPE, NAME, PREFIX, get, SUFFIX, GROUP)     \
     PGAS_NVSHMEM_TRANSFER(TYPE, NAME, PREFIX, get_nbi, SUFFIX, GROUP)
 
-// Every RMA call of one type: p, g, and the transfers by a thread, a warp and a block.
+// Strided put and get of one type (or size): the functions IPUT and IGET.
+#define PGAS_NVSHMEM_STRIDED(TYPE, ELEMENT, IPUT, IGET)                                                               \
+    PGAS_NVSHMEM_API void IPUT(TYPE* dest, const TYPE* source, std::ptrdiff_t dst, std::ptrdiff_t sst,                \
+                               std::size_t nelems, int pe) {                                                          \
+        pgas_nvshmem_tu::strided<true>(#IPUT, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), dst,  \
+                                       sst, nelems, pe);                                                              \
+    }                                                                                                                 \
+    PGAS_NVSHMEM_API void IGET(TYPE* dest, const TYPE* source, std::ptrdiff_t dst, std::ptrdiff_t sst,                \
+                               std::size_t nelems, int pe) {                                                          \
+        pgas_nvshmem_tu::strided<false>(#IGET, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), dst, \
+                                        sst, nelems, pe);                                                             \
+    }
+
+// Every RMA call of one type: p, g, the transfers by a thread, a warp and a block, iput and iget.
 #define PGAS_NVSHMEM_TYPED_RMA(TYPE, NAME)                                     \
     PGAS_NVSHMEM_API void nvshmem_##NAME##_p(TYPE* dest, TYPE value, int pe) { \
         pgas_nvshmem_tu::p("nvshmem_" #NAME "_p", dest, value, pe);            \
@@ -113,9 +150,36 @@ inline PGAS_HD void* peer_pointer(const char* call, const void* dest, int pe) {
     }                                                                          \
     PGAS_NVSHMEM_TRANSFERS(TYPE, NAME, nvshmem, , thread)                      \
     PGAS_NVSHMEM_TRANSFERS(TYPE, NAME, nvshmemx, _warp, warp)                  \
-    PGAS_NVSHMEM_TRANSFERS(TYPE, NAME, nvshmemx, _block, block)
+    PGAS_NVSHMEM_TRANSFERS(TYPE, NAME, nvshmemx, _block, block)                \
+    PGAS_NVSHMEM_STRIDED(TYPE, TYPE, nvshmem_##NAME##_iput, nvshmem_##NAME##_iget)
 
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA)
+
+// The sized transfers of one size and group: PREFIX_{put,get}BITS[_nbi]SUFFIX, nelems elements of BITS bits.
+#define PGAS_NVSHMEM_SIZED_TRANSFER(BITS, ELEMENT, PREFIX, OP, NAME, NBI, SUFFIX, GROUP)                            \
+    PGAS_NVSHMEM_API void PREFIX##_##NAME##BITS##NBI##SUFFIX(void* dest, const void* source, std::size_t nelems,    \
+                                                             int pe) {                                              \
+        pgas_nvshmem_tu::transfer<::pgas::GROUP, pgas_nvshmem_tu::rma::OP>(                                         \
+            #PREFIX "_" #NAME #BITS #NBI #SUFFIX, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), \
+            nelems, pe);                                                                                            \
+    }
+#define PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, PREFIX, SUFFIX, GROUP)                    \
+    PGAS_NVSHMEM_SIZED_TRANSFER(BITS, ELEMENT, PREFIX, put, put, , SUFFIX, GROUP)         \
+    PGAS_NVSHMEM_SIZED_TRANSFER(BITS, ELEMENT, PREFIX, put_nbi, put, _nbi, SUFFIX, GROUP) \
+    PGAS_NVSHMEM_SIZED_TRANSFER(BITS, ELEMENT, PREFIX, get, get, , SUFFIX, GROUP)         \
+    PGAS_NVSHMEM_SIZED_TRANSFER(BITS, ELEMENT, PREFIX, get_nbi, get, _nbi, SUFFIX, GROUP)
+// Every sized call of one size: the transfers by a thread, a warp and a block, iput and iget.
+#define PGAS_NVSHMEM_SIZED(BITS, ELEMENT)                            \
+    PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, nvshmem, , thread)       \
+    PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, nvshmemx, _warp, warp)   \
+    PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, nvshmemx, _block, block) \
+    PGAS_NVSHMEM_STRIDED(void, ELEMENT, nvshmem_iput##BITS, nvshmem_iget##BITS)
+
+PGAS_NVSHMEM_SIZED(8, std::uint8_t)
+PGAS_NVSHMEM_SIZED(16, std::uint16_t)
+PGAS_NVSHMEM_SIZED(32, std::uint32_t)
+PGAS_NVSHMEM_SIZED(64, std::uint64_t)
+PGAS_NVSHMEM_SIZED(128, pgas_nvshmem_tu::bits128)
 
 // The byte-count (mem) transfers of one calling group: PREFIX_{putmem,putmem_nbi,getmem,getmem_nbi}SUFFIX.
 #define PGAS_NVSHMEM_MEM_TRANSFER(PREFIX, NAME, OP, SUFFIX, GROUP)                                                   \

@@ -35,11 +35,18 @@ struct heap_view {
         const long long offset = static_cast<const std::byte*>(p) - base;
         if (PGAS_CHECKS || !PGAS_DEVICE_PASS) {
             const auto user = (long long)detail::heap_layout::user_offset;
-            if (offset < user || offset > (long long)bytes || count * sizeof(T) > bytes - std::uint64_t(offset))
+            if (offset < user || offset > (long long)bytes || count > (bytes - std::uint64_t(offset)) / sizeof(T))
                 detail::report(errc::not_symmetric, call, my_pe,
                                "address outside the symmetric heap (an nvshmem_malloc'd block), heap offset", offset);
         }
         return symmetric_ptr<T>(detail::offset_tag{}, std::uint64_t(offset));
+    }
+
+    /// On the host always, on a GPU under PGAS_CHECKS: a stride below 1 element is errc::invalid_argument naming
+    /// `call`, the PE and the stride.
+    PGAS_HD void check_stride(const char* call, std::ptrdiff_t stride) const {
+        if ((PGAS_CHECKS || !PGAS_DEVICE_PASS) && stride < 1)
+            detail::report(errc::invalid_argument, call, my_pe, "stride (in elements) must be >= 1, got", stride);
     }
 
     /// On the host always, on a GPU under PGAS_CHECKS: `pe` outside [0, n_pes) is errc::pe_out_of_range naming `call`,
