@@ -1,0 +1,189 @@
+// NVSHMEM's point-to-point synchronisation, signals and ordering: <T>_wait_until and _test (generated over its wait
+// types), signal_op, signal_fetch, signal_wait_until, put_signal, fence, quiet, barrier_all and sync_all, each a
+// one-line forwarder to the pgas call of the same meaning.
+#pragma once
+
+#include <pgas/compat/nvshmem/device_state.hpp>
+#include <pgas/compat/nvshmem/rma.hpp>
+#include <pgas/compat/nvshmem/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace {
+namespace pgas_nvshmem_tu {
+
+// NVSHMEM_CMP_* as pgas::cmp; another value is errc::invalid_argument naming the call.
+PGAS_HD inline ::pgas::cmp comparison(const char* call, const compat::heap_view& heap, int cmp) {
+    switch (cmp) {
+        case NVSHMEM_CMP_EQ:
+            return ::pgas::cmp::eq;
+        case NVSHMEM_CMP_NE:
+            return ::pgas::cmp::ne;
+        case NVSHMEM_CMP_GT:
+            return ::pgas::cmp::gt;
+        case NVSHMEM_CMP_LE:
+            return ::pgas::cmp::le;
+        case NVSHMEM_CMP_LT:
+            return ::pgas::cmp::lt;
+        case NVSHMEM_CMP_GE:
+            return ::pgas::cmp::ge;
+    }
+    ::pgas::detail::report(::pgas::errc::invalid_argument, call, heap.my_pe, "comparison is no NVSHMEM_CMP_*:", cmp);
+    return ::pgas::cmp::eq;
+}
+
+// NVSHMEM_SIGNAL_SET / _ADD as pgas::signal_op; another value is errc::invalid_argument naming the call.
+PGAS_HD inline ::pgas::signal_op signal_operation(const char* call, const compat::heap_view& heap, int op) {
+    if (op != NVSHMEM_SIGNAL_SET && op != NVSHMEM_SIGNAL_ADD)
+        ::pgas::detail::report(::pgas::errc::invalid_argument, call, heap.my_pe,
+                               "signal operation is neither NVSHMEM_SIGNAL_SET nor NVSHMEM_SIGNAL_ADD:", op);
+    return op == NVSHMEM_SIGNAL_ADD ? ::pgas::signal_op::add : ::pgas::signal_op::set;
+}
+
+// nvshmem_<T>_wait_until: pgas::wait_until on the caller's own word.
+template <class T>
+PGAS_HD void wait_until(const char* call, T* ivar, int cmp, T value) {
+    with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
+        ::pgas::wait_until(ctx, heap.symmetric<T>(call, ivar, 1), comparison(call, heap, cmp), value);
+    });
+}
+
+// nvshmem_<T>_test: pgas::test (1 when the condition holds, else 0).
+template <class T>
+PGAS_HD int test(const char* call, T* ivar, int cmp, T value) {
+    return with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
+        return ::pgas::test(ctx, heap.symmetric<T>(call, ivar, 1), comparison(call, heap, cmp), value) ? 1 : 0;
+    });
+}
+
+// The put_signal family by group G: pgas::put_signal / put_signal_nbi.
+template <class G, bool Nbi, class T>
+PGAS_HD void put_signal(const char* call, T* dest, const T* source, std::size_t count, std::uint64_t* sig_addr,
+                        std::uint64_t signal, int sig_op, int pe) {
+    with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
+        heap.check_pe(call, pe);
+        const auto dst = heap.symmetric<T>(call, dest, count);
+        const auto sig = heap.symmetric<std::uint64_t>(call, sig_addr, 1);
+        if constexpr (Nbi)
+            ::pgas::put_signal_nbi<G>(ctx, dst, source, count, sig, signal, signal_operation(call, heap, sig_op), pe);
+        else
+            ::pgas::put_signal<G>(ctx, dst, source, count, sig, signal, signal_operation(call, heap, sig_op), pe);
+    });
+}
+
+// nvshmem_quiet, nvshmem_fence: on the host with the heap on a GPU nothing is outstanding (host RMA is blocking).
+template <bool Quiet>
+PGAS_HD void complete(const char* call) {
+#if !PGAS_DEVICE_PASS
+    if (compat::the_runtime().running(call).on_gpu()) return;
+#endif
+    with_context(call, [&](const auto& ctx, const compat::heap_view&) {
+        if constexpr (Quiet)
+            ::pgas::quiet(ctx);
+        else
+            ::pgas::fence(ctx);
+    });
+}
+
+// nvshmem_barrier_all / sync_all by group G; on the host the runtime's barrier (kernels complete first on GPUs).
+template <class G, bool Barrier>
+PGAS_HD void barrier_all(const char* call) {
+#if PGAS_DEVICE_PASS
+    const compat::device_state& s = filled_state(call);
+    if constexpr (Barrier)
+        ::pgas::barrier_all<G>(s.ctx);
+    else
+        ::pgas::sync_all<G>(s.ctx);
+#else
+    compat::the_runtime().running(call).barrier_all(call);
+#endif
+}
+
+}  // namespace pgas_nvshmem_tu
+}  // namespace
+
+// wait_until and test of one type.
+#define PGAS_NVSHMEM_TYPED_WAIT(TYPE, NAME)                                                  \
+    PGAS_NVSHMEM_API void nvshmem_##NAME##_wait_until(TYPE* ivar, int cmp, TYPE cmp_value) { \
+        pgas_nvshmem_tu::wait_until("nvshmem_" #NAME "_wait_until", ivar, cmp, cmp_value);   \
+    }                                                                                        \
+    PGAS_NVSHMEM_API int nvshmem_##NAME##_test(TYPE* ivar, int cmp, TYPE cmp_value) {        \
+        return pgas_nvshmem_tu::test("nvshmem_" #NAME "_test", ivar, cmp, cmp_value);        \
+    }
+
+PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT)
+
+// put_signal of one type (or of bytes: NAME putmem, TYPE void) by one group.
+#define PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, PREFIX, NBI, SUFFIX, GROUP, IS_NBI)                            \
+    PGAS_NVSHMEM_API void PREFIX##_##NAME##_signal##NBI##SUFFIX(TYPE* dest, const TYPE* source, std::size_t nelems, \
+                                                                std::uint64_t* sig_addr, std::uint64_t signal,      \
+                                                                int sig_op, int pe) {                               \
+        pgas_nvshmem_tu::put_signal<::pgas::GROUP, IS_NBI>(                                                         \
+            #PREFIX "_" #NAME "_signal" #NBI #SUFFIX, static_cast<ELEMENT*>(dest),                                  \
+            static_cast<const ELEMENT*>(source), nelems, sig_addr, signal, sig_op, pe);                             \
+    }
+#define PGAS_NVSHMEM_PUT_SIGNALS(TYPE, ELEMENT, NAME)                               \
+    PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, nvshmem, , , thread, false)        \
+    PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, nvshmem, _nbi, , thread, true)     \
+    PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, nvshmemx, , _warp, warp, false)    \
+    PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, nvshmemx, _nbi, _warp, warp, true) \
+    PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, nvshmemx, , _block, block, false)  \
+    PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, nvshmemx, _nbi, _block, block, true)
+#define PGAS_NVSHMEM_TYPED_PUT_SIGNAL(TYPE, NAME) PGAS_NVSHMEM_PUT_SIGNALS(TYPE, TYPE, NAME##_put)
+
+PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_PUT_SIGNAL)
+PGAS_NVSHMEM_PUT_SIGNALS(void, std::byte, putmem)
+
+/// Applies `sig_op signal` (NVSHMEM_SIGNAL_SET or _ADD) to the signal word `sig_addr` on PE `pe`.
+PGAS_NVSHMEM_API void nvshmemx_signal_op(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
+    pgas_nvshmem_tu::with_context("nvshmemx_signal_op", [&](const auto& ctx, const auto& heap) {
+        heap.check_pe("nvshmemx_signal_op", pe);
+        ::pgas::signal(ctx, heap.template symmetric<std::uint64_t>("nvshmemx_signal_op", sig_addr, 1), signal,
+                       pgas_nvshmem_tu::signal_operation("nvshmemx_signal_op", heap, sig_op), pe);
+    });
+}
+
+/// The caller's own signal word `sig_addr`.
+PGAS_NVSHMEM_API std::uint64_t nvshmem_signal_fetch(std::uint64_t* sig_addr) {
+    return pgas_nvshmem_tu::with_context("nvshmem_signal_fetch", [&](const auto& ctx, const auto& heap) {
+        return ::pgas::signal_fetch(ctx, heap.template symmetric<std::uint64_t>("nvshmem_signal_fetch", sig_addr, 1));
+    });
+}
+
+/// Waits until the caller's own signal word `sig_addr` satisfies `cmp cmp_value`; returns the value seen.
+PGAS_NVSHMEM_API std::uint64_t nvshmem_signal_wait_until(std::uint64_t* sig_addr, int cmp, std::uint64_t cmp_value) {
+    return pgas_nvshmem_tu::with_context("nvshmem_signal_wait_until", [&](const auto& ctx, const auto& heap) {
+        return ::pgas::signal_wait_until(
+            ctx, heap.template symmetric<std::uint64_t>("nvshmem_signal_wait_until", sig_addr, 1),
+            pgas_nvshmem_tu::comparison("nvshmem_signal_wait_until", heap, cmp), cmp_value);
+    });
+}
+
+/// Completes every earlier operation of the caller (pgas::quiet).
+PGAS_NVSHMEM_API void nvshmem_quiet() { pgas_nvshmem_tu::complete<true>("nvshmem_quiet"); }
+/// Orders the caller's earlier operations to each PE before its later ones (pgas::fence).
+PGAS_NVSHMEM_API void nvshmem_fence() { pgas_nvshmem_tu::complete<false>("nvshmem_fence"); }
+
+/// Every PE's earlier operations complete, then every PE meets (a thread on the device, or host code).
+PGAS_NVSHMEM_API void nvshmem_barrier_all() {
+    pgas_nvshmem_tu::barrier_all<::pgas::thread, true>("nvshmem_barrier_all");
+}
+/// nvshmem_barrier_all by every thread of a warp.
+PGAS_NVSHMEM_API void nvshmemx_barrier_all_warp() {
+    pgas_nvshmem_tu::barrier_all<::pgas::warp, true>("nvshmemx_barrier_all_warp");
+}
+/// nvshmem_barrier_all by every thread of a block.
+PGAS_NVSHMEM_API void nvshmemx_barrier_all_block() {
+    pgas_nvshmem_tu::barrier_all<::pgas::block, true>("nvshmemx_barrier_all_block");
+}
+/// Every PE meets, without completing earlier operations (pgas::sync_all).
+PGAS_NVSHMEM_API void nvshmem_sync_all() { pgas_nvshmem_tu::barrier_all<::pgas::thread, false>("nvshmem_sync_all"); }
+/// nvshmem_sync_all by every thread of a warp.
+PGAS_NVSHMEM_API void nvshmemx_sync_all_warp() {
+    pgas_nvshmem_tu::barrier_all<::pgas::warp, false>("nvshmemx_sync_all_warp");
+}
+/// nvshmem_sync_all by every thread of a block.
+PGAS_NVSHMEM_API void nvshmemx_sync_all_block() {
+    pgas_nvshmem_tu::barrier_all<::pgas::block, false>("nvshmemx_sync_all_block");
+}

@@ -1,0 +1,137 @@
+// NVSHMEM's vocabulary as pgas provides it: the type tables the typed families are generated from, and the constants,
+// handles and attribute types of its public API (written from NVSHMEM's documentation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+// X-macro tables: each X(TYPE, TYPENAME) row generates one member of every typed family that takes that table.
+
+/// NVSHMEM's standard RMA types (p, g, put, get and their _nbi, _warp, _block forms). half and bfloat16 are not
+/// provided yet (their CUDA headers would make <nvshmem.h> unusable from a plain C++ compiler).
+#define PGAS_NVSHMEM_RMA_TYPES(X)    \
+    X(float, float)                  \
+    X(double, double)                \
+    X(char, char)                    \
+    X(signed char, schar)            \
+    X(short, short)                  \
+    X(int, int)                      \
+    X(long, long)                    \
+    X(long long, longlong)           \
+    X(unsigned char, uchar)          \
+    X(unsigned short, ushort)        \
+    X(unsigned int, uint)            \
+    X(unsigned long, ulong)          \
+    X(unsigned long long, ulonglong) \
+    X(std::int8_t, int8)             \
+    X(std::int16_t, int16)           \
+    X(std::int32_t, int32)           \
+    X(std::int64_t, int64)           \
+    X(std::uint8_t, uint8)           \
+    X(std::uint16_t, uint16)         \
+    X(std::uint32_t, uint32)         \
+    X(std::uint64_t, uint64)         \
+    X(std::size_t, size)             \
+    X(std::ptrdiff_t, ptrdiff)
+
+/// NVSHMEM's standard AMO types (fetch_add, add, fetch_inc, inc, compare_swap), with its unsigned and exact-width
+/// integer types.
+#define PGAS_NVSHMEM_AMO_TYPES(X)    \
+    X(int, int)                      \
+    X(long, long)                    \
+    X(long long, longlong)           \
+    X(unsigned int, uint)            \
+    X(unsigned long, ulong)          \
+    X(unsigned long long, ulonglong) \
+    X(std::int32_t, int32)           \
+    X(std::int64_t, int64)           \
+    X(std::uint32_t, uint32)         \
+    X(std::uint64_t, uint64)         \
+    X(std::size_t, size)             \
+    X(std::ptrdiff_t, ptrdiff)
+
+/// NVSHMEM's extended AMO types (fetch, set, swap): the standard ones and float, double.
+#define PGAS_NVSHMEM_EXTENDED_AMO_TYPES(X) \
+    PGAS_NVSHMEM_AMO_TYPES(X)              \
+    X(float, float)                        \
+    X(double, double)
+
+/// NVSHMEM's bitwise AMO types (and, or, xor and their fetching forms).
+#define PGAS_NVSHMEM_BITWISE_AMO_TYPES(X) \
+    X(unsigned int, uint)                 \
+    X(unsigned long, ulong)               \
+    X(unsigned long long, ulonglong)      \
+    X(std::int32_t, int32)                \
+    X(std::int64_t, int64)                \
+    X(std::uint32_t, uint32)              \
+    X(std::uint64_t, uint64)
+
+/// NVSHMEM's point-to-point synchronisation types (wait_until, test). The 2-byte ones (short, ushort, int16,
+/// uint16) are not provided: pgas's waits poll 4- and 8-byte words.
+#define PGAS_NVSHMEM_WAIT_TYPES(X) PGAS_NVSHMEM_AMO_TYPES(X)
+
+/// A team handle, as NVSHMEM's: an integer passed by value, on the host and into kernels.
+typedef std::int32_t nvshmem_team_t;
+
+/// The predefined teams (NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are both this node's PEs: the ones that reach
+/// this PE by load/store).
+enum : nvshmem_team_t {
+    NVSHMEM_TEAM_INVALID = -1,
+    NVSHMEM_TEAM_WORLD = 0,
+    NVSHMEM_TEAM_SHARED = 1,
+    NVSHMEMX_TEAM_NODE = 2,
+};
+
+/// Comparisons of wait_until, test and signal_wait_until.
+enum nvshmem_cmp_type {
+    NVSHMEM_CMP_EQ = 0,
+    NVSHMEM_CMP_NE,
+    NVSHMEM_CMP_GT,
+    NVSHMEM_CMP_LE,
+    NVSHMEM_CMP_LT,
+    NVSHMEM_CMP_GE,
+};
+
+/// What signal_op and put_signal do to the signal word.
+enum nvshmem_signal_op_type {
+    NVSHMEM_SIGNAL_SET = 0,
+    NVSHMEM_SIGNAL_ADD,
+};
+
+/// Return codes of the calls that return one (nvshmemx_init_attr).
+enum nvshmemx_status {
+    NVSHMEMX_SUCCESS = 0,
+    NVSHMEMX_ERROR_INVALID_VALUE,
+    NVSHMEMX_ERROR_OUT_OF_MEMORY,
+    NVSHMEMX_ERROR_NOT_SUPPORTED,
+    NVSHMEMX_ERROR_SYMMETRY,
+    NVSHMEMX_ERROR_GPU_NOT_SELECTED,
+    NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED,
+    NVSHMEMX_ERROR_INTERNAL,
+};
+
+/// What nvshmemx_init_status answers.
+enum nvshmemx_init_status_type {
+    NVSHMEM_STATUS_NOT_INITIALIZED = 0,
+    NVSHMEM_STATUS_IS_BOOTSTRAPPED,
+    NVSHMEM_STATUS_IS_INITIALIZED,
+};
+
+/// nvshmemx_init_attr's flags. Only 0 (as nvshmem_init) is honoured so far; the others are answered with
+/// NVSHMEMX_ERROR_NOT_SUPPORTED and a message naming the flag.
+enum nvshmemx_init_flags : unsigned int {
+    NVSHMEMX_INIT_THREAD_PES = 1u,
+    NVSHMEMX_INIT_WITH_MPI_COMM = 1u << 1,
+    NVSHMEMX_INIT_WITH_SHMEM = 1u << 2,
+    NVSHMEMX_INIT_WITH_UNIQUEID = 1u << 3,
+};
+
+/// nvshmemx_init_attr's attributes: the MPI communicator's address for NVSHMEMX_INIT_WITH_MPI_COMM.
+typedef struct {
+    int version;
+    void* mpi_comm;
+} nvshmemx_init_attr_t;
+
+/// An attribute set with nothing chosen.
+#define NVSHMEMX_INIT_ATTR_INITIALIZER \
+    {}

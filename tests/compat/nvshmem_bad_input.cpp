@@ -1,0 +1,43 @@
+// NVSHMEM calls made wrongly, one per run (argv[1] names it): each must end the process with a message naming the
+// call, the PE and the value, or return what NVSHMEM returns (NULL for a size beyond the heap).
+#include <nvshmem.h>
+
+#include <cstdio>
+#include <cstring>
+
+int main(int argc, char** argv) {
+    const char* mode = argc > 1 ? argv[1] : "";
+    if (std::strcmp(mode, "before_init") == 0) {
+        std::printf("my_pe before init: %d\n", nvshmem_my_pe());  // must not return
+        return 0;
+    }
+    if (std::strcmp(mode, "init_attr_flags") == 0) {
+        nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+        const int status = nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);
+        std::printf("nvshmemx_init_attr returned %d, status %d\n", status, nvshmemx_init_status());
+        return status == NVSHMEMX_ERROR_NOT_SUPPORTED && nvshmemx_init_status() == NVSHMEM_STATUS_NOT_INITIALIZED ? 0
+                                                                                                                  : 1;
+    }
+    nvshmem_init();
+    if (std::strcmp(mode, "after_finalize") == 0) {
+        nvshmem_finalize();
+        nvshmem_barrier_all();  // must not return
+        return 0;
+    }
+    if (std::strcmp(mode, "beyond_heap") == 0) {
+        void* huge = nvshmem_malloc(std::size_t(1) << 50);
+        void* fine = nvshmem_malloc(64);  // the heap still works afterwards
+        std::printf("beyond the heap: %s; 64 bytes: %s\n", huge ? "a block" : "NULL", fine ? "a block" : "NULL");
+        nvshmem_free(fine);
+        nvshmem_finalize();
+        return huge == nullptr && fine != nullptr ? 0 : 1;
+    }
+    int* word = static_cast<int*>(nvshmem_malloc(sizeof(int)));
+    if (std::strcmp(mode, "pe_out_of_range") == 0) nvshmem_int_p(word, 1, nvshmem_n_pes() + 3);  // must not return
+    if (std::strcmp(mode, "not_symmetric") == 0) {
+        int local = 0;
+        nvshmem_int_p(&local, 1, 0);  // must not return
+    }
+    std::printf("%s: returned\n", mode);
+    return 0;
+}

@@ -1,0 +1,20 @@
+// What the two translation units of the NVSHMEM GPU program share: the symmetric words and the second TU's launcher.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+// Symmetric words from nvshmem_malloc (raw pointers, as NVSHMEM programs pass them).
+struct shared_words {
+    int* from_left;              // nvshmem_int_p from the left neighbour
+    int* block;                  // 4 ints by nvshmem_putmem_nbi from the left neighbour
+    int* counter;                // PE 0's copy hands out tickets (nvshmem_int_atomic_fetch_add)
+    int* ticket;                 // this PE's ticket
+    int* payload;                // nvshmem_putmem_signal from the left neighbour
+    std::uint64_t* signal;       // its signal
+    std::uint64_t* seen_signal;  // what nvshmem_signal_wait_until returned
+};
+
+// Launches the second TU's kernel (nvshmem_gpu_kernels.cu).
+void launch_ticket_and_signal(const shared_words& words, cudaStream_t stream);

@@ -1,0 +1,95 @@
+// An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
+// transport: a put/get ring, p/g, strided and sized puts, an atomic counter, a signal and barriers; every PE checks
+// what it received.
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <cstdint>
+#include <cstdio>
+
+static int wrong = 0;
+
+static void expect(bool ok, const char* what, long long seen, long long expected) {
+    if (!ok) {
+        std::fprintf(stderr, "PE %d: %s = %lld, expected %lld\n", nvshmem_my_pe(), what, seen, expected);
+        ++wrong;
+    }
+}
+
+int main() {
+    nvshmem_init();
+    const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
+    const int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+    expect(nvshmemx_init_status() == NVSHMEM_STATUS_IS_INITIALIZED, "init status", nvshmemx_init_status(),
+           NVSHMEM_STATUS_IS_INITIALIZED);
+    expect(nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD) == npes, "world team size", nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD),
+           npes);
+    expect(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) == me, "node team index", nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE), me);
+
+    constexpr int n = 64;
+    long* ring = static_cast<long*>(nvshmem_malloc(n * sizeof(long)));
+    long* back = static_cast<long*>(nvshmem_calloc(n, sizeof(long)));
+    int* counter = static_cast<int*>(nvshmem_align(64, sizeof(int)));
+    std::uint64_t* flag = static_cast<std::uint64_t*>(nvshmem_malloc(sizeof(std::uint64_t)));
+    double* word = static_cast<double*>(nvshmem_malloc(sizeof(double)));
+    std::uint32_t* words32 = static_cast<std::uint32_t*>(nvshmem_malloc(2 * sizeof(std::uint32_t)));
+    if (!ring || !back || !counter || !flag || !word || !words32) {
+        std::fprintf(stderr, "PE %d: nvshmem_malloc returned NULL\n", me);
+        return 1;
+    }
+    long mine[n];
+    for (int i = 0; i < n; ++i) mine[i] = 1000L * me + i;
+
+    nvshmem_long_put(ring, mine, n, right);                          // my values into my right neighbour's ring
+    nvshmem_double_p(word, 0.5 + me, right);                         // one element
+    const int ticket = nvshmem_int_atomic_fetch_add(counter, 1, 0);  // a ticket from PE 0's counter
+    nvshmem_quiet();
+    nvshmem_barrier_all();
+    for (int i = 0; i < n; ++i) expect(ring[i] == 1000L * left + i, "ring[i] from the left", ring[i], 1000L * left + i);
+    expect(*word == 0.5 + left, "p from the left (x2)", long(*word * 2), long((0.5 + left) * 2));
+
+    // Get the right neighbour's ring back (it holds my values) and its word with g.
+    long got[n];
+    nvshmem_long_get(got, ring, n, right);
+    for (int i = 0; i < n; ++i) expect(got[i] == mine[i], "get from the right", got[i], mine[i]);
+    expect(nvshmem_double_g(word, right) == 0.5 + me, "g from the right (x2)", long(nvshmem_double_g(word, right) * 2),
+           long((0.5 + me) * 2));
+
+    // Strided: every other element of mine into the first half of the right PE's back[] (iput), then my values back
+    // from the left PE's ring with stride 2 (iget); and 32-bit words with the sized put.
+    nvshmem_long_iput(back, mine, 1, 2, n / 2, right);
+    long strided[n / 2];
+    nvshmem_long_iget(strided, ring, 1, 2, n / 2, right);
+    for (int i = 0; i < n / 2; ++i) expect(strided[i] == mine[2 * i], "iget from the right", strided[i], mine[2 * i]);
+    const std::uint32_t mine32[2] = {0xabcd0000u + std::uint32_t(me), 7u};
+    nvshmem_put32(words32, mine32, 2, right);
+    nvshmem_barrier_all();
+    for (int i = 0; i < n / 2; ++i)
+        expect(back[i] == 1000L * left + 2 * i, "iput from the left", back[i], 1000L * left + 2 * i);
+    expect(words32[0] == 0xabcd0000u + std::uint32_t(left) && words32[1] == 7u, "put32 from the left", words32[0],
+           0xabcd0000u + left);
+    nvshmem_barrier_all();
+
+    // putmem_signal: data to the right, then its flag; the right PE waits on its own flag.
+    nvshmem_putmem_signal(back, mine, n * sizeof(long), flag, 1, NVSHMEM_SIGNAL_SET, right);
+    nvshmem_signal_wait_until(flag, NVSHMEM_CMP_EQ, 1);
+    for (int i = 0; i < n; ++i) expect(back[i] == 1000L * left + i, "putmem_signal data", back[i], 1000L * left + i);
+    nvshmem_barrier_all();
+
+    if (me == 0) {
+        expect(*counter == npes, "counter on PE 0", *counter, npes);
+        nvshmem_int_wait_until(counter, NVSHMEM_CMP_EQ, npes);
+    }
+    expect(ticket >= 0 && ticket < npes, "ticket", ticket, 0);
+    expect(nvshmem_ptr(ring, right) != nullptr, "nvshmem_ptr is not NULL", 0, 1);
+    nvshmem_barrier_all();
+    nvshmem_free(words32);
+    nvshmem_free(word);
+    nvshmem_free(flag);
+    nvshmem_free(counter);
+    nvshmem_free(back);
+    nvshmem_free(ring);
+    std::printf("PE %d of %d: ring from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
+    nvshmem_finalize();
+    return wrong == 0 ? 0 : 1;
+}
