@@ -7,55 +7,6 @@
 
 // X-macro tables: each X(TYPE, TYPENAME) row generates one member of every typed family that takes that table.
 
-/// NVSHMEM's standard RMA types (p, g, put, get and their _nbi, _warp, _block forms). half and bfloat16 are not
-/// provided yet (their CUDA headers would make <nvshmem.h> unusable from a plain C++ compiler).
-#define PGAS_NVSHMEM_RMA_TYPES(X)    \
-    X(float, float)                  \
-    X(double, double)                \
-    X(char, char)                    \
-    X(signed char, schar)            \
-    X(short, short)                  \
-    X(int, int)                      \
-    X(long, long)                    \
-    X(long long, longlong)           \
-    X(unsigned char, uchar)          \
-    X(unsigned short, ushort)        \
-    X(unsigned int, uint)            \
-    X(unsigned long, ulong)          \
-    X(unsigned long long, ulonglong) \
-    X(std::int8_t, int8)             \
-    X(std::int16_t, int16)           \
-    X(std::int32_t, int32)           \
-    X(std::int64_t, int64)           \
-    X(std::uint8_t, uint8)           \
-    X(std::uint16_t, uint16)         \
-    X(std::uint32_t, uint32)         \
-    X(std::uint64_t, uint64)         \
-    X(std::size_t, size)             \
-    X(std::ptrdiff_t, ptrdiff)
-
-/// NVSHMEM's standard AMO types (fetch_add, add, fetch_inc, inc, compare_swap), with its unsigned and exact-width
-/// integer types.
-#define PGAS_NVSHMEM_AMO_TYPES(X)    \
-    X(int, int)                      \
-    X(long, long)                    \
-    X(long long, longlong)           \
-    X(unsigned int, uint)            \
-    X(unsigned long, ulong)          \
-    X(unsigned long long, ulonglong) \
-    X(std::int32_t, int32)           \
-    X(std::int64_t, int64)           \
-    X(std::uint32_t, uint32)         \
-    X(std::uint64_t, uint64)         \
-    X(std::size_t, size)             \
-    X(std::ptrdiff_t, ptrdiff)
-
-/// NVSHMEM's extended AMO types (fetch, set, swap): the standard ones and float, double.
-#define PGAS_NVSHMEM_EXTENDED_AMO_TYPES(X) \
-    PGAS_NVSHMEM_AMO_TYPES(X)              \
-    X(float, float)                        \
-    X(double, double)
-
 /// NVSHMEM's bitwise AMO types (and, or, xor and their fetching forms).
 #define PGAS_NVSHMEM_BITWISE_AMO_TYPES(X) \
     X(unsigned int, uint)                 \
@@ -65,6 +16,37 @@
     X(std::int64_t, int64)                \
     X(std::uint32_t, uint32)              \
     X(std::uint64_t, uint64)
+
+/// NVSHMEM's standard AMO types (fetch_add, add, fetch_inc, inc, compare_swap): the bitwise ones and the signed,
+/// size and ptrdiff types.
+#define PGAS_NVSHMEM_AMO_TYPES(X)     \
+    PGAS_NVSHMEM_BITWISE_AMO_TYPES(X) \
+    X(int, int)                       \
+    X(long, long)                     \
+    X(long long, longlong)            \
+    X(std::size_t, size)              \
+    X(std::ptrdiff_t, ptrdiff)
+
+/// NVSHMEM's extended AMO types (fetch, set, swap): the standard ones and float, double.
+#define PGAS_NVSHMEM_EXTENDED_AMO_TYPES(X) \
+    PGAS_NVSHMEM_AMO_TYPES(X)              \
+    X(float, float)                        \
+    X(double, double)
+
+/// NVSHMEM's standard RMA types (p, g, put, get and their _nbi, _warp, _block forms): the extended AMO types and the
+/// 1- and 2-byte integers. half and bfloat16 are not provided yet (their CUDA headers would make <nvshmem.h> unusable
+/// from a plain C++ compiler).
+#define PGAS_NVSHMEM_RMA_TYPES(X)      \
+    PGAS_NVSHMEM_EXTENDED_AMO_TYPES(X) \
+    X(char, char)                      \
+    X(signed char, schar)              \
+    X(short, short)                    \
+    X(unsigned char, uchar)            \
+    X(unsigned short, ushort)          \
+    X(std::int8_t, int8)               \
+    X(std::int16_t, int16)             \
+    X(std::uint8_t, uint8)             \
+    X(std::uint16_t, uint16)
 
 /// NVSHMEM's point-to-point synchronisation types (wait_until, test). The 2-byte ones (short, ushort, int16,
 /// uint16) are not provided: pgas's waits poll 4- and 8-byte words.
