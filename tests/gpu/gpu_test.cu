@@ -328,7 +328,35 @@ void run_suite(int n) {
     }
 }
 
-// On-stream put_signal/signal_wait/barrier/get, captured into one CUDA graph per GPU and replayed.
+// How many of a captured graph's edges are programmatic (pgas's on-stream kernels launch with programmatic
+// dependent launch on sm_90+: host/stream/launch.cuh), and how many edges it has.
+struct graph_edges {
+    std::size_t programmatic = 0, all = 0;
+};
+inline graph_edges edges_of(cudaGraph_t graph) {
+    std::size_t count = 0;
+#if CUDART_VERSION >= 13000
+    CHECK_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count));
+#else
+    CHECK_CUDA(cudaGraphGetEdges_v2(graph, nullptr, nullptr, nullptr, &count));
+#endif
+    std::vector<cudaGraphNode_t> from(count), to(count);
+    std::vector<cudaGraphEdgeData> data(count);
+#if CUDART_VERSION >= 13000
+    CHECK_CUDA(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &count));
+#else
+    CHECK_CUDA(cudaGraphGetEdges_v2(graph, from.data(), to.data(), data.data(), &count));
+#endif
+    graph_edges e;
+    e.all = count;
+    for (const auto& d : data) e.programmatic += d.type == cudaGraphDependencyTypeProgrammatic;
+    return e;
+}
+
+// On-stream put_signal/signal_wait/get/barrier, captured into one CUDA graph per GPU and replayed. Each replay
+// starts from a zeroed inbox and signal, and copies the inbox (get from the PE itself) right after the signal wait:
+// on sm_90+ that copy's kernel is launched while the wait's kernel still spins (programmatic launch, early trigger),
+// so a kernel that read memory before waiting for its predecessors would copy zeros.
 void check_on_stream(int n) {
     auto w = make_world(n);
     const std::size_t count = (std::size_t(3) << 20) + 7;  // many blocks, odd tail
@@ -338,12 +366,13 @@ void check_on_stream(int n) {
     const int local_count = w.n_local_pes();
     std::vector<cudaStream_t> streams(local_count);
     std::vector<cudaGraphExec_t> graphs(local_count);
-    std::vector<std::uint64_t*> fetched(local_count);
+    std::vector<std::uint64_t*> fetched(local_count), received(local_count);
     for (int i = 0; i < local_count; ++i) {
         const int pe = w.local_pe(i);
         CHECK_CUDA(cudaSetDevice(w.device_of(i)));
         CHECK_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
         CHECK_CUDA(cudaMalloc(&fetched[i], count * sizeof(std::uint64_t)));
+        CHECK_CUDA(cudaMalloc(&received[i], count * sizeof(std::uint64_t)));
         std::vector<std::uint64_t> pattern(count);
         for (std::size_t k = 0; k < count; ++k) pattern[k] = mix(pe, k, 77);
         CHECK_CUDA(cudaMemcpy(w.device_address(outbox, i), pattern.data(), count * 8, cudaMemcpyHostToDevice));
@@ -352,17 +381,28 @@ void check_on_stream(int n) {
         cudaGraph_t graph;
         CHECK_CUDA(cudaStreamBeginCapture(streams[i], cudaStreamCaptureModeThreadLocal));
         pgas::put_signal_on_stream(ctx, inbox, ctx.local(outbox), count, sig, 1, pgas::signal_op::add, right, streams[i]);
-        pgas::signal_wait_until_on_stream(ctx, sig, pgas::cmp::ge, 1, streams[i]);  // replays raise the bar below
+        pgas::signal_wait_until_on_stream(ctx, sig, pgas::cmp::ge, 1, streams[i]);
+        pgas::get_on_stream(ctx, received[i], inbox, count, pe, streams[i]);
         pgas::get_on_stream(ctx, fetched[i], outbox, count, left, streams[i]);
         pgas::quiet_on_stream(ctx, streams[i]);
         pgas::barrier_all_on_stream(ctx, streams[i]);
         CHECK_CUDA(cudaStreamEndCapture(streams[i], &graph));
+        int major = 0;
+        CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, w.device_of(i)));
+        const graph_edges edges = edges_of(graph);
+        CHECK(edges.all == 5);  // six kernels in a chain (quiet on nvlink enqueues none)
+        CHECK(edges.programmatic == (major >= 9 ? edges.all : 0));
         CHECK_CUDA(cudaGraphInstantiate(&graphs[i], graph, 0));
         CHECK_CUDA(cudaGraphDestroy(graph));
     }
-    // every PE's inbox is written only after every PE has filled its outbox
-    if (one_process_per_gpu()) w.barrier();
     for (int replay = 0; replay < 3; ++replay) {
+        for (int i = 0; i < local_count; ++i) {  // the inbox and signal zeroed on every PE before any PE's put
+            CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+            CHECK_CUDA(cudaMemset(w.device_address(inbox, i), 0, count * 8));
+            CHECK_CUDA(cudaMemset(w.device_address(sig, i), 0, 8));
+            CHECK_CUDA(cudaDeviceSynchronize());
+        }
+        if (one_process_per_gpu()) w.barrier();
         for (int i = 0; i < local_count; ++i) {
             CHECK_CUDA(cudaSetDevice(w.device_of(i)));
             CHECK_CUDA(cudaGraphLaunch(graphs[i], streams[i]));
@@ -371,20 +411,31 @@ void check_on_stream(int n) {
             CHECK_CUDA(cudaSetDevice(w.device_of(i)));
             CHECK_CUDA(cudaStreamSynchronize(streams[i]));
         }
+        if (one_process_per_gpu()) w.barrier();  // every PE's graph done before any zeroes its inbox again
+        for (int i = 0; i < local_count; ++i) {
+            const int left = (w.local_pe(i) + n - 1) % n;
+            auto got = read_back(w, inbox, count, i);
+            std::vector<std::uint64_t> back(count), copied(count);
+            CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+            CHECK_CUDA(cudaMemcpy(back.data(), fetched[i], count * 8, cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaMemcpy(copied.data(), received[i], count * 8, cudaMemcpyDeviceToHost));
+            std::size_t bad = 0, early = 0;
+            for (std::size_t k = 0; k < count; ++k) {
+                bad += (got[k] != mix(left, k, 77)) + (back[k] != mix(left, k, 77));
+                early += copied[k] != mix(left, k, 77);
+            }
+            CHECK(bad == 0);
+            CHECK_MESSAGE(early == 0, "replay ", replay, ": the inbox copied after the signal wait missed ", early,
+                          " elements");
+            CHECK(read_back(w, sig, 1, i)[0] == 1u);
+        }
     }
     for (int i = 0; i < local_count; ++i) {
-        const int left = (w.local_pe(i) + n - 1) % n;
-        auto got = read_back(w, inbox, count, i);
-        std::vector<std::uint64_t> back(count);
-        CHECK_CUDA(cudaMemcpy(back.data(), fetched[i], count * 8, cudaMemcpyDeviceToHost));
-        std::size_t bad = 0;
-        for (std::size_t k = 0; k < count; ++k) bad += (got[k] != mix(left, k, 77)) + (back[k] != mix(left, k, 77));
-        CHECK(bad == 0);
-        CHECK(read_back(w, sig, 1, i)[0] == 3u);  // one add per replay
         CHECK_CUDA(cudaSetDevice(w.device_of(i)));
         cudaGraphExecDestroy(graphs[i]);
         cudaStreamDestroy(streams[i]);
         cudaFree(fetched[i]);
+        cudaFree(received[i]);
     }
 }
 

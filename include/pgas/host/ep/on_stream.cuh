@@ -10,6 +10,7 @@
 #include <pgas/ep/throughput.hpp>
 #include <pgas/host/ep/buffer.hpp>
 #include <pgas/host/nvlink/builder.hpp>
+#include <pgas/host/stream/launch.cuh>
 #include <pgas/host/world.hpp>
 #include <pgas/transport/nvlink/nvlink.hpp>
 
@@ -22,14 +23,18 @@ namespace ep {
 
 namespace detail {
 PGAS_KERNELS_BEGIN
+// Launched programmatically (host/stream/launch.cuh) but without an early trigger: their grids fill the GPU beside
+// the other PEs' kernels sharing it, and a successor's waiting blocks would take those slots.
 template <class Tr, class Layout>
 PGAS_KERNEL void dispatch_kernel(const __grid_constant__ device::context<Tr> ctx, const __grid_constant__ Layout b,
                                  batch a) {
+    pgas::detail::wait_for_stream_predecessors();
     ep::dispatch(ctx, b, a);
 }
 template <class Tr, class Layout>
 PGAS_KERNEL void combine_kernel(const __grid_constant__ device::context<Tr> ctx, const __grid_constant__ Layout b,
                                 batch a) {
+    pgas::detail::wait_for_stream_predecessors();
     ep::combine(ctx, b, a);
 }
 PGAS_KERNELS_END
@@ -46,8 +51,8 @@ void launch(const buffer<Layout>& buf, int local, const batch& a, cudaStream_t s
     buf.check(call, local, a);
     const config& c = buf.shape();
     cuda_check(cudaSetDevice(w.device_of(local)), pe, call);
-    kernel<<<c.blocks, c.threads, 0, stream>>>(w.template context<nvlink>(local), buf.layout(), a);
-    const cudaError_t launched = cudaGetLastError();
+    const cudaError_t launched = pgas::detail::try_launch_on_stream(kernel, c.blocks, c.threads, stream,
+                                                                    w.template context<nvlink>(local), buf.layout(), a);
     if (launched == cudaErrorLaunchOutOfResources) {  // a block wider than the kernel's registers allow: say so
         cudaFuncAttributes kernel_info{};
         cuda_check(cudaFuncGetAttributes(&kernel_info, kernel), pe, call);

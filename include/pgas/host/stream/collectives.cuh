@@ -17,6 +17,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/device/sync.hpp>
 #include <pgas/host/nvtx.hpp>
+#include <pgas/host/stream/launch.cuh>
 #include <pgas/host/stream/rma.cuh>
 
 #include <cstddef>
@@ -71,6 +72,8 @@ template <class Policy, coll_kind K, coll_paths Paths, unsigned MaxThreads, clas
 PGAS_KERNEL void __launch_bounds__(MaxThreads, 1)
     collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                       symmetric_ptr<const T> src, std::size_t count, int root, Op op) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     run_collective<block, Policy, Paths>(ctx, t, plan_of<K>(count, root), dst, src, op, launch_part());
 }
 
@@ -84,15 +87,21 @@ struct alltoallv_table {
 template <class Tr, class T>
 PGAS_KERNEL void alltoallv_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                   symmetric_ptr<const T> src, const __grid_constant__ alltoallv_table table) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     alltoallv<block>(ctx, t, dst, table.dst_displs, src, table.src_counts, table.src_displs);
 }
 
 template <class Tr>
 PGAS_KERNEL void barrier_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     barrier<block>(ctx, t);
 }
 template <class Tr>
 PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     sync<block>(ctx, t);
 }
 PGAS_KERNELS_END
@@ -117,15 +126,13 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     const launch_grid grid = launch_shape<P>(t, plan, sizeof(T), ll);
     const symmetric_ptr<const T> source(src);
     if constexpr (may_take_ll) {  // no LL kernel is built where LL cannot run
-        if (ll) {
-            collective_kernel<Policy, K, coll_paths::ll_only, ll_stream_threads, Tr, T, Op>
-                <<<grid.blocks, grid.threads, 0, stream>>>(ctx, t, dst, source, count, root, op);
-            return check_launch(ctx.my_pe(), call);
-        }
+        if (ll)
+            return launch_on_stream(collective_kernel<Policy, K, coll_paths::ll_only, ll_stream_threads, Tr, T, Op>,
+                                    grid.blocks, grid.threads, stream, ctx.my_pe(), call, ctx, t, dst, source, count,
+                                    root, op);
     }
-    collective_kernel<Policy, K, coll_paths::direct_only, P::stream_threads, Tr, T, Op>
-        <<<grid.blocks, grid.threads, 0, stream>>>(ctx, t, dst, source, count, root, op);
-    check_launch(ctx.my_pe(), call);
+    launch_on_stream(collective_kernel<Policy, K, coll_paths::direct_only, P::stream_threads, Tr, T, Op>, grid.blocks,
+                     grid.threads, stream, ctx.my_pe(), call, ctx, t, dst, source, count, root, op);
 }
 
 }  // namespace detail
@@ -137,8 +144,7 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
 template <class Tr>
 void barrier_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::barrier_on_stream");
-    detail::barrier_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
-    detail::check_launch(ctx.my_pe(), "barrier_on_stream");
+    detail::launch_on_stream(detail::barrier_kernel<Tr>, 1, 32, stream, ctx.my_pe(), "barrier_on_stream", ctx, t);
 }
 /// Enqueues pgas::barrier_all on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
 /// graph. barrier_on_stream over the world team.
@@ -157,8 +163,7 @@ void barrier_all_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) 
 template <class Tr>
 void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::sync_on_stream");
-    detail::sync_kernel<Tr><<<1, 32, 0, stream>>>(ctx, t);
-    detail::check_launch(ctx.my_pe(), "sync_on_stream");
+    detail::launch_on_stream(detail::sync_kernel<Tr>, 1, 32, stream, ctx.my_pe(), "sync_on_stream", ctx, t);
 }
 
 /// Enqueues pgas::broadcast on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -286,9 +291,8 @@ void alltoallv_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
         table.src_displs[j] = src_displs[j];
     }
     using P = coll::resolve_policy<Policy, Tr>;
-    detail::alltoallv_kernel<Tr, T>
-        <<<1, P::stream_threads, 0, stream>>>(ctx, t, dst, symmetric_ptr<const T>(src), table);
-    detail::check_launch(ctx.my_pe(), call);
+    detail::launch_on_stream(detail::alltoallv_kernel<Tr, T>, 1, P::stream_threads, stream, ctx.my_pe(), call, ctx, t,
+                             dst, symmetric_ptr<const T>(src), table);
 }
 
 PGAS_NAMESPACE_END

@@ -9,6 +9,7 @@
 #include <pgas/device/sync.hpp>
 #include <pgas/host/cuda/check.hpp>
 #include <pgas/host/nvtx.hpp>
+#include <pgas/host/stream/launch.cuh>
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,8 @@ inline unsigned blocks_for(std::size_t bytes) {
 template <class Tr, class T>
 PGAS_KERNEL void put_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<T> dst, const T* src,
                             std::size_t count, int pe) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     const std::size_t per_block = (count + gridDim.x - 1) / gridDim.x;
     const std::size_t first = per_block * blockIdx.x;
     if (first >= count) return;
@@ -49,6 +52,8 @@ PGAS_KERNEL void put_kernel(const __grid_constant__ device::context<Tr> ctx, sym
 template <class Tr, class T>
 PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* dst, symmetric_ptr<T> src,
                             std::size_t count, int pe) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     const std::size_t per_block = (count + gridDim.x - 1) / gridDim.x;
     const std::size_t first = per_block * blockIdx.x;
     if (first >= count) return;
@@ -59,6 +64,8 @@ PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* 
 template <class Tr>
 PGAS_KERNEL void signal_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<std::uint64_t> sig,
                                std::uint64_t value, signal_op op, int pe) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     ::pgas::quiet<thread>(ctx);  // the data of the preceding put kernels first
     ::pgas::signal(ctx, sig, value, op, pe);
 }
@@ -66,22 +73,20 @@ PGAS_KERNEL void signal_kernel(const __grid_constant__ device::context<Tr> ctx, 
 template <class Tr>
 PGAS_KERNEL void signal_wait_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<std::uint64_t> sig,
                                     cmp op, std::uint64_t value) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     ::pgas::signal_wait_until(ctx, sig, op, value);
 }
 
 template <class Tr>
 PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
+    let_next_stream_kernel_launch();
+    wait_for_stream_predecessors();
     ::pgas::quiet<thread>(ctx);
 }
 
 PGAS_KERNELS_END
 }  // namespace detail::rma_stream
-
-namespace detail {
-// After every *_on_stream launch (this header's and host/stream/collectives.cuh's):
-// a failed launch throws pgas::error (errc::cuda) naming the call and the PE.
-inline void check_launch(int pe, const char* call) { check_cuda(cudaGetLastError(), pe, call, "kernel launch"); }
-}  // namespace detail
 
 /// Enqueues put(dst on pe <- src, count elements) on `stream`, spread over up to 128 blocks; `src` is device memory
 /// of the caller's GPU (or symmetric local memory); capturable in a CUDA graph.
@@ -98,10 +103,9 @@ void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T
                    cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::put_on_stream");
     if (count == 0) return;
-    detail::rma_stream::
-        put_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(
-            ctx, dst, src, count, pe);
-    detail::check_launch(ctx.my_pe(), "put_on_stream");
+    detail::launch_on_stream(detail::rma_stream::put_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
+                             detail::rma_stream::threads, stream, ctx.my_pe(), "put_on_stream", ctx, dst, src, count,
+                             pe);
 }
 
 /// Enqueues get(dst <- src on pe, count elements) on `stream`, spread over up to 128 blocks; capturable in a CUDA
@@ -118,10 +122,9 @@ void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src,
                    cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::get_on_stream");
     if (count == 0) return;
-    detail::rma_stream::
-        get_kernel<<<detail::rma_stream::blocks_for(count * sizeof(T)), detail::rma_stream::threads, 0, stream>>>(
-            ctx, dst, src, count, pe);
-    detail::check_launch(ctx.my_pe(), "get_on_stream");
+    detail::launch_on_stream(detail::rma_stream::get_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
+                             detail::rma_stream::threads, stream, ctx.my_pe(), "get_on_stream", ctx, dst, src, count,
+                             pe);
 }
 
 /// Enqueues `op value` on the signal word `sig` of PE `pe`, after every put enqueued before it (the kernel runs
@@ -137,8 +140,8 @@ template <class Tr>
 void signal_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, std::uint64_t value,
                       signal_op op, int pe, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::signal_on_stream");
-    detail::rma_stream::signal_kernel<<<1, 1, 0, stream>>>(ctx, sig, value, op, pe);
-    detail::check_launch(ctx.my_pe(), "signal_on_stream");
+    detail::launch_on_stream(detail::rma_stream::signal_kernel<Tr>, 1, 1, stream, ctx.my_pe(), "signal_on_stream", ctx,
+                             sig, value, op, pe);
 }
 
 /// Enqueues put then signal: the signal becomes visible at `pe` only after the data (put_on_stream, then
@@ -171,8 +174,8 @@ template <class Tr>
 void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<std::uint64_t> sig, cmp op,
                                  std::uint64_t value, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::signal_wait_until_on_stream");
-    detail::rma_stream::signal_wait_kernel<<<1, 1, 0, stream>>>(ctx, sig, op, value);
-    detail::check_launch(ctx.my_pe(), "signal_wait_until_on_stream");
+    detail::launch_on_stream(detail::rma_stream::signal_wait_kernel<Tr>, 1, 1, stream, ctx.my_pe(),
+                             "signal_wait_until_on_stream", ctx, sig, op, value);
 }
 
 /// Enqueues quiet: everything the PE issued before it (puts, gets, atomics, signals) is complete and visible when the
@@ -190,8 +193,7 @@ template <class Tr>
 void quiet_on_stream(const device::context<Tr>& ctx, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::quiet_on_stream");
     if constexpr (load_store_transport<Tr>) return;
-    detail::rma_stream::quiet_kernel<<<1, 1, 0, stream>>>(ctx);
-    detail::check_launch(ctx.my_pe(), "quiet_on_stream");
+    detail::launch_on_stream(detail::rma_stream::quiet_kernel<Tr>, 1, 1, stream, ctx.my_pe(), "quiet_on_stream", ctx);
 }
 
 PGAS_NAMESPACE_END
