@@ -134,6 +134,7 @@ template <std::size_t LlMax, std::size_t LlPerBlock, unsigned Blocks, std::size_
           unsigned Threads = 512>
 struct tune : pgas::coll::load_store_policy {
     static constexpr std::size_t ll_max_bytes = LlMax;
+    static constexpr std::size_t ll_max_peer_bytes = LlMax;
     static constexpr std::size_t ll_bytes_per_block = LlPerBlock;
     static constexpr unsigned stream_max_blocks = Blocks;
     static constexpr std::size_t stream_bytes_per_block = BytesPerBlock;
@@ -182,7 +183,8 @@ void large_sizes(benchmark::internal::Benchmark* b) {
 }
 
 using defaults = pgas::coll::load_store_policy;
-// LL at every size the cells carry in one chunk per channel (what the default's ll_max_bytes bounds).
+// LL at every size the cells carry in one chunk per channel (what the default's ll_max_bytes and ll_max_peer_bytes
+// bound).
 using ll_only = tune<(std::size_t{1} << 40), defaults::ll_bytes_per_block, defaults::stream_max_blocks,
                      defaults::stream_bytes_per_block>;
 using direct_only = tune<0, defaults::ll_bytes_per_block, defaults::stream_max_blocks, defaults::stream_bytes_per_block>;

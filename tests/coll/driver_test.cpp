@@ -15,6 +15,10 @@ using pgas::detail::coll_scratch;
 using P = pgas::coll::load_store_policy;
 
 constexpr std::size_t KiB = 1024;
+// The default but for the cap on what one PE sends each peer: the cells' capacity is what binds.
+struct unbounded_per_peer : P {
+    static constexpr std::size_t ll_max_peer_bytes = ~std::size_t{0};
+};
 
 }  // namespace
 
@@ -22,8 +26,11 @@ TEST_CASE("the default policy runs LL while one chunk per channel carries the bl
     using pgas::detail::ll_fits;
     // the world team (slot 0): 32 channels of 16 KiB (2 PEs), 8 KiB (4) and 4 KiB (8) per chunk
     CHECK(ll_fits<P>(0, 2, 8));
-    CHECK(ll_fits<P>(0, 2, 512 * KiB));
-    CHECK_FALSE(ll_fits<P>(0, 2, 512 * KiB + 8));
+    // 2 PEs: what one PE sends its peer binds first (at most 256 KiB), below the cells' 512 KiB
+    CHECK(ll_fits<P>(0, 2, 256 * KiB));
+    CHECK_FALSE(ll_fits<P>(0, 2, 256 * KiB + 8));
+    CHECK(ll_fits<unbounded_per_peer>(0, 2, 512 * KiB));
+    CHECK_FALSE(ll_fits<unbounded_per_peer>(0, 2, 512 * KiB + 8));
     CHECK(ll_fits<P>(0, 4, 256 * KiB));
     CHECK_FALSE(ll_fits<P>(0, 4, 256 * KiB + 8));
     CHECK(ll_fits<P>(0, 8, 128 * KiB));
@@ -81,15 +88,15 @@ TEST_CASE("an on-stream LL launch gives a small call no more warps than one 8-by
 }
 
 // An on-stream launch picks its kernel (LL or direct) on the host with takes_ll; the kernel holds that path only.
-// Here the device collective runs on the host transport around the LL bound of 2 PEs (512 KiB a block): LL ran
+// Here the device collective runs on the host transport around the LL bound of 2 PEs (256 KiB to the peer): LL ran
 // exactly where takes_ll says, seen in channel 0's sent counter.
 TEST_CASE("takes_ll on the host names the path the collective runs") {
     using namespace pgas::detail;
     auto w = pgas::world::init_local(2, options());
-    const std::size_t most = (512 * KiB) / sizeof(float) + 4;
+    const std::size_t most = (256 * KiB) / sizeof(float) + 4;
     const auto src = w.alloc<float>(most);
     const auto dst = w.alloc<float>(most);
-    for (const std::size_t count : {std::size_t{2}, (512 * KiB) / sizeof(float), (512 * KiB) / sizeof(float) + 2}) {
+    for (const std::size_t count : {std::size_t{2}, (256 * KiB) / sizeof(float), (256 * KiB) / sizeof(float) + 2}) {
         CAPTURE(count);
         std::vector<int> predicted(2, -1), ran(2, -1);
         w.launch_host([&](const ctx& c) {
@@ -105,7 +112,7 @@ TEST_CASE("takes_ll on the host names the path the collective runs") {
         });
         CHECK(predicted[0] == ran[0]);
         CHECK(predicted[1] == ran[1]);
-        CHECK(predicted[0] == (count * sizeof(float) <= 512 * KiB));
+        CHECK(predicted[0] == (count * sizeof(float) <= 256 * KiB));
     }
 }
 

@@ -21,6 +21,9 @@ namespace coll {
 ///                  block (the team's scratch bounds that: coll/detail/driver.hpp
 ///                  ll_fits); above it the direct algorithm runs. 0: never LL;
 ///                  ~0: LL at every size, in as many chunks as it takes.
+///   ll_max_peer_bytes
+///                  and while what one PE sends each peer (count * sizeof(T))
+///                  is at most this.
 ///   ll_bytes_per_block
 ///                  an *_on_stream call on the LL path spreads over
 ///                  ceil(buffer bytes / this) blocks, at most the team's LL
@@ -37,6 +40,7 @@ namespace coll {
 template <class P>
 concept tuning_policy = requires {
     { P::ll_max_bytes } -> std::convertible_to<std::size_t>;
+    { P::ll_max_peer_bytes } -> std::convertible_to<std::size_t>;
     { P::ll_bytes_per_block } -> std::convertible_to<std::size_t>;
     { P::peer_pointers } -> std::convertible_to<bool>;
     { P::stream_threads } -> std::convertible_to<unsigned>;
@@ -65,6 +69,18 @@ struct load_store_policy {
     // docs/perf/multi-gpu-h100-2026-11-27.md keeps both.
     /// LL runs while what one PE sends all its peers is at most this many bytes (0: never).
     static constexpr std::size_t ll_max_bytes = std::size_t{1} << 20;
+    // scripts/bench-compare's pgas_compare with each path forced
+    // (PGAS_COMPARE_COLL_POLICY=ll / direct; 2xH200 NV18, one process per GPU,
+    // programmatic launches, 2026-11-28, S14-C2), us per call, LL | direct:
+    //   256 KiB (128 KiB to the peer): allgather 5.3 | 7.3, reduce_scatter
+    //           5.4 | 8.3, alltoall 5.4 | 7.4, allreduce 7.6 | 8.0
+    //   1 MiB (512 KiB to the peer): allgather 10.3 | 8.4, reduce_scatter
+    //           13.4 | 9.3, alltoall 10.4 | 8.6
+    // At 2 PEs the cells carry 512 KiB blocks, so the cap below binds there
+    // only; at 4 PEs (256 KiB blocks, the cells' limit) LL still won at 1 MiB
+    // (allgather 14.0 | 18.2 above).
+    /// LL runs while what one PE sends each peer is at most this many bytes.
+    static constexpr std::size_t ll_max_peer_bytes = std::size_t{256} << 10;
     // Probe of the on-stream collectives at 4 KiB-1 MiB under 2, 4, 8 and
     // 16 KiB per block (4xH100, one process per GPU, 2026-11-28): from 4 to
     // 64 KiB the smaller blocks won (allreduce 16 KiB, 4 GPUs: 6.5 us at
@@ -96,6 +112,8 @@ struct load_store_policy {
 struct rma_policy {
     /// Never LL.
     static constexpr std::size_t ll_max_bytes = 0;
+    /// Never LL.
+    static constexpr std::size_t ll_max_peer_bytes = 0;
     /// Unused without LL.
     static constexpr std::size_t ll_bytes_per_block = ~std::size_t{0};
     /// put/get only.
@@ -121,6 +139,8 @@ struct direct_policy : load_store_policy {
 struct ll_policy : load_store_policy {
     /// LL at every size.
     static constexpr std::size_t ll_max_bytes = ~std::size_t{0};
+    /// LL at every size.
+    static constexpr std::size_t ll_max_peer_bytes = ~std::size_t{0};
 };
 
 static_assert(tuning_policy<load_store_policy> && tuning_policy<rma_policy> && tuning_policy<direct_policy> &&

@@ -28,15 +28,16 @@ PGAS_HD constexpr void require_collective_buffers() {
 // team of n in `slot`, where LL can run at all: while one chunk per channel
 // carries the block (the team's cells bound it: 512 KiB on 2 PEs of the
 // world or node team, 256 KiB on 4, 128 KiB on 8, 6 KiB on 2 PEs of a split
-// team) and what one PE sends all its peers, block_bytes * (n - 1), is at
-// most P::ll_max_bytes. A policy with ll_max_bytes = ~0 (coll::ll_policy)
+// team), what one PE sends all its peers, block_bytes * (n - 1), is at
+// most P::ll_max_bytes and block_bytes at most P::ll_max_peer_bytes. A policy with ll_max_bytes = ~0 (coll::ll_policy)
 // runs LL at every size, in as many chunks as it takes. The host launch asks
 // the same, so both agree without seeing each other.
 template <class P>
 PGAS_HD constexpr bool ll_fits(int slot, int n, std::size_t block_bytes) {
     if (std::size_t(P::ll_max_bytes) == ~std::size_t{0}) return true;
     const std::uint64_t capacity = coll_scratch::payload_bytes(slot, n) * std::uint64_t(coll_scratch::channels(slot));
-    return block_bytes <= capacity && block_bytes * std::uint64_t(n - 1) <= std::uint64_t(P::ll_max_bytes);
+    return block_bytes <= capacity && block_bytes <= std::size_t(P::ll_max_peer_bytes) &&
+           block_bytes * std::uint64_t(n - 1) <= std::uint64_t(P::ll_max_bytes);
 }
 
 // The larger of plan p's src and dst, in bytes: what an on-stream launch spreads over its blocks.
