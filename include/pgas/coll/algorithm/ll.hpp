@@ -94,6 +94,13 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
         }
     };
     auto consume = [&](std::uint64_t k) {
+        // A copy that keeps the caller's own block copies it first, while the first packets are on their way
+        // (after the exchange it sat on a small call's critical path; ll_ack_all's sync orders it before the end).
+        if (!reduces_with<Op> && k == 0 && p.keeps_own(c.me)) {
+            unsigned char* own_dst = d + p.recv_offset(c.me) * sizeof(T) + off;
+            const unsigned char* own_src = s + p.send_offset(c.me) * sizeof(T) + off;
+            if (own_dst != own_src) group_copy<G>(own_dst, own_src, bytes);
+        }
         if (!p.receives(c.me)) return;
         const std::size_t at = off + k * payload;
         if constexpr (reduces_with<Op>) {
@@ -118,8 +125,6 @@ PGAS_HD void ll_algorithm(coll_call<Tr> c, const coll_plan& p, symmetric_ptr<T> 
         }
     };
     ll_exchange<G>(c, pairs, chunks, send, consume, from_me, to_me);
-    if (!reduces_with<Op> && p.keeps_own(c.me))
-        local_copy<G>(d + p.recv_offset(c.me) * sizeof(T) + off, s + p.send_offset(c.me) * sizeof(T) + off, bytes);
     ll_commit<G>(c, pairs, chunks, from_me, chunks, to_me);
 }
 
