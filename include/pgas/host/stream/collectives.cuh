@@ -29,7 +29,7 @@ PGAS_NAMESPACE_BEGIN
 
 // Each *_on_stream call launches one kernel on `stream` that runs the device
 // collective, so it orders with the stream's other work and can be captured
-// into a CUDA graph. Every collective goes through one kernel template and
+// into a CUDA graph (programmatically: host/stream/launch.cuh). Every collective goes through one kernel template and
 // one launch (launch_collective): the kernel runs the collective's plan with
 // the one driver (coll/detail/driver.hpp), each block as one part. On the LL
 // path the blocks are LL channels (up to 32 for the world and node teams),

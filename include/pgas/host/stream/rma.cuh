@@ -1,5 +1,5 @@
-// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs); barriers and
-// collectives: host/stream/collectives.cuh.
+// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs), each one kernel
+// launched programmatically (host/stream/launch.cuh); barriers and collectives: host/stream/collectives.cuh.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -88,7 +88,7 @@ PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
 PGAS_KERNELS_END
 }  // namespace detail::rma_stream
 
-/// Enqueues put(dst on pe <- src, count elements) on `stream`, spread over up to 128 blocks; `src` is device memory
+/// Enqueues put(dst on pe <- src, count elements) on `stream`, spread over up to 64 blocks; `src` is device memory
 /// of the caller's GPU (or symmetric local memory); capturable in a CUDA graph.
 ///
 /// - **Called by** the host, with the device of ctx's PE current.
@@ -108,7 +108,7 @@ void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T
                              pe);
 }
 
-/// Enqueues get(dst <- src on pe, count elements) on `stream`, spread over up to 128 blocks; capturable in a CUDA
+/// Enqueues get(dst <- src on pe, count elements) on `stream`, spread over up to 64 blocks; capturable in a CUDA
 /// graph.
 ///
 /// - **Called by** the host, with the device of ctx's PE current.
