@@ -14,6 +14,9 @@ namespace detail {
 // member's dst (all_members).
 inline constexpr int all_members = -1;
 
+// 16-byte packs each thread of reduce_slice_peers loads from every member before it combines them.
+inline constexpr unsigned reduce_packs_in_flight = 4;
+
 // Reduces elements [0, len) of src over every member, in team order (so every
 // PE computes the same bits, floats included), and stores the result at dst on
 // `target`. Loads peers' src and stores into peers' dst directly; each thread
@@ -26,7 +29,31 @@ PGAS_HD void reduce_slice_peers(const coll_call<Tr>& c, symmetric_ptr<const T> s
     const std::size_t packs = vector ? len / lanes : 0;
     const int first = target == all_members ? 0 : target;
     const int last = target == all_members ? c.n - 1 : target;
-    for (std::size_t p = G::rank(); p < packs; p += G::size()) {
+    // reduce_packs_in_flight packs a thread at a time: every member's loads of them issued before any is combined,
+    // so more bytes are on the link per thread than one pack per member; the rest one pack a thread.
+    const std::size_t stride = G::size();
+    std::size_t p = G::rank();
+    for (; p + (reduce_packs_in_flight - 1) * stride < packs; p += reduce_packs_in_flight * stride) {
+        vec16<T> acc[reduce_packs_in_flight];
+        PGAS_UNROLL
+        for (unsigned u = 0; u < reduce_packs_in_flight; ++u)
+            acc[u] = load16(c.ctx.peer(src, c.world_pe(0)) + (p + u * stride) * lanes);
+        for (int q = 1; q < c.n; ++q) {
+            vec16<T> more[reduce_packs_in_flight];
+            PGAS_UNROLL
+            for (unsigned u = 0; u < reduce_packs_in_flight; ++u)
+                more[u] = load16(c.ctx.peer(src, c.world_pe(q)) + (p + u * stride) * lanes);
+            PGAS_UNROLL
+            for (unsigned u = 0; u < reduce_packs_in_flight; ++u)
+                for (std::size_t l = 0; l < lanes; ++l) acc[u].v[l] = op(acc[u].v[l], more[u].v[l]);
+        }
+        for (int q = first; q <= last; ++q) {
+            PGAS_UNROLL
+            for (unsigned u = 0; u < reduce_packs_in_flight; ++u)
+                store16(c.ctx.peer(dst, c.world_pe(q)) + (p + u * stride) * lanes, acc[u]);
+        }
+    }
+    for (; p < packs; p += stride) {
         vec16<T> acc = load16(c.ctx.peer(src, c.world_pe(0)) + p * lanes);
         for (int q = 1; q < c.n; ++q) {
             const vec16<T> more = load16(c.ctx.peer(src, c.world_pe(q)) + p * lanes);
