@@ -71,16 +71,23 @@ PGAS_HD void direct_algorithm(const coll_call<Tr>& c, const coll_plan& p, coll_p
         const auto piece = part_of<T>(p.count, part);
         T* d = c.ctx.local(dst) + piece.begin;
         const T* s = c.ctx.local(src) + piece.begin;
-        for (int j = 0; j < c.n; ++j) {
+        // The caller's own block (allgather, alltoall) goes with the first push, in one loop: its copy in this GPU's
+        // memory then runs while the link is busy, not before it.
+        bool own = p.keeps_own(c.me) && d + p.recv_offset(c.me) != s + p.send_offset(c.me);
+        for (int j = 1; j < c.n; ++j) {
             const int other = (c.me + j) % c.n;
-            if (other == c.me) {
-                if (p.keeps_own(c.me))
-                    local_copy<G>(d + p.recv_offset(c.me), s + p.send_offset(c.me), piece.size * sizeof(T));
-            } else if (p.moves(c.me, other)) {
-                push<G>(c, path, dst + std::ptrdiff_t(p.recv_offset(c.me) + piece.begin), s + p.send_offset(other),
-                        piece.size, other);
+            if (!p.moves(c.me, other)) continue;
+            const auto to = dst + std::ptrdiff_t(p.recv_offset(c.me) + piece.begin);
+            if (own && path.peers && piece.size != 0) {
+                group_copy_pair<G>(c.ctx.peer(to, c.world_pe(other)), s + p.send_offset(other), d + p.recv_offset(c.me),
+                                   s + p.send_offset(c.me), piece.size * sizeof(T));
+                G::sync();
+                own = false;
+            } else {
+                push<G>(c, path, to, s + p.send_offset(other), piece.size, other);
             }
         }
+        if (own) local_copy<G>(d + p.recv_offset(c.me), s + p.send_offset(c.me), piece.size * sizeof(T));
     }
     part_sync<G>(c, part, !pulls);
 }
