@@ -35,7 +35,8 @@ int main() {
     // sum, max (double) and or (bitwise) to every PE.
     for (int i = 0; i < n; ++i) src[i] = 100 * me + i;
     expect(nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, dst, src, n) == 0, "int_sum_reduce's return", 1, 0);
-    for (int i = 0; i < n; ++i) expect(dst[i] == 100 * sum_of_pes + npes * i, "sum", dst[i], 100 * sum_of_pes + npes * i);
+    for (int i = 0; i < n; ++i)
+        expect(dst[i] == 100 * sum_of_pes + npes * i, "sum", dst[i], 100 * sum_of_pes + npes * i);
     for (int i = 0; i < n; ++i) dsrc[i] = me == 1 ? 2.5 * i : -1.0;
     nvshmem_double_max_reduce(NVSHMEMX_TEAM_NODE, ddst, dsrc, n);
     for (int i = 0; i < n; ++i) expect(ddst[i] == 2.5 * i, "max (x2)", (long long)(2 * ddst[i]), 5 * i);
