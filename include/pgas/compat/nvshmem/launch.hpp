@@ -1,5 +1,5 @@
 // NVSHMEM's kernel-launch calls (nvshmemx_collective_launch, _query_gridsize) on pgas's cooperative-launch check, and
-// its symmetric user-buffer registration, answered as not supported yet.
+// its symmetric user-buffer registration and cubin-module initialisation, answered as not supported yet.
 #pragma once
 
 #include <pgas/compat/nvshmem/runtime.hpp>
@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdio>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -85,5 +86,15 @@ static inline void* nvshmemx_buffer_register_symmetric(void* buf_ptr, std::size_
 static inline int nvshmemx_buffer_unregister_symmetric(void* mmap_ptr, std::size_t size) {
     (void)mmap_ptr;
     (void)size;
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}
+
+/// Not supported: returns NVSHMEMX_ERROR_NOT_SUPPORTED with a line on stderr. A module loaded at run time
+/// (cuModuleLoad) has no registered device state in pgas; build its kernels into the program instead (nvcc, no -rdc).
+static inline int nvshmemx_cumodule_init(CUmodule module) {
+    std::fprintf(stderr,
+                 "pgas: nvshmemx_cumodule_init (module %p): not supported: kernels of a module loaded at run time "
+                 "cannot reach pgas's NVSHMEM state; compile them into the program\n",
+                 static_cast<void*>(module));
     return NVSHMEMX_ERROR_NOT_SUPPORTED;
 }
