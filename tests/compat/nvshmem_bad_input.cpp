@@ -38,6 +38,15 @@ int main(int argc, char** argv) {
         int local = 0;
         nvshmem_int_p(&local, 1, 0);  // must not return
     }
+    if (std::strcmp(mode, "not_a_team") == 0) nvshmem_int_sum_reduce(7, word, word, 1);  // must not return
+    if (std::strcmp(mode, "invalid_team") == 0) nvshmem_barrier(NVSHMEM_TEAM_INVALID);   // must not return
+    if (std::strcmp(mode, "collective_launch") == 0) {
+        // No GPU here (host transport): the launch cannot happen, and says so with NVSHMEM's code.
+        const int status = nvshmemx_collective_launch(nullptr, dim3(1), dim3(1), nullptr, 0, nullptr);
+        std::printf("nvshmemx_collective_launch returned %d\n", status);
+        nvshmem_finalize();
+        return status == NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED ? 0 : 1;
+    }
     std::printf("%s: returned\n", mode);
     return 0;
 }

@@ -14,7 +14,16 @@ struct shared_words {
     int* payload;                // nvshmem_putmem_signal from the left neighbour
     std::uint64_t* signal;       // its signal
     std::uint64_t* seen_signal;  // what nvshmem_signal_wait_until returned
+    int* coll_src;               // 4 ints, 10 * my_pe + i, the collectives' source
+    int* block_sum;              // nvshmemx_int_sum_reduce_block of coll_src (a kernel)
+    int* gathered;               // nvshmemx_int_fcollect_block of coll_src: 4 ints of each PE
+    int* thread_max;             // nvshmem_int_max_reduce by one thread of a kernel
 };
+
+// The number of ints of each collective block.
+constexpr int coll_count = 4;
 
 // Launches the second TU's kernel (nvshmem_gpu_kernels.cu).
 void launch_ticket_and_signal(const shared_words& words, cudaStream_t stream);
+// Launches the second TU's collectives kernel with nvshmemx_collective_launch; returns its status.
+int launch_collectives(shared_words& words, cudaStream_t stream);

@@ -1,5 +1,6 @@
 // The second translation unit of the NVSHMEM GPU program: its kernel reaches the heap through this TU's own device
-// state (no -rdc), with an atomic ticket and a put-with-signal the next PE waits for.
+// state (no -rdc), with an atomic ticket and a put-with-signal the next PE waits for, and device collectives by a block
+// and by a thread in a kernel started by nvshmemx_collective_launch.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -17,4 +18,22 @@ __global__ void ticket_and_signal(shared_words words) {
 
 void launch_ticket_and_signal(const shared_words& words, cudaStream_t stream) {
     ticket_and_signal<<<1, 1, 0, stream>>>(words);
+}
+
+__global__ void collectives(shared_words words) {
+    nvshmemx_int_sum_reduce_block(NVSHMEM_TEAM_WORLD, words.block_sum, words.coll_src, coll_count);
+    nvshmemx_int_fcollect_block(NVSHMEM_TEAM_WORLD, words.gathered, words.coll_src, coll_count);
+    nvshmemx_barrier_block(NVSHMEMX_TEAM_NODE);
+    if (threadIdx.x == 0) {
+        nvshmem_int_max_reduce(NVSHMEM_TEAM_SHARED, words.thread_max, words.coll_src, coll_count);
+        nvshmem_team_sync(NVSHMEM_TEAM_WORLD);
+    }
+}
+
+int launch_collectives(shared_words& words, cudaStream_t stream) {
+    int most = 0;
+    void* args[] = {&words};
+    const int query = nvshmemx_collective_launch_query_gridsize((const void*)collectives, dim3(64), args, 0, &most);
+    if (query != NVSHMEMX_SUCCESS || most < 1) return query != NVSHMEMX_SUCCESS ? query : -1;
+    return nvshmemx_collective_launch((const void*)collectives, dim3(1), dim3(64), args, 0, stream);
 }

@@ -1,6 +1,8 @@
 // An NVSHMEM program in NVSHMEM's style, built by nvcc without -rdc against pgas::nvshmem, with kernels in two
 // translation units (each reaches the heap through its own device state): p and putmem_nbi around a ring with quiet and
-// barrier_all here, an atomic ticket and a signal in nvshmem_gpu_kernels.cu. Every PE checks what it received;
+// barrier_all here, an atomic ticket and a signal in nvshmem_gpu_kernels.cu; device collectives there (by a block and a
+// thread, started by nvshmemx_collective_launch), on-stream barrier, reduce, fcollect and put here, and a host-side
+// reduction with the heap on the GPU. Every PE checks what it received;
 // --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
@@ -68,6 +70,18 @@ int main(int argc, char** argv) {
     words.payload = static_cast<int*>(nvshmem_malloc(sizeof(int)));
     words.signal = static_cast<std::uint64_t*>(nvshmem_malloc(sizeof(std::uint64_t)));
     words.seen_signal = static_cast<std::uint64_t*>(nvshmem_malloc(sizeof(std::uint64_t)));
+    words.coll_src = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    words.block_sum = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    words.gathered = static_cast<int*>(nvshmem_malloc(coll_count * npes * sizeof(int)));
+    words.thread_max = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    int* stream_sum = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    int* stream_gathered = static_cast<int*>(nvshmem_malloc(coll_count * npes * sizeof(int)));
+    int* stream_put = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    int* host_sum = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    int coll_values[coll_count];
+    for (int i = 0; i < coll_count; ++i) coll_values[i] = 10 * me + i;
+    CUDA_CHECK(cudaMemcpy(words.coll_src, coll_values, sizeof coll_values, cudaMemcpyHostToDevice));
+    nvshmem_barrier_all();
 
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
@@ -78,6 +92,17 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     nvshmem_barrier_all();
 
+    // Device collectives in a collectively launched kernel, then their on-stream forms and a put on the stream.
+    const int launched = launch_collectives(words, stream);
+    nvshmemx_barrier_all_on_stream(stream);
+    nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, stream_sum, words.coll_src, coll_count, stream);
+    nvshmemx_int_fcollect_on_stream(NVSHMEMX_TEAM_NODE, stream_gathered, words.coll_src, coll_count, stream);
+    nvshmemx_int_put_on_stream(stream_put, words.coll_src, coll_count, (me + 1) % npes, stream);
+    nvshmemx_quiet_on_stream(stream);
+    nvshmemx_barrier_on_stream(NVSHMEM_TEAM_WORLD, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, host_sum, words.coll_src, coll_count);  // host code, heap on the GPU
+
     int wrong = check("from_left", read(words.from_left), left);
     const long long block_expected[4] = {left, left * 10, left * 100, left * 1000};
     for (int i = 0; i < 4; ++i) wrong += check("block[i]", read(words.block + i), block_expected[i]);
@@ -86,9 +111,30 @@ int main(int argc, char** argv) {
     wrong += check("payload", read(words.payload), 100 + left);
     wrong += check("signal seen", (long long)read(words.seen_signal), 1);
     if (me == 0) wrong += check("counter on PE 0", read(words.counter), npes);
+    wrong += check("nvshmemx_collective_launch's status", launched, NVSHMEMX_SUCCESS);
+    const int sum_of_pes = npes * (npes - 1) / 2;
+    for (int i = 0; i < coll_count; ++i) {
+        wrong += check("block_sum[i]", read(words.block_sum + i), 10 * sum_of_pes + npes * i);
+        wrong += check("thread_max[i]", read(words.thread_max + i), 10 * (npes - 1) + i);
+        wrong += check("stream_sum[i]", read(stream_sum + i), 10 * sum_of_pes + npes * i);
+        wrong += check("host_sum[i]", read(host_sum + i), 10 * sum_of_pes + npes * i);
+        wrong += check("stream_put[i]", read(stream_put + i), 10 * left + i);
+        for (int j = 0; j < npes; ++j) {
+            wrong += check("gathered[j][i]", read(words.gathered + j * coll_count + i), 10 * j + i);
+            wrong += check("stream_gathered[j][i]", read(stream_gathered + j * coll_count + i), 10 * j + i);
+        }
+    }
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));
+    nvshmem_free(host_sum);
+    nvshmem_free(stream_put);
+    nvshmem_free(stream_gathered);
+    nvshmem_free(stream_sum);
+    nvshmem_free(words.thread_max);
+    nvshmem_free(words.gathered);
+    nvshmem_free(words.block_sum);
+    nvshmem_free(words.coll_src);
     nvshmem_free(words.seen_signal);
     nvshmem_free(words.signal);
     nvshmem_free(words.payload);

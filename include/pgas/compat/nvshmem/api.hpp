@@ -2,6 +2,9 @@
 #pragma once
 
 #include <pgas/compat/nvshmem/amo.hpp>
+#include <pgas/compat/nvshmem/coll.hpp>
+#include <pgas/compat/nvshmem/launch.hpp>
+#include <pgas/compat/nvshmem/on_stream.hpp>
 #include <pgas/compat/nvshmem/rma.hpp>
 #include <pgas/compat/nvshmem/setup.hpp>
 #include <pgas/compat/nvshmem/sync.hpp>

@@ -52,6 +52,50 @@
 /// uint16) are not provided: pgas's waits poll 4- and 8-byte words.
 #define PGAS_NVSHMEM_WAIT_TYPES(X) PGAS_NVSHMEM_AMO_TYPES(X)
 
+/// NVSHMEM's reduction types that take the bitwise operations (and, or, xor) as well as the arithmetic ones.
+#define PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(X) \
+    X(unsigned char, uchar)                  \
+    X(unsigned short, ushort)                \
+    X(unsigned int, uint)                    \
+    X(unsigned long, ulong)                  \
+    X(unsigned long long, ulonglong)         \
+    X(short, short)                          \
+    X(int, int)                              \
+    X(long, long)                            \
+    X(long long, longlong)                   \
+    X(std::int8_t, int8)                     \
+    X(std::int16_t, int16)                   \
+    X(std::int32_t, int32)                   \
+    X(std::int64_t, int64)                   \
+    X(std::uint8_t, uint8)                   \
+    X(std::uint16_t, uint16)                 \
+    X(std::uint32_t, uint32)                 \
+    X(std::uint64_t, uint64)                 \
+    X(std::size_t, size)
+
+/// NVSHMEM's reduction types for the arithmetic operations (max, min, sum, prod): the bitwise ones, char, schar,
+/// ptrdiff, float and double (half and bfloat16 not yet, as for RMA).
+#define PGAS_NVSHMEM_ARITH_REDUCE_TYPES(X) \
+    PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(X)   \
+    X(char, char)                          \
+    X(signed char, schar)                  \
+    X(std::ptrdiff_t, ptrdiff)             \
+    X(float, float)                        \
+    X(double, double)
+
+/// The bitwise reduction operations: EACH(TYPE, TYPENAME, NVSHMEM's OP name, pgas::op's operator).
+#define PGAS_NVSHMEM_BITWISE_REDUCE_OPS(EACH, TYPE, NAME) \
+    EACH(TYPE, NAME, and, bit_and)                        \
+    EACH(TYPE, NAME, or, bit_or)                          \
+    EACH(TYPE, NAME, xor, bit_xor)
+
+/// The arithmetic reduction operations, as PGAS_NVSHMEM_BITWISE_REDUCE_OPS.
+#define PGAS_NVSHMEM_ARITH_REDUCE_OPS(EACH, TYPE, NAME) \
+    EACH(TYPE, NAME, max, max)                          \
+    EACH(TYPE, NAME, min, min)                          \
+    EACH(TYPE, NAME, sum, sum)                          \
+    EACH(TYPE, NAME, prod, prod)
+
 /// A team handle, as NVSHMEM's: an integer passed by value, on the host and into kernels.
 typedef std::int32_t nvshmem_team_t;
 
@@ -80,7 +124,7 @@ enum nvshmem_signal_op_type {
     NVSHMEM_SIGNAL_ADD,
 };
 
-/// Return codes of the calls that return one (nvshmemx_init_attr).
+/// Return codes of the calls that return one (nvshmemx_init_attr, nvshmemx_collective_launch).
 enum nvshmemx_status {
     NVSHMEMX_SUCCESS = 0,
     NVSHMEMX_ERROR_INVALID_VALUE,

@@ -45,6 +45,25 @@ inline void check_co_resident(const char* call, int pe, dim3 grid, unsigned long
                         "this GPU: its device-side barriers would wait forever; launch fewer blocks");
 }
 
+// How many blocks of `kernel` (of `block` threads and `shmem` bytes of dynamic shared memory) the current device holds
+// at once: the largest grid a cooperative launch of it accepts. A device without cooperative launch, or a failed
+// query, throws errc::cuda naming `call` and the PE.
+inline unsigned long long co_resident_blocks(const char* call, int pe, const void* kernel, dim3 block,
+                                             std::size_t shmem) {
+    int device = 0, sms = 0, cooperative = 0, per_sm = 0;
+    check_cuda(cudaGetDevice(&device), pe, call, "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device), pe, call,
+               "cudaDeviceGetAttribute(cudaDevAttrCooperativeLaunch)");
+    if (!cooperative)
+        throw_error(errc::cuda, pe, call,
+                    "device " + std::to_string(device) + " does not support cooperative launches");
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), pe, call,
+               "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)");
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(block.x * block.y * block.z), shmem),
+               pe, call, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return 1ull * unsigned(per_sm) * unsigned(sms);
+}
+
 }  // namespace detail
 
 /// Launches `kernel<<<grid, block, shmem, stream>>>(args...)` as a cooperative launch (cudaLaunchCooperativeKernel),
@@ -69,19 +88,8 @@ void collective_launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::si
                   "pgas: collective_launch takes one argument per kernel parameter");
     const char* call = "collective_launch";
     const int pe = detail::launch_pe(args...);
-    int device = 0, sms = 0, cooperative = 0, per_sm = 0;
-    detail::check_cuda(cudaGetDevice(&device), pe, call, "cudaGetDevice");
-    detail::check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device), pe, call,
-                       "cudaDeviceGetAttribute(cudaDevAttrCooperativeLaunch)");
-    if (!cooperative)
-        detail::throw_error(errc::cuda, pe, call,
-                            "device " + std::to_string(device) + " does not support cooperative launches");
-    detail::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), pe, call,
-                       "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)");
-    detail::check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel),
-                                                                     int(block.x * block.y * block.z), shmem),
-                       pe, call, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    detail::check_co_resident(call, pe, grid, 1ull * unsigned(per_sm) * unsigned(sms));
+    detail::check_co_resident(
+        call, pe, grid, detail::co_resident_blocks(call, pe, reinterpret_cast<const void*>(kernel), block, shmem));
     std::tuple<std::remove_cvref_t<Params>...> values(std::forward<Args>(args)...);
     std::apply(
         [&](auto&... value) {

@@ -1,0 +1,268 @@
+// NVSHMEM's team collectives on its predefined teams (reduce, reducescatter, broadcast, fcollect, alltoall and their
+// warp/block forms, barrier/sync of a team), generated over its type tables as forwarders to pgas's device
+// collectives, and the dispatch their on-stream forms (on_stream.hpp) share.
+#pragma once
+
+#include <pgas/compat/nvshmem/device_state.hpp>
+#include <pgas/compat/nvshmem/rma.hpp>
+#include <pgas/compat/nvshmem/setup.hpp>
+#include <pgas/compat/nvshmem/types.hpp>
+
+#if defined(__CUDACC__)
+#include <pgas/host/stream/collectives.cuh>
+#endif
+
+#include <cstddef>
+
+/// How the collective and on-stream entry points are declared: as PGAS_NVSHMEM_API, but function templates with one
+/// defaulted parameter, so that a translation unit compiles only the collectives it calls (there are about a thousand,
+/// each a driver and, on the host side, a kernel launch); a call reads as NVSHMEM's (taking the address needs `<>`).
+#define PGAS_NVSHMEM_LAZY_API   \
+    template <int PgasLazy = 0> \
+    static inline PGAS_HD
+
+namespace {
+namespace pgas_nvshmem_tu {
+
+// NVSHMEM's team collectives, by what they move.
+enum class coll { broadcast, fcollect, alltoall, reduce, reducescatter };
+
+// One collective call's arguments as NVSHMEM passes them (raw pointers, counts in elements per PE), with the
+// reduction's pgas::op operator (none for the others).
+template <coll K, class T, class Op = ::pgas::detail::no_reduction>
+struct coll_args {
+    T* dest;
+    const T* source;
+    std::size_t count;
+    int root;
+    Op op;
+};
+
+// A predefined team as the collectives take it; another handle (NVSHMEM_TEAM_INVALID or a split team's) is
+// errc::invalid_argument naming the call, the PE and the handle.
+PGAS_HD inline ::pgas::team collective_team(const char* call, nvshmem_team_t handle, const ::pgas::team& node,
+                                            const compat::heap_view& heap) {
+    if (handle != NVSHMEM_TEAM_WORLD && handle != NVSHMEM_TEAM_SHARED && handle != NVSHMEMX_TEAM_NODE)
+        ::pgas::detail::report(::pgas::errc::invalid_argument, call, heap.my_pe,
+                               "team handle is not a predefined team (NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED, "
+                               "NVSHMEMX_TEAM_NODE; split teams are not provided yet):",
+                               handle);
+    return compat::predefined_team(call, handle, node, heap.my_pe, heap.n_pes);
+}
+
+// The symmetric blocks of a collective of team t: dest and source as symmetric_ptrs spanning what the collective
+// reads and writes (n_pes blocks for fcollect's dest, alltoall's both and reducescatter's source).
+template <coll K, class T, class Op>
+struct coll_blocks {
+    ::pgas::symmetric_ptr<T> dst;
+    ::pgas::symmetric_ptr<const T> src;
+
+    PGAS_HD coll_blocks(const char* call, const compat::heap_view& heap, const ::pgas::team& t,
+                        const coll_args<K, T, Op>& a)
+        : dst(heap.symmetric<T>(call, a.dest,
+                                K == coll::fcollect || K == coll::alltoall ? a.count * t.n_pes() : a.count)),
+          src(heap.symmetric<const T>(
+              call, a.source, K == coll::alltoall || K == coll::reducescatter ? a.count * t.n_pes() : a.count)) {}
+};
+
+// The collective by the group G, in the calling thread (a kernel's, or host code on the host transport).
+template <class G, coll K, class T, class Op, class Ctx>
+PGAS_HD void run(const char* call, const Ctx& ctx, const ::pgas::team& t, const compat::heap_view& heap,
+                 const coll_args<K, T, Op>& a) {
+    const coll_blocks<K, T, Op> b(call, heap, t, a);
+    if constexpr (K == coll::broadcast)
+        ::pgas::broadcast<G>(ctx, t, b.dst, b.src, a.count, a.root);
+    else if constexpr (K == coll::fcollect)
+        ::pgas::fcollect<G>(ctx, t, b.dst, b.src, a.count);
+    else if constexpr (K == coll::alltoall)
+        ::pgas::alltoall<G>(ctx, t, b.dst, b.src, a.count);
+    else if constexpr (K == coll::reduce)
+        ::pgas::allreduce<G>(ctx, t, b.dst, b.src, a.count, a.op);
+    else
+        ::pgas::reduce_scatter<G>(ctx, t, b.dst, b.src, a.count, a.op);
+}
+
+#if defined(__CUDACC__)
+// The collective enqueued on `stream` (pgas's on-stream collectives), for the heap on this process's GPU.
+template <coll K, class T, class Op>
+void launch(const char* call, const compat::runtime& rt, const ::pgas::team& t, const coll_args<K, T, Op>& a,
+            cudaStream_t stream) {
+    const auto& ctx = rt.gpu_context();
+    const coll_blocks<K, T, Op> b(call, rt.heap(), t, a);
+    if constexpr (K == coll::broadcast)
+        ::pgas::broadcast_on_stream(ctx, t, b.dst, b.src, a.count, a.root, stream);
+    else if constexpr (K == coll::fcollect)
+        ::pgas::allgather_on_stream(ctx, t, b.dst, b.src, a.count, stream);
+    else if constexpr (K == coll::alltoall)
+        ::pgas::alltoall_on_stream(ctx, t, b.dst, b.src, a.count, stream);
+    else if constexpr (K == coll::reduce)
+        ::pgas::allreduce_on_stream(ctx, t, b.dst, b.src, a.count, a.op, stream);
+    else
+        ::pgas::reduce_scatter_on_stream(ctx, t, b.dst, b.src, a.count, a.op, stream);
+}
+#endif
+
+// On the host: runs op(runtime, team) for the predefined team `handle`, ending the process with a message naming
+// the call on a pgas::error.
+template <class Op>
+int on_host(const char* call, nvshmem_team_t handle, Op&& op) {
+    compat::runtime& rt = compat::the_runtime().running(call);
+    try {
+        op(rt, collective_team(call, handle, rt.node(), rt.heap()));
+    } catch (const ::pgas::error& e) {
+        compat::fail(call, rt.heap().my_pe, e);
+    }
+    return 0;
+}
+
+// A collective by the group G: in a kernel, pgas's device collective on this TU's state; from host code, the same on
+// the host transport, or with the heap on a GPU the on-stream form on the default stream, waited for (nvcc only).
+// Returns 0 (NVSHMEM's success); misuse traps (device) or ends the process (host), naming the call.
+template <class G, coll K, class T, class Op>
+PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a) {
+#if PGAS_DEVICE_PASS
+    const compat::device_state& s = filled_state(call);
+    run<G>(call, s.ctx, collective_team(call, handle, s.node, s.heap), s.heap, a);
+    return 0;
+#else
+    return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
+        if (!rt.on_gpu()) return run<G>(call, rt.host_context(), t, rt.heap(), a);
+#if defined(__CUDACC__)
+        launch(call, rt, t, a, cudaStream_t{});
+        rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
+#else
+        compat::fail(call, rt.heap().my_pe,
+                     "with the heap on a GPU, call it from a kernel or from a translation unit compiled by nvcc");
+#endif
+    });
+#endif
+}
+
+// nvshmem_barrier / nvshmem_team_sync of a predefined team by the group G (Barrier: quiet first); from host code on
+// GPUs every kernel of the process completes first, then the team's PEs meet.
+template <class G, bool Barrier>
+PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
+#if PGAS_DEVICE_PASS
+    const compat::device_state& s = filled_state(call);
+    const ::pgas::team t = collective_team(call, handle, s.node, s.heap);
+    if constexpr (Barrier)
+        ::pgas::barrier<G>(s.ctx, t);
+    else
+        ::pgas::sync<G>(s.ctx, t);
+    return 0;
+#else
+    return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
+        if (!rt.on_gpu()) {
+            if constexpr (Barrier)
+                ::pgas::barrier<G>(rt.host_context(), t);
+            else
+                ::pgas::sync<G>(rt.host_context(), t);
+            return;
+        }
+        rt.copy_check(call, cudaDeviceSynchronize());
+#if defined(__CUDACC__)
+        ::pgas::sync_on_stream(rt.gpu_context(), t, cudaStream_t{});
+        rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
+#else
+        if (t.n_pes() != rt.heap().n_pes)
+            compat::fail(call, rt.heap().my_pe,
+                         "a team other than the world's, with the heap on a GPU, from a translation unit compiled "
+                         "by a plain C++ compiler: call it from a kernel or an nvcc translation unit");
+        rt.the_world().barrier();
+#endif
+    });
+#endif
+}
+
+}  // namespace pgas_nvshmem_tu
+}  // namespace
+
+// The collectives of one group: NAME_reduce etc. by PREFIX/SUFFIX (nvshmem/"", nvshmemx/_warp, nvshmemx/_block).
+#define PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP)                                 \
+    PGAS_NVSHMEM_LAZY_API int PREFIX##_##NAME##_##OPNAME##_reduce##SUFFIX(nvshmem_team_t team, TYPE* dest,           \
+                                                                          const TYPE* source, std::size_t nreduce) { \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                           \
+            #PREFIX "_" #NAME "_" #OPNAME "_reduce" #SUFFIX, team,                                                   \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reduce, TYPE, ::pgas::op::PGASOP##_t>{                 \
+                dest, source, nreduce, 0, {}});                                                                      \
+    }                                                                                                                \
+    PGAS_NVSHMEM_LAZY_API int PREFIX##_##NAME##_##OPNAME##_reducescatter##SUFFIX(                                    \
+        nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nreduce) {                                  \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                           \
+            #PREFIX "_" #NAME "_" #OPNAME "_reducescatter" #SUFFIX, team,                                            \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reducescatter, TYPE, ::pgas::op::PGASOP##_t>{          \
+                dest, source, nreduce, 0, {}});                                                                      \
+    }
+#define PGAS_NVSHMEM_REDUCE(TYPE, NAME, OPNAME, PGASOP)                          \
+    PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, nvshmem, , thread)     \
+    PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, nvshmemx, _warp, warp) \
+    PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, nvshmemx, _block, block)
+#define PGAS_NVSHMEM_BITWISE_REDUCE(TYPE, NAME) PGAS_NVSHMEM_BITWISE_REDUCE_OPS(PGAS_NVSHMEM_REDUCE, TYPE, NAME)
+#define PGAS_NVSHMEM_ARITH_REDUCE(TYPE, NAME) PGAS_NVSHMEM_ARITH_REDUCE_OPS(PGAS_NVSHMEM_REDUCE, TYPE, NAME)
+
+PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(PGAS_NVSHMEM_BITWISE_REDUCE)
+PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCE)
+
+// broadcast, fcollect and alltoall of one type (or of bytes: TYPE void, ELEMENT std::byte) by one group, named
+// BROADCAST, FCOLLECT and ALLTOALL.
+#define PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FN, KIND, GROUP)                                                   \
+    PGAS_NVSHMEM_LAZY_API int FN(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems) { \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                  \
+            #FN, team,                                                                                      \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT>{                               \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}});          \
+    }
+#define PGAS_NVSHMEM_MOVES(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL, GROUP)                                  \
+    PGAS_NVSHMEM_LAZY_API int BROADCAST(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems, \
+                                        int PE_root) {                                                           \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                       \
+            #BROADCAST, team,                                                                                    \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT>{                               \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}});         \
+    }                                                                                                            \
+    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FCOLLECT, fcollect, GROUP)                                                  \
+    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, ALLTOALL, alltoall, GROUP)
+#define PGAS_NVSHMEM_TYPED_MOVES(TYPE, NAME)                                                                         \
+    PGAS_NVSHMEM_MOVES(TYPE, TYPE, nvshmem_##NAME##_broadcast, nvshmem_##NAME##_fcollect, nvshmem_##NAME##_alltoall, \
+                       thread)                                                                                       \
+    PGAS_NVSHMEM_MOVES(TYPE, TYPE, nvshmemx_##NAME##_broadcast_warp, nvshmemx_##NAME##_fcollect_warp,                \
+                       nvshmemx_##NAME##_alltoall_warp, warp)                                                        \
+    PGAS_NVSHMEM_MOVES(TYPE, TYPE, nvshmemx_##NAME##_broadcast_block, nvshmemx_##NAME##_fcollect_block,              \
+                       nvshmemx_##NAME##_alltoall_block, block)
+
+PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_MOVES)
+PGAS_NVSHMEM_MOVES(void, std::byte, nvshmem_broadcastmem, nvshmem_fcollectmem, nvshmem_alltoallmem, thread)
+PGAS_NVSHMEM_MOVES(void, std::byte, nvshmemx_broadcastmem_warp, nvshmemx_fcollectmem_warp, nvshmemx_alltoallmem_warp,
+                   warp)
+PGAS_NVSHMEM_MOVES(void, std::byte, nvshmemx_broadcastmem_block, nvshmemx_fcollectmem_block, nvshmemx_alltoallmem_block,
+                   block)
+
+/// Every PE of `team` (a predefined team) completes its earlier operations, then they meet (a thread on the device,
+/// or host code); returns 0.
+PGAS_NVSHMEM_LAZY_API int nvshmem_barrier(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<::pgas::thread, true>("nvshmem_barrier", team);
+}
+/// nvshmem_barrier by every thread of a warp.
+PGAS_NVSHMEM_LAZY_API int nvshmemx_barrier_warp(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<::pgas::warp, true>("nvshmemx_barrier_warp", team);
+}
+/// nvshmem_barrier by every thread of a block.
+PGAS_NVSHMEM_LAZY_API int nvshmemx_barrier_block(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<::pgas::block, true>("nvshmemx_barrier_block", team);
+}
+/// The PEs of `team` (a predefined team) meet, without completing earlier operations; returns 0.
+PGAS_NVSHMEM_LAZY_API int nvshmem_team_sync(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<::pgas::thread, false>("nvshmem_team_sync", team);
+}
+/// nvshmem_team_sync by every thread of a warp.
+PGAS_NVSHMEM_LAZY_API int nvshmemx_team_sync_warp(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<::pgas::warp, false>("nvshmemx_team_sync_warp", team);
+}
+/// nvshmem_team_sync by every thread of a block.
+PGAS_NVSHMEM_LAZY_API int nvshmemx_team_sync_block(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<::pgas::block, false>("nvshmemx_team_sync_block", team);
+}
+/// OpenSHMEM's name for nvshmem_team_sync.
+PGAS_NVSHMEM_LAZY_API int nvshmem_sync(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<::pgas::thread, false>("nvshmem_sync", team);
+}

@@ -1,0 +1,100 @@
+// NVSHMEM's kernel-launch calls (nvshmemx_collective_launch, _query_gridsize) on pgas's cooperative-launch check, and
+// its symmetric user-buffer registration and cubin-module initialisation, answered as not supported yet.
+#pragma once
+
+#include <pgas/compat/nvshmem/runtime.hpp>
+#include <pgas/compat/nvshmem/types.hpp>
+#include <pgas/host/stream/collective_launch.hpp>
+
+#include <cstddef>
+#include <cstdio>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+PGAS_NAMESPACE_BEGIN
+namespace nvshmem_compat {
+
+/// The co-resident maximum of `func` (pgas's collective_launch check), or -1 with a line on stderr naming `call`, the
+/// PE and CUDA's message.
+inline long long max_collective_grid(const char* call, const void* func, dim3 block, std::size_t shmem) {
+    const int pe = the_runtime().running(call).heap().my_pe;
+    try {
+        return (long long)detail::co_resident_blocks(call, pe, func, block, shmem);
+    } catch (const error& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return -1;
+    }
+}
+
+}  // namespace nvshmem_compat
+PGAS_NAMESPACE_END
+
+/// Launches `func<<<gridDims, blockDims, sharedMem, stream>>>` with the parameters `args` points at, as a cooperative
+/// launch (its blocks may wait on each other, and on other PEs, through NVSHMEM's device barriers and collectives).
+/// Returns NVSHMEMX_SUCCESS once it is enqueued; NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED, with a line on stderr
+/// naming the call, the PE, the grid and the co-resident maximum, when the grid's blocks cannot all be resident at
+/// once (launching would hang), and with CUDA's message when the device cannot launch cooperatively or the launch
+/// fails.
+static inline int nvshmemx_collective_launch(const void* func, dim3 gridDims, dim3 blockDims, void** args,
+                                             std::size_t sharedMem, cudaStream_t stream) {
+    const char* call = "nvshmemx_collective_launch";
+    const long long most = pgas::nvshmem_compat::max_collective_grid(call, func, blockDims, sharedMem);
+    if (most < 0) return NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED;
+    const int pe = pgas::nvshmem_compat::the_runtime().heap().my_pe;
+    try {
+        pgas::detail::check_co_resident(call, pe, gridDims, (unsigned long long)most);
+    } catch (const pgas::error& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED;
+    }
+    if (const cudaError_t status = cudaLaunchCooperativeKernel(func, gridDims, blockDims, args, sharedMem, stream);
+        status != cudaSuccess) {
+        (void)cudaGetLastError();
+        std::fprintf(stderr, "pgas: %s on PE %d: cudaLaunchCooperativeKernel: %s\n", call, pe,
+                     cudaGetErrorString(status));
+        return NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED;
+    }
+    return NVSHMEMX_SUCCESS;
+}
+
+/// Stores in `*gridsize` the largest grid of `func` (of `blockDims` threads and `sharedMem` bytes of dynamic shared
+/// memory) that nvshmemx_collective_launch accepts on this GPU, and returns NVSHMEMX_SUCCESS; or
+/// NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED, with CUDA's message on stderr, when the device cannot launch cooperatively.
+static inline int nvshmemx_collective_launch_query_gridsize(const void* func, dim3 blockDims, void** args,
+                                                            std::size_t sharedMem, int* gridsize) {
+    (void)args;
+    const long long most = pgas::nvshmem_compat::max_collective_grid("nvshmemx_collective_launch_query_gridsize", func,
+                                                                     blockDims, sharedMem);
+    if (most < 0) return NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED;
+    *gridsize = int(most);
+    return NVSHMEMX_SUCCESS;
+}
+
+/// Not supported yet: returns NULL, with a line on stderr (pgas registers user buffers as windows,
+/// pgas::world::register_window, which NVSHMEM's raw symmetric addresses cannot name yet).
+static inline void* nvshmemx_buffer_register_symmetric(void* buf_ptr, std::size_t size, int flags) {
+    const int pe = pgas::nvshmem_compat::the_runtime().running("nvshmemx_buffer_register_symmetric").heap().my_pe;
+    std::fprintf(stderr,
+                 "pgas: nvshmemx_buffer_register_symmetric on PE %d: not supported yet (buffer %p, %zu bytes, flags "
+                 "%d): returns NULL; allocate the buffer with nvshmem_malloc instead\n",
+                 pe, buf_ptr, size, flags);
+    return nullptr;
+}
+
+/// Not supported yet (nothing can have been registered): returns NVSHMEMX_ERROR_NOT_SUPPORTED.
+static inline int nvshmemx_buffer_unregister_symmetric(void* mmap_ptr, std::size_t size) {
+    (void)mmap_ptr;
+    (void)size;
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}
+
+/// Not supported: returns NVSHMEMX_ERROR_NOT_SUPPORTED with a line on stderr. A module loaded at run time
+/// (cuModuleLoad) has no registered device state in pgas; build its kernels into the program instead (nvcc, no -rdc).
+static inline int nvshmemx_cumodule_init(CUmodule module) {
+    std::fprintf(stderr,
+                 "pgas: nvshmemx_cumodule_init (module %p): not supported: kernels of a module loaded at run time "
+                 "cannot reach pgas's NVSHMEM state; compile them into the program\n",
+                 static_cast<void*>(module));
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}

@@ -1,0 +1,243 @@
+// NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, put_signal, signal_op, signal_wait_until and the team
+// collectives, each enqueued on a CUDA stream) as forwarders to pgas's on-stream functions: nvcc translation units
+// only; from a plain C++ one a call fails to compile, saying so.
+#pragma once
+
+#include <pgas/compat/nvshmem/coll.hpp>
+#include <pgas/compat/nvshmem/device_state.hpp>
+#include <pgas/compat/nvshmem/rma.hpp>
+#include <pgas/compat/nvshmem/sync.hpp>
+#include <pgas/compat/nvshmem/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+// PGAS_NVSHMEM_ON_STREAM(RET, NAME, (PARAMS), BODY...): one on-stream entry point (host code). In an nvcc translation
+// unit BODY enqueues pgas's on-stream form (heap on this process's GPU) or, on the host transport, runs the call at
+// once (nothing on a GPU to order it with). A plain C++ compiler cannot launch kernels: there the entry point is
+// declared, and a call is a compile-time error naming it.
+#if defined(__CUDACC__)
+#define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) \
+    template <int PgasLazy = 0>                        \
+    static inline RET NAME PARAMS {                    \
+        __VA_ARGS__                                    \
+    }
+#else
+#define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...)                                                               \
+    template <int PgasLazy = 0>                                                                                      \
+    static inline RET NAME PARAMS {                                                                                  \
+        static_assert(PgasLazy < 0, "pgas: " #NAME                                                                   \
+                                    " enqueues a kernel on a CUDA stream: call it from a translation "               \
+                                    "unit compiled by nvcc (a .cu file), not from one a plain C++ compiler builds"); \
+        return RET();                                                                                                \
+    }
+#endif
+
+#if defined(__CUDACC__)
+namespace {
+namespace pgas_nvshmem_tu {
+
+// An on-stream call with the heap on this process's GPU: gpu(ctx, heap) enqueues it; a pgas::error ends the process
+// naming the call. On the host transport host() runs the call's blocking form instead. Returns 0.
+template <class Host, class Gpu>
+int on_stream(const char* call, Host&& host, Gpu&& gpu) {
+    compat::runtime& rt = compat::the_runtime().running(call);
+    if (!rt.on_gpu()) {
+        host();
+        return 0;
+    }
+    try {
+        gpu(rt.gpu_context(), rt.heap());
+    } catch (const ::pgas::error& e) {
+        compat::fail(call, rt.heap().my_pe, e);
+    }
+    return 0;
+}
+
+// nvshmemx_<T>_put/get(_nbi)_on_stream: pgas::put_on_stream / get_on_stream (on the host transport a blocking put or
+// get). Both complete in stream order, so the _nbi forms are the same calls.
+template <bool Put, class T>
+void transfer_on_stream(const char* call, T* dest, const T* source, std::size_t count, int pe, cudaStream_t stream) {
+    on_stream(
+        call, [&] { transfer<::pgas::thread, Put ? rma::put : rma::get>(call, dest, source, count, pe); },
+        [&](const auto& ctx, const compat::heap_view& heap) {
+            heap.check_pe(call, pe);
+            if constexpr (Put)
+                ::pgas::put_on_stream(ctx, heap.symmetric<T>(call, dest, count), source, count, pe, stream);
+            else
+                ::pgas::get_on_stream(ctx, dest, heap.symmetric<T>(call, source, count), count, pe, stream);
+        });
+}
+
+// nvshmemx_<T>_put_signal(_nbi)_on_stream: pgas::put_signal_on_stream (the signal follows the data).
+template <class T>
+void put_signal_on_stream(const char* call, T* dest, const T* source, std::size_t count, std::uint64_t* sig_addr,
+                          std::uint64_t signal, int sig_op, int pe, cudaStream_t stream) {
+    on_stream(
+        call, [&] { put_signal<::pgas::thread, false>(call, dest, source, count, sig_addr, signal, sig_op, pe); },
+        [&](const auto& ctx, const compat::heap_view& heap) {
+            heap.check_pe(call, pe);
+            ::pgas::put_signal_on_stream(ctx, heap.symmetric<T>(call, dest, count), source, count,
+                                         heap.symmetric<std::uint64_t>(call, sig_addr, 1), signal,
+                                         signal_operation(call, heap, sig_op), pe, stream);
+        });
+}
+
+// nvshmemx_barrier_on_stream / team_sync_on_stream of a predefined team (Barrier: quiet first).
+template <bool Barrier>
+int team_sync_on_stream(const char* call, nvshmem_team_t handle, cudaStream_t stream) {
+    return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
+        if (!rt.on_gpu()) {
+            if constexpr (Barrier)
+                ::pgas::barrier(rt.host_context(), t);
+            else
+                ::pgas::sync(rt.host_context(), t);
+        } else if constexpr (Barrier) {
+            ::pgas::barrier_on_stream(rt.gpu_context(), t, stream);
+        } else {
+            ::pgas::sync_on_stream(rt.gpu_context(), t, stream);
+        }
+    });
+}
+
+// A team collective's on-stream form: pgas's on-stream collective (host transport: the collective at once).
+template <coll K, class T, class Op>
+int collective_on_stream(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a, cudaStream_t stream) {
+    return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
+        if (rt.on_gpu())
+            launch(call, rt, t, a, stream);
+        else
+            run<::pgas::thread>(call, rt.host_context(), t, rt.heap(), a);
+    });
+}
+
+}  // namespace pgas_nvshmem_tu
+}  // namespace
+#endif
+
+/// Enqueues nvshmem_barrier_all on `stream`: every PE's earlier operations (the stream's earlier kernels included)
+/// complete, then every PE meets; later work on the stream follows.
+PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_barrier_all_on_stream, (cudaStream_t stream),
+                       pgas_nvshmem_tu::team_sync_on_stream<true>("nvshmemx_barrier_all_on_stream", NVSHMEM_TEAM_WORLD,
+                                                                  stream);)
+/// Enqueues nvshmem_barrier of `team` (a predefined team) on `stream`; returns 0.
+PGAS_NVSHMEM_ON_STREAM(int, nvshmemx_barrier_on_stream, (nvshmem_team_t team, cudaStream_t stream),
+                       return pgas_nvshmem_tu::team_sync_on_stream<true>("nvshmemx_barrier_on_stream", team, stream);)
+/// Enqueues nvshmem_sync_all on `stream`.
+PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_sync_all_on_stream, (cudaStream_t stream),
+                       pgas_nvshmem_tu::team_sync_on_stream<false>("nvshmemx_sync_all_on_stream", NVSHMEM_TEAM_WORLD,
+                                                                   stream);)
+/// Enqueues nvshmem_team_sync of `team` (a predefined team) on `stream`; returns 0.
+PGAS_NVSHMEM_ON_STREAM(int, nvshmemx_team_sync_on_stream, (nvshmem_team_t team, cudaStream_t stream),
+                       return pgas_nvshmem_tu::team_sync_on_stream<false>("nvshmemx_team_sync_on_stream", team,
+                                                                          stream);)
+/// Enqueues nvshmem_quiet on `stream`: what the PE issued before it is complete when the stream reaches it.
+PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_quiet_on_stream, (cudaStream_t stream),
+                       pgas_nvshmem_tu::on_stream(
+                           "nvshmemx_quiet_on_stream",
+                           [] { pgas_nvshmem_tu::complete<true>("nvshmemx_quiet_on_stream"); },
+                           [&](const auto& ctx, const auto&) { ::pgas::quiet_on_stream(ctx, stream); });)
+/// Enqueues nvshmemx_signal_op on `stream`, after the puts enqueued before it.
+PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_op_on_stream,
+                       (std::uint64_t * sig_addr, std::uint64_t signal, int sig_op, int pe, cudaStream_t stream),
+                       const char* call = "nvshmemx_signal_op_on_stream";
+                       pgas_nvshmem_tu::on_stream(
+                           call, [&] { nvshmemx_signal_op(sig_addr, signal, sig_op, pe); },
+                           [&](const auto& ctx, const auto& heap) {
+                               heap.check_pe(call, pe);
+                               ::pgas::signal_on_stream(ctx, heap.template symmetric<std::uint64_t>(call, sig_addr, 1),
+                                                        signal, pgas_nvshmem_tu::signal_operation(call, heap, sig_op),
+                                                        pe, stream);
+                           });)
+/// Enqueues a wait until the caller's own signal word satisfies `cmp cmp_value`; later work on the stream follows.
+PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_wait_until_on_stream,
+                       (std::uint64_t * sig_addr, int cmp, std::uint64_t cmp_value, cudaStream_t stream),
+                       const char* call = "nvshmemx_signal_wait_until_on_stream";
+                       pgas_nvshmem_tu::on_stream(
+                           call, [&] { nvshmem_signal_wait_until(sig_addr, cmp, cmp_value); },
+                           [&](const auto& ctx, const auto& heap) {
+                               ::pgas::signal_wait_until_on_stream(
+                                   ctx, heap.template symmetric<std::uint64_t>(call, sig_addr, 1),
+                                   pgas_nvshmem_tu::comparison(call, heap, cmp), cmp_value, stream);
+                           });)
+
+// put/get(_nbi) and put_signal(_nbi) on a stream of one type (or of bytes: NAME mem-less, TYPE void).
+#define PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, FN, PUT)                                       \
+    PGAS_NVSHMEM_ON_STREAM(                                                                           \
+        void, FN, (TYPE * dest, const TYPE* source, std::size_t nelems, int pe, cudaStream_t stream), \
+        pgas_nvshmem_tu::transfer_on_stream<PUT>(#FN, static_cast<ELEMENT*>(dest),                    \
+                                                 static_cast<const ELEMENT*>(source), nelems, pe, stream);)
+#define PGAS_NVSHMEM_PUT_SIGNAL_ON_STREAM(TYPE, ELEMENT, FN)                                                         \
+    PGAS_NVSHMEM_ON_STREAM(                                                                                          \
+        void, FN,                                                                                                    \
+        (TYPE * dest, const TYPE* source, std::size_t nelems, std::uint64_t* sig_addr, std::uint64_t signal,         \
+         int sig_op, int pe, cudaStream_t stream),                                                                   \
+        pgas_nvshmem_tu::put_signal_on_stream(#FN, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), \
+                                              nelems, sig_addr, signal, sig_op, pe, stream);)
+#define PGAS_NVSHMEM_RMA_ON_STREAM(TYPE, ELEMENT, PUT, PUT_NBI, GET, GET_NBI, PUT_SIGNAL, PUT_SIGNAL_NBI) \
+    PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, PUT, true)                                             \
+    PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, PUT_NBI, true)                                         \
+    PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, GET, false)                                            \
+    PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, GET_NBI, false)                                        \
+    PGAS_NVSHMEM_PUT_SIGNAL_ON_STREAM(TYPE, ELEMENT, PUT_SIGNAL)                                          \
+    PGAS_NVSHMEM_PUT_SIGNAL_ON_STREAM(TYPE, ELEMENT, PUT_SIGNAL_NBI)
+#define PGAS_NVSHMEM_TYPED_RMA_ON_STREAM(TYPE, NAME)                                                             \
+    PGAS_NVSHMEM_RMA_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_put_on_stream, nvshmemx_##NAME##_put_nbi_on_stream, \
+                               nvshmemx_##NAME##_get_on_stream, nvshmemx_##NAME##_get_nbi_on_stream,             \
+                               nvshmemx_##NAME##_put_signal_on_stream, nvshmemx_##NAME##_put_signal_nbi_on_stream)
+
+PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA_ON_STREAM)
+PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_putmem_nbi_on_stream,
+                           nvshmemx_getmem_on_stream, nvshmemx_getmem_nbi_on_stream, nvshmemx_putmem_signal_on_stream,
+                           nvshmemx_putmem_signal_nbi_on_stream)
+
+// The reductions' on-stream forms of one type and operation.
+#define PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, KIND)                               \
+    PGAS_NVSHMEM_ON_STREAM(                                                                               \
+        int, nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream,                                             \
+        (nvshmem_team_t team, TYPE * dest, const TYPE* source, std::size_t nreduce, cudaStream_t stream), \
+        return pgas_nvshmem_tu::collective_on_stream(                                                     \
+            "nvshmemx_" #NAME "_" #OPNAME "_" #KIND "_on_stream", team,                                   \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, TYPE, ::pgas::op::PGASOP##_t>{        \
+                dest, source, nreduce, 0, {}},                                                            \
+            stream);)
+#define PGAS_NVSHMEM_REDUCE_ON_STREAM(TYPE, NAME, OPNAME, PGASOP)         \
+    PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, reduce) \
+    PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, reducescatter)
+#define PGAS_NVSHMEM_BITWISE_REDUCE_ON_STREAM(TYPE, NAME) \
+    PGAS_NVSHMEM_BITWISE_REDUCE_OPS(PGAS_NVSHMEM_REDUCE_ON_STREAM, TYPE, NAME)
+#define PGAS_NVSHMEM_ARITH_REDUCE_ON_STREAM(TYPE, NAME) \
+    PGAS_NVSHMEM_ARITH_REDUCE_OPS(PGAS_NVSHMEM_REDUCE_ON_STREAM, TYPE, NAME)
+
+PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(PGAS_NVSHMEM_BITWISE_REDUCE_ON_STREAM)
+PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCE_ON_STREAM)
+
+// broadcast, fcollect and alltoall on a stream, of one type (or of bytes).
+#define PGAS_NVSHMEM_MOVE_ON_STREAM(TYPE, ELEMENT, FN, KIND)                                                      \
+    PGAS_NVSHMEM_ON_STREAM(                                                                                       \
+        int, FN, (nvshmem_team_t team, TYPE * dest, const TYPE* source, std::size_t nelems, cudaStream_t stream), \
+        return pgas_nvshmem_tu::collective_on_stream(                                                             \
+            #FN, team,                                                                                            \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT>{                                     \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}},                 \
+            stream);)
+#define PGAS_NVSHMEM_MOVES_ON_STREAM(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL)                                    \
+    PGAS_NVSHMEM_ON_STREAM(                                                                                           \
+        int, BROADCAST,                                                                                               \
+        (nvshmem_team_t team, TYPE * dest, const TYPE* source, std::size_t nelems, int PE_root, cudaStream_t stream), \
+        return pgas_nvshmem_tu::collective_on_stream(                                                                 \
+            #BROADCAST, team,                                                                                         \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT>{                                    \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}},               \
+            stream);)                                                                                                 \
+    PGAS_NVSHMEM_MOVE_ON_STREAM(TYPE, ELEMENT, FCOLLECT, fcollect)                                                    \
+    PGAS_NVSHMEM_MOVE_ON_STREAM(TYPE, ELEMENT, ALLTOALL, alltoall)
+#define PGAS_NVSHMEM_TYPED_MOVES_ON_STREAM(TYPE, NAME)                              \
+    PGAS_NVSHMEM_MOVES_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_broadcast_on_stream, \
+                                 nvshmemx_##NAME##_fcollect_on_stream, nvshmemx_##NAME##_alltoall_on_stream)
+
+PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_MOVES_ON_STREAM)
+PGAS_NVSHMEM_MOVES_ON_STREAM(void, std::byte, nvshmemx_broadcastmem_on_stream, nvshmemx_fcollectmem_on_stream,
+                             nvshmemx_alltoallmem_on_stream)
