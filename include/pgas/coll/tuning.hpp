@@ -71,7 +71,7 @@ struct load_store_policy {
     static constexpr std::size_t ll_max_bytes = std::size_t{1} << 20;
     // scripts/bench-compare's pgas_compare with each path forced
     // (PGAS_COMPARE_COLL_POLICY=ll / direct; 2xH200 NV18, one process per GPU,
-    // programmatic launches, 2026-11-28, S14-C2), us per call, LL | direct:
+    // programmatic launches, 2026-11-28), us per call, LL | direct:
     //   256 KiB (128 KiB to the peer): allgather 5.3 | 7.3, reduce_scatter
     //           5.4 | 8.3, alltoall 5.4 | 7.4, allreduce 7.6 | 8.0
     //   1 MiB (512 KiB to the peer): allgather 10.3 | 8.4, reduce_scatter
