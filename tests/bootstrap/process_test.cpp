@@ -504,8 +504,19 @@ bool names_pe(const std::string& line, int pe) {
 // names a stopped PE by its heartbeat (not at the bootstrap timeout, nor at a fixed 30 s of the fd exchange's own
 // naming no PE). A PE that leaves is named within 500 ms, not at the 750 ms heartbeat bound: in a host barrier by
 // its bye, in a device barrier by the rounds that wait for its arrival.
+// Under ASan (pgas_bootstrap_tests_asan, the same table again) a stopped PE is tried at init, admission, one host
+// wait (barrier) and one device wait (device), not at alloc, free, fd and collective as well: each STOP row waits
+// out pgasrun's 4 s grace (5.1 s a row, 44 of the table's 49 s), and after init what a stopped PE adds to the
+// killed rows, which the twin runs at every stage, is the heartbeat's detection, the same code whichever wait it
+// ends. The plain suite runs every row.
 void fault_table(int victim) {
     const int n = 4;
+#if defined(__SANITIZE_ADDRESS__)
+    const std::set<std::string> stop_stages{"init", "admission", "barrier", "device"};
+#else
+    const std::set<std::string> stop_stages{"init",    "admission", "alloc",  "free",
+                                            "barrier", "fd",        "device", "collective"};
+#endif
     for (const char* sig : {"KILL", "STOP", "LEAVE"})
         for (const char* stage : {"init", "admission", "alloc", "free", "barrier", "fd", "device", "collective"}) {
             CAPTURE(sig);
@@ -515,6 +526,7 @@ void fault_table(int victim) {
             // from its bye; in a device barrier the others name it at once (the rounds that wait for its arrival),
             // neither at their timeout naming no PE nor after the heartbeat bound.
             if (std::string(sig) == "LEAVE" && at_stage != "barrier" && at_stage != "device") continue;
+            if (std::string(sig) == "STOP" && !stop_stages.count(at_stage)) continue;
             const bool in_init = at_stage == "init" || at_stage == "admission";
             const auto shm_before = shm_entries();
             auto argv = pgasrun(n, {PGAS_TEST_WORKER, "fault", stage, sig, std::to_string(victim)});

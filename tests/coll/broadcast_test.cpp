@@ -11,11 +11,6 @@ namespace {
 using namespace coll_test;
 using pgas::detail::coll_part;
 
-// A 12-byte element: its sub-slices split on single elements (no 16-byte grain).
-struct triple {
-    std::int32_t a, b, c;
-};
-
 template <class T>
 const char* element_name() {
     if constexpr (std::is_same_v<T, triple>) return "triple";

@@ -9,11 +9,6 @@ namespace {
 
 using namespace coll_test;
 
-// A 12-byte element: data movement takes any trivially copyable type.
-struct triple {
-    std::int32_t a, b, c;
-};
-
 template <class T>
 const char* movement_type_name() {
     if constexpr (std::is_same_v<T, triple>) return "triple";

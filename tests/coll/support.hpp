@@ -61,4 +61,10 @@ const char* policy_name() {
 
 inline constexpr int max_pes = 8;
 
+// A 12-byte element: data movement takes any trivially copyable type, and its sub-slices split on single elements
+// (no 16-byte grain).
+struct triple {
+    std::int32_t a, b, c;
+};
+
 }  // namespace coll_test

@@ -46,12 +46,22 @@ function(pgas_sanitizer_twin target lane)
   endif()
   list(TRANSFORM sources PREPEND ${dir}/ REGEX "^[^/]")
   add_executable(${twin} ${sources} ${PROJECT_SOURCE_DIR}/tests/sanitizers/options.cpp)
+  # doctest's main, built once per lane with the lane's flags (the runner's threads and allocations are the lane's
+  # to see too), stands in for pgas_doctest_main.
+  if(NOT TARGET pgas_doctest_main_${lane})
+    add_library(pgas_doctest_main_${lane} OBJECT ${PROJECT_SOURCE_DIR}/tests/doctest_main.cpp)
+    target_link_libraries(pgas_doctest_main_${lane} PUBLIC doctest::doctest)
+    target_compile_options(pgas_doctest_main_${lane} PRIVATE ${pgas_sanitize_${lane}} -O1 -g1)
+  endif()
   foreach(property LINK_LIBRARIES COMPILE_DEFINITIONS COMPILE_OPTIONS INCLUDE_DIRECTORIES COMPILE_FEATURES)
     get_target_property(value ${target} ${property})
     if(value)
       foreach(program IN LISTS arg_RETARGET)
         string(REPLACE "$<TARGET_FILE:${program}>" "$<TARGET_FILE:${program}_${lane}>" value "${value}")
       endforeach()
+      if(property STREQUAL "LINK_LIBRARIES")
+        list(TRANSFORM value REPLACE "^pgas_doctest_main$" "pgas_doctest_main_${lane}")
+      endif()
       set_property(TARGET ${twin} PROPERTY ${property} "${value}")
     endif()
   endforeach()
@@ -62,14 +72,8 @@ function(pgas_sanitizer_twin target lane)
   # A twin compiles its suite's sources a few to a translation unit (CMake's unity build): their shared instantiations
   # (world, transports, collectives) are compiled and instrumented once per batch, not once per file (host suite
   # under ASan, window + world + alloc_teams_waits_strided: 65 CPU-s against 94). The cases, and what the lane
-  # instruments and reports, are the same; the plain suites keep one unit per file. doctest's main stays alone: its
-  # DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN takes effect only where doctest.h is included first.
+  # instruments and reports, are the same; the plain suites keep one unit per file.
   set_target_properties(${twin} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 4)
-  foreach(source IN LISTS sources)
-    if(source MATCHES "/main\\.cpp$")
-      set_source_files_properties(${source} TARGET_DIRECTORY ${twin} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
-    endif()
-  endforeach()
   target_link_options(${twin} PRIVATE ${pgas_sanitize_${lane}})
   foreach(program IN LISTS arg_RETARGET)
     add_dependencies(${twin} ${program}_${lane})
