@@ -4,17 +4,10 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include "nvshmem_expect.hpp"
+
 #include <cstdint>
 #include <cstdio>
-
-static int wrong = 0;
-
-static void expect(bool ok, const char* what, long long seen, long long expected) {
-    if (!ok) {
-        std::fprintf(stderr, "PE %d: %s = %lld, expected %lld\n", nvshmem_my_pe(), what, seen, expected);
-        ++wrong;
-    }
-}
 
 int main() {
     nvshmem_init();
