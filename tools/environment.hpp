@@ -63,11 +63,11 @@ inline const env_var library_vars[] = {
 
 // The launch environment's variables that belong to no one launcher (PGAS_ROOT and PGAS_TOKEN override every one's).
 inline const env_var launch_vars[] = {
-    {"PGAS_ROOT", env_group::launcher, "from the launcher (launch-and-bootstrap.md)", "host:port or [ipv6]:port",
+    {pgas::detail::root_var, env_group::launcher, "from the launcher (launch-and-bootstrap.md)", "host:port or [ipv6]:port",
      "host/bootstrap/launch_env.hpp; set by pgasrun", "rendezvous store of rank 0; overrides every launcher's"},
-    {"PGAS_TOKEN", env_group::launcher, "one node: derived from the job's identity; TCP (PGAS_* set by hand, torchrun/MPI/Slurm): required", "any string; a fresh one per launch", "host/bootstrap/launch_env.hpp; set by pgasrun (random)",
+    {pgas::detail::token_var, env_group::launcher, "one node: derived from the job's identity; TCP (PGAS_* set by hand, torchrun/MPI/Slurm): required", "any string; a fresh one per launch", "host/bootstrap/launch_env.hpp; set by pgasrun (random)",
      "shared secret every connection to the rendezvous must present"},
-    {"PGAS_STATUS_FD", env_group::launcher, "", "a descriptor number (a pipe)", "host/bootstrap/launch_env.hpp; set by pgasrun",
+    {pgas::detail::status_fd_var, env_group::launcher, "", "a descriptor number (a pipe)", "host/bootstrap/launch_env.hpp; set by pgasrun",
      "where a rank's world tells pgasrun that it joined and that it was finalized: a rank that exits 0 in between "
      "is reported as failed"},
 };

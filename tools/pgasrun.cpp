@@ -35,7 +35,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <pgas/host/env.hpp>  // max_world_size
+#include <pgas/host/bootstrap/launchers.hpp>  // the variables it sets
+#include <pgas/host/env.hpp>                   // max_world_size
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -233,14 +234,16 @@ pid_t start(int rank, int size, const std::string& root, const std::string& toke
         ::dup2(err_pipe[1], 2);
         const int null = ::open("/dev/null", O_RDONLY);
         if (null >= 0) ::dup2(null, 0);
-        ::setenv("PGAS_RANK", std::to_string(rank).c_str(), 1);
-        ::setenv("PGAS_WORLD_SIZE", std::to_string(size).c_str(), 1);
-        ::setenv("PGAS_LOCAL_RANK", std::to_string(rank).c_str(), 1);
-        ::setenv("PGAS_LOCAL_SIZE", std::to_string(size).c_str(), 1);
-        ::setenv("PGAS_ROOT", root.c_str(), 1);
-        ::setenv("PGAS_TOKEN", token.c_str(), 1);
+        // The names the world reads them by (host/bootstrap/launchers.hpp): one node, so local = world.
+        namespace launch = pgas::detail;
+        ::setenv(launch::pgas_launcher.rank, std::to_string(rank).c_str(), 1);
+        ::setenv(launch::pgas_launcher.size[0], std::to_string(size).c_str(), 1);
+        ::setenv(launch::pgas_launcher.local_rank, std::to_string(rank).c_str(), 1);
+        ::setenv(launch::pgas_launcher.local_size, std::to_string(size).c_str(), 1);
+        ::setenv(launch::root_var, root.c_str(), 1);
+        ::setenv(launch::token_var, token.c_str(), 1);
         const int status = ::fcntl(status_pipe[1], F_DUPFD, 3);  // inherited: the world writes 'i' and 'f' to it
-        if (status >= 0) ::setenv("PGAS_STATUS_FD", std::to_string(status).c_str(), 1);
+        if (status >= 0) ::setenv(launch::status_fd_var, std::to_string(status).c_str(), 1);
         std::signal(SIGPIPE, SIG_DFL);
         ::execvp(argv[0], argv);
         std::fprintf(stderr, "pgasrun: cannot run '%s': %s\n", argv[0], std::strerror(errno));

@@ -237,8 +237,8 @@ inline rank_names read_world(const launch_env_reader& env, const launcher_vars& 
     info.rank = to_int(env.require_int(launcher.rank, rank_why.c_str()));
     info.size = world_size_from(env, size, size_why.c_str());
     if (info.size > 1 && launcher.rendezvous == rendezvous_rule::pgas_root)
-        parse_root("PGAS_ROOT", env.require("PGAS_ROOT", "the rendezvous host:port"), info);
-    if (info.size > 1 && launcher.rendezvous == rendezvous_rule::master_port_next && !env.has("PGAS_ROOT"))
+        parse_root(root_var, env.require(root_var, "the rendezvous host:port"), info);
+    if (info.size > 1 && launcher.rendezvous == rendezvous_rule::master_port_next && !env.has(root_var))
         root_from_master(env, info);
     return {launcher.rank, size, launcher.local_rank, launcher.local_size ? launcher.local_size : size};
 }
@@ -297,7 +297,7 @@ inline void choose_rendezvous(const launch_env_reader& env, const launcher_vars&
     const auto no_job_id = [&] {
         launch_error(info.source + " gives no job id to derive a rendezvous port from: set PGAS_ROOT=host:port");
     };
-    if (auto root = env.get("PGAS_ROOT")) return parse_root("PGAS_ROOT", *root, info);
+    if (auto root = env.get(root_var)) return parse_root(root_var, *root, info);
     if (outside_launcher && info.size > 1 && info.local_size == info.size) {
         if (job.empty()) no_job_id();
         // One node: a socket only this user can reach; its name may be public.
@@ -330,15 +330,15 @@ inline void choose_rendezvous(const launch_env_reader& env, const launcher_vars&
 inline void choose_token(const launch_env_reader& env, const launcher_vars& launcher, const std::string& job,
                          launch_info& info) {
     const bool outside_launcher = launcher.rendezvous != rendezvous_rule::pgas_root;
-    if (!outside_launcher && info.size > 1 && !env.has("PGAS_TOKEN"))
+    if (!outside_launcher && info.size > 1 && !env.has(token_var))
         launch_error(
             "PGAS_RANK/PGAS_WORLD_SIZE/PGAS_ROOT set by hand need PGAS_TOKEN: a secret shared by the "
             "ranks of this launch and no other (without one, two jobs that use the same PGAS_ROOT would "
             "take each other's ranks). Export a fresh one for every launch, e.g. "
             "PGAS_TOKEN=$(openssl rand -hex 16), or start the job with pgasrun, which does");
-    if (outside_launcher && info.size > 1 && info.root_path.empty() && !env.has("PGAS_TOKEN"))
+    if (outside_launcher && info.size > 1 && info.root_path.empty() && !env.has(token_var))
         launch_error(a_job_of(info.source) + " with a TCP rendezvous (" +
-                     (env.has("PGAS_ROOT") ? std::string("PGAS_ROOT is set") : std::string("it spans nodes")) +
+                     (env.has(root_var) ? std::string("PGAS_ROOT is set") : std::string("it spans nodes")) +
                      ") needs PGAS_TOKEN: a token derived from the job's public ids would let any user of these "
                      "nodes join it. Export a secret shared by every rank, e.g. PGAS_TOKEN=$(openssl rand -hex 16), " +
                      (launcher.rendezvous == rendezvous_rule::master_port_next
@@ -346,7 +346,7 @@ inline void choose_token(const launch_env_reader& env, const launcher_vars& laun
                                 " on every node (pgas listens on "
                                 "MASTER_ADDR:MASTER_PORT+1, or at PGAS_ROOT=host:port of rank 0's node)"
                           : std::string("and PGAS_ROOT=host:port of rank 0's node, before starting the job")));
-    if (auto token = env.get("PGAS_TOKEN")) {
+    if (auto token = env.get(token_var)) {
         if (token->size() > max_token_bytes)
             launch_error("PGAS_TOKEN is " + std::to_string(token->size()) + " bytes long; at most " +
                          std::to_string(max_token_bytes) + " are allowed");
@@ -405,7 +405,7 @@ public:
 
 private:
     static int open_status_fd() {
-        const auto text = env("PGAS_STATUS_FD");
+        const auto text = env(status_fd_var);
         if (!text || text->find_first_not_of("0123456789") != std::string::npos || text->size() > 9) return -1;
         const int fd = std::stoi(*text);
         struct stat info {};

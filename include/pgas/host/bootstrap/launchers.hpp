@@ -38,6 +38,13 @@ struct launcher_vars {
 inline constexpr const char* master_addr = "MASTER_ADDR";
 inline constexpr const char* master_port = "MASTER_PORT";
 
+// pgas's own rendezvous variables (rule pgas_root), beside its row of the table below: where the PEs meet, the
+// secret they show there, and the pipe a launcher reads the PEs' progress from. pgasrun writes what
+// read_launch_env reads, by these names.
+inline constexpr const char* root_var = "PGAS_ROOT";
+inline constexpr const char* token_var = "PGAS_TOKEN";
+inline constexpr const char* status_fd_var = "PGAS_STATUS_FD";
+
 // First match wins, in this order.
 inline constexpr launcher_vars launchers[] = {
     {.source = "PGAS_* variables",
@@ -110,6 +117,9 @@ inline constexpr launcher_vars launchers[] = {
      .rendezvous = rendezvous_rule::master_when_set,
      .node_list = {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}},
 };
+
+// pgas's own launcher's row (pgasrun sets its variables).
+inline constexpr const launcher_vars& pgas_launcher = launchers[0];
 
 }  // namespace detail
 PGAS_NAMESPACE_END
