@@ -14,6 +14,8 @@
 
 #include <cstddef>
 
+#include <nv/target>
+
 /// How the collective and on-stream entry points are declared: as PGAS_NVSHMEM_API, but function templates with one
 /// defaulted parameter, so that a translation unit compiles only the collectives it calls (there are about a thousand,
 /// each a driver and, on the host side, a kernel launch); a call reads as NVSHMEM's (taking the address needs `<>`).
@@ -115,19 +117,13 @@ int on_host(const char* call, nvshmem_team_t handle, Op&& op) {
     return 0;
 }
 
-// A collective by the group G: in a kernel, pgas's device collective on this TU's state; from host code, the same on
-// the host transport, or with the heap on a GPU the on-stream form on the default stream, waited for (nvcc only).
-// Returns 0 (NVSHMEM's success); misuse traps (device) or ends the process (host), naming the call.
+// collective from host code: on the host transport in the calling thread; with the heap on a GPU the on-stream form
+// on the default stream, waited for (nvcc only: from a plain C++ compiler's TU it ends the process, naming the call).
 template <class G, coll K, class T, class Op>
-PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a) {
-#if PGAS_DEVICE_PASS
-    const compat::device_state& s = filled_state(call);
-    run<G>(call, s.ctx, collective_team(call, handle, s.node, s.heap), s.heap, a);
-    return 0;
-#else
+int host_collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a) {
     return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
         if (!rt.on_gpu()) return run<G>(call, rt.host_context(), t, rt.heap(), a);
-#if defined(__CUDACC__)
+#if defined(__CUDACC__)  // launch and the on-stream collectives exist only where nvcc compiles the TU
         launch(call, rt, t, a, cudaStream_t{});
         rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
 #else
@@ -135,22 +131,22 @@ PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<
                      "with the heap on a GPU, call it from a kernel or from a translation unit compiled by nvcc");
 #endif
     });
-#endif
 }
 
-// nvshmem_barrier / nvshmem_team_sync of a predefined team by the group G (Barrier: quiet first); from host code on
-// GPUs every kernel of the process completes first, then the team's PEs meet.
+// A collective by the group G: in a kernel, pgas's device collective on this TU's state; from host code,
+// host_collective. Returns 0 (NVSHMEM's success); misuse traps (device) or ends the process (host), naming the call.
+template <class G, coll K, class T, class Op>
+PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a) {
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (const compat::device_state& s = filled_state(call);
+                  run<G>(call, s.ctx, collective_team(call, handle, s.node, s.heap), s.heap, a); return 0;),
+                 (return host_collective<G>(call, handle, a);))
+}
+
+// team_sync from host code: on the host transport in the calling thread; on GPUs every kernel of the process
+// completes first, then the team's PEs meet (a team other than the world's only from an nvcc TU).
 template <class G, bool Barrier>
-PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
-#if PGAS_DEVICE_PASS
-    const compat::device_state& s = filled_state(call);
-    const ::pgas::team t = collective_team(call, handle, s.node, s.heap);
-    if constexpr (Barrier)
-        ::pgas::barrier<G>(s.ctx, t);
-    else
-        ::pgas::sync<G>(s.ctx, t);
-    return 0;
-#else
+int host_team_sync(const char* call, nvshmem_team_t handle) {
     return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
         if (!rt.on_gpu()) {
             if constexpr (Barrier)
@@ -160,7 +156,7 @@ PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
             return;
         }
         rt.copy_check(call, cudaDeviceSynchronize());
-#if defined(__CUDACC__)
+#if defined(__CUDACC__)  // the on-stream sync exists only where nvcc compiles the TU
         ::pgas::sync_on_stream(rt.gpu_context(), t, cudaStream_t{});
         rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
 #else
@@ -171,7 +167,22 @@ PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
         rt.the_world().barrier();
 #endif
     });
-#endif
+}
+
+// nvshmem_barrier / nvshmem_team_sync of a predefined team by the group G (Barrier: quiet first); from host code
+// host_team_sync.
+template <class G, bool Barrier>
+PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
+    NV_IF_TARGET(NV_IS_DEVICE, ({
+                     const compat::device_state& s = filled_state(call);
+                     const ::pgas::team t = collective_team(call, handle, s.node, s.heap);
+                     if constexpr (Barrier)
+                         ::pgas::barrier<G>(s.ctx, t);
+                     else
+                         ::pgas::sync<G>(s.ctx, t);
+                     return 0;
+                 }),
+                 (return host_team_sync<G, Barrier>(call, handle);))
 }
 
 }  // namespace pgas_nvshmem_tu

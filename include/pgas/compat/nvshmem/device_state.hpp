@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include <nv/target>
+
 // Everything here has internal linkage: NVSHMEM's device calls take no context, so without -rdc each translation
 // unit's kernels can reach only state of their own TU (DESIGN.md §3: the one exception to "no device globals").
 namespace {
@@ -16,7 +18,7 @@ namespace pgas_nvshmem_tu {
 
 namespace compat = ::pgas::nvshmem_compat;
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC__)  // not NV_IF_TARGET: a __constant__ object and its registration, which only nvcc compiles
 // Zero bytes until filled: device_state's members have default initialisers, which a __constant__ object cannot run
 // (nvcc accepts only constant initialisation), so its storage is a union that starts as bytes.
 union state_storage {
@@ -57,14 +59,10 @@ __device__ inline const compat::device_state& filled_state(const char* call) {
 }
 #endif
 
-// Runs op(ctx, heap) with this PE's context: on the GPU this TU's state; on the host the host transport's context
-// (a call from host code when the heap is on a GPU names the call and ends the process: not provided yet).
+// with_context from host code: the host transport's context; with the heap on a GPU the call ends the process (not
+// provided yet), as does a pgas::error, naming the call.
 template <class Op>
-PGAS_HD decltype(auto) with_context(const char* call, Op&& op) {
-#if PGAS_DEVICE_PASS
-    const compat::device_state& s = filled_state(call);
-    return std::forward<Op>(op)(s.ctx, s.heap);
-#else
+decltype(auto) with_host_context(const char* call, Op&& op) {
     compat::runtime& rt = compat::the_runtime().running(call);
     if (rt.on_gpu())
         compat::fail(call, rt.heap().my_pe,
@@ -74,25 +72,35 @@ PGAS_HD decltype(auto) with_context(const char* call, Op&& op) {
     } catch (const ::pgas::error& e) {
         compat::fail(call, rt.heap().my_pe, e);
     }
-#endif
+}
+
+// Runs op(ctx, heap) with this PE's context: on the GPU this TU's state; from host code with_host_context.
+template <class Op>
+PGAS_HD decltype(auto) with_context(const char* call, Op&& op) {
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (const compat::device_state& s = filled_state(call); return std::forward<Op>(op)(s.ctx, s.heap);),
+                 (return with_host_context(call, std::forward<Op>(op));))
+}
+
+// with_rma_context from host code: on the host transport with_host_context; with the heap on a GPU
+// on_gpu(gpu_ctx, heap), a pgas::error ending the process naming the call.
+template <class Op, class GpuOp>
+decltype(auto) with_host_rma_context(const char* call, Op&& op, GpuOp&& on_gpu) {
+    compat::runtime& rt = compat::the_runtime().running(call);
+    if (!rt.on_gpu()) return with_host_context(call, std::forward<Op>(op));
+    try {
+        return std::forward<GpuOp>(on_gpu)(rt.gpu_context(), rt.heap());
+    } catch (const ::pgas::error& e) {
+        compat::fail(call, rt.heap().my_pe, e);
+    }
 }
 
 // As with_context, for the RMA calls that host code may make with the heap on a GPU: there on_gpu(gpu_ctx, heap)
 // runs instead (cudaMemcpy through the peer's mapping).
 template <class Op, class GpuOp>
 PGAS_HD decltype(auto) with_rma_context(const char* call, Op&& op, GpuOp&& on_gpu) {
-#if PGAS_DEVICE_PASS
-    (void)on_gpu;
-    return with_context(call, std::forward<Op>(op));
-#else
-    compat::runtime& rt = compat::the_runtime().running(call);
-    if (!rt.on_gpu()) return with_context(call, std::forward<Op>(op));
-    try {
-        return std::forward<GpuOp>(on_gpu)(rt.gpu_context(), rt.heap());
-    } catch (const ::pgas::error& e) {
-        compat::fail(call, rt.heap().my_pe, e);
-    }
-#endif
+    NV_IF_TARGET(NV_IS_DEVICE, ((void)on_gpu; return with_context(call, std::forward<Op>(op));),
+                 (return with_host_rma_context(call, std::forward<Op>(op), std::forward<GpuOp>(on_gpu));))
 }
 
 // Host code with the heap on a GPU: copies `bytes` between this process's memory and a peer's mapped heap.

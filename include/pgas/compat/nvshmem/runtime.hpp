@@ -16,9 +16,13 @@
 #include <vector>
 
 #include <cuda_runtime_api.h>
+#include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
 namespace nvshmem_compat {
+
+/// Whether heap_view checks a call's arguments here: on the host always, on a GPU under PGAS_CHECKS.
+PGAS_HD constexpr bool checks_arguments() { NV_IF_TARGET(NV_IS_DEVICE, (return PGAS_CHECKS;), (return true;)) }
 
 /// This PE's symmetric heap as NVSHMEM's raw pointers see it: a raw address becomes a symmetric_ptr by its distance
 /// from this PE's heap base.
@@ -33,7 +37,7 @@ struct heap_view {
     template <class T>
     PGAS_HD symmetric_ptr<T> symmetric(const char* call, const void* p, std::size_t count) const {
         const long long offset = static_cast<const std::byte*>(p) - base;
-        if (PGAS_CHECKS || !PGAS_DEVICE_PASS) {
+        if (checks_arguments()) {
             const auto user = (long long)detail::heap_layout::user_offset;
             if (offset < user || offset > (long long)bytes || count > (bytes - std::uint64_t(offset)) / sizeof(T))
                 detail::report(errc::not_symmetric, call, my_pe,
@@ -45,14 +49,14 @@ struct heap_view {
     /// On the host always, on a GPU under PGAS_CHECKS: a stride below 1 element is errc::invalid_argument naming
     /// `call`, the PE and the stride.
     PGAS_HD void check_stride(const char* call, std::ptrdiff_t stride) const {
-        if ((PGAS_CHECKS || !PGAS_DEVICE_PASS) && stride < 1)
+        if (checks_arguments() && stride < 1)
             detail::report(errc::invalid_argument, call, my_pe, "stride (in elements) must be >= 1, got", stride);
     }
 
     /// On the host always, on a GPU under PGAS_CHECKS: `pe` outside [0, n_pes) is errc::pe_out_of_range naming `call`,
     /// the calling PE and `pe`.
     PGAS_HD void check_pe(const char* call, int pe) const {
-        if ((PGAS_CHECKS || !PGAS_DEVICE_PASS) && (pe < 0 || pe >= n_pes))
+        if (checks_arguments() && (pe < 0 || pe >= n_pes))
             detail::report(errc::pe_out_of_range, call, my_pe, "target PE outside [0, nvshmem_n_pes()):", pe);
     }
 };

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <string>
 
+#include <nv/target>
+
 PGAS_NAMESPACE_BEGIN
 namespace nvshmem_compat {
 
@@ -80,29 +82,29 @@ PGAS_NAMESPACE_END
 namespace {
 namespace pgas_nvshmem_tu {
 
-// Runs op(team) with the predefined team `handle` of this PE (device: this TU's state; host: the runtime).
+// with_team from host code: the runtime's teams; a pgas::error ends the process naming the call.
 template <class Op>
-PGAS_HD int with_team(const char* call, nvshmem_team_t handle, Op&& op) {
-#if PGAS_DEVICE_PASS
-    const compat::device_state& s = filled_state(call);
-    return op(compat::predefined_team(call, handle, s.node, s.heap.my_pe, s.heap.n_pes));
-#else
+int with_host_team(const char* call, nvshmem_team_t handle, Op&& op) {
     compat::runtime& rt = compat::the_runtime().running(call);
     try {
         return op(compat::predefined_team(call, handle, rt.node(), rt.heap().my_pe, rt.heap().n_pes));
     } catch (const ::pgas::error& e) {
         compat::fail(call, rt.heap().my_pe, e);
     }
-#endif
+}
+
+// Runs op(team) with the predefined team `handle` of this PE (device: this TU's state; host: the runtime).
+template <class Op>
+PGAS_HD int with_team(const char* call, nvshmem_team_t handle, Op&& op) {
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (const compat::device_state& s = filled_state(call);
+                  return op(compat::predefined_team(call, handle, s.node, s.heap.my_pe, s.heap.n_pes));),
+                 (return with_host_team(call, handle, op);))
 }
 
 // This PE's heap view: this TU's state on the device, the runtime's on the host.
 PGAS_HD inline const compat::heap_view& heap(const char* call) {
-#if PGAS_DEVICE_PASS
-    return filled_state(call).heap;
-#else
-    return compat::the_runtime().running(call).heap();
-#endif
+    NV_IF_TARGET(NV_IS_DEVICE, (return filled_state(call).heap;), (return compat::the_runtime().running(call).heap();))
 }
 
 }  // namespace pgas_nvshmem_tu

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <nv/target>
+
 namespace {
 namespace pgas_nvshmem_tu {
 
@@ -75,9 +77,7 @@ PGAS_HD void put_signal(const char* call, T* dest, const T* source, std::size_t 
 // nvshmem_quiet, nvshmem_fence: on the host with the heap on a GPU nothing is outstanding (host RMA is blocking).
 template <bool Quiet>
 PGAS_HD void complete(const char* call) {
-#if !PGAS_DEVICE_PASS
-    if (compat::the_runtime().running(call).on_gpu()) return;
-#endif
+    NV_IF_TARGET(NV_IS_HOST, (if (compat::the_runtime().running(call).on_gpu()) return;))
     with_context(call, [&](const auto& ctx, const compat::heap_view&) {
         if constexpr (Quiet)
             ::pgas::quiet(ctx);
@@ -89,15 +89,14 @@ PGAS_HD void complete(const char* call) {
 // nvshmem_barrier_all / sync_all by group G; on the host the runtime's barrier (kernels complete first on GPUs).
 template <class G, bool Barrier>
 PGAS_HD void barrier_all(const char* call) {
-#if PGAS_DEVICE_PASS
-    const compat::device_state& s = filled_state(call);
-    if constexpr (Barrier)
-        ::pgas::barrier_all<G>(s.ctx);
-    else
-        ::pgas::sync_all<G>(s.ctx);
-#else
-    compat::the_runtime().running(call).barrier_all(call);
-#endif
+    NV_IF_TARGET(NV_IS_DEVICE, ({
+                     const compat::device_state& s = filled_state(call);
+                     if constexpr (Barrier)
+                         ::pgas::barrier_all<G>(s.ctx);
+                     else
+                         ::pgas::sync_all<G>(s.ctx);
+                 }),
+                 (compat::the_runtime().running(call).barrier_all(call);))
 }
 
 }  // namespace pgas_nvshmem_tu
