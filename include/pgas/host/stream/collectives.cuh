@@ -49,18 +49,6 @@ PGAS_KERNELS_BEGIN
 // This block's part of the launch.
 __device__ inline coll_part launch_part() { return coll_part{blockIdx.x, gridDim.x}; }
 
-// The plan of collective K: what each collective's header says (its *_plan), chosen at compile time so that the
-// kernel below sees the plan's shape as constants.
-template <coll_kind K>
-PGAS_HD constexpr coll_plan plan_of(std::size_t count, int root) {
-    if constexpr (K == coll_kind::broadcast) return broadcast_plan(count, root);
-    if constexpr (K == coll_kind::reduce) return reduce_plan(count, root);
-    if constexpr (K == coll_kind::allreduce) return allreduce_plan(count);
-    if constexpr (K == coll_kind::allgather) return allgather_plan(count);
-    if constexpr (K == coll_kind::reduce_scatter) return reduce_scatter_plan(count);
-    if constexpr (K == coll_kind::alltoall) return alltoall_plan(count);
-}
-
 // Every on-stream collective: collective K's plan run by the one driver, each block as one part, holding the
 // algorithms `Paths` names (the launch picks the kernel of the call's path). K is a template parameter, not a plan
 // passed in: with the plan's shape unknown the one kernel took 142-148 registers against 93-96 for the
