@@ -59,7 +59,7 @@ void broadcast_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned
                         } else {
                             for (unsigned p = 0; p < parts; ++p)
                                 pgas::detail::run_collective<pgas::thread, Policy>(
-                                    c, t, pgas::detail::broadcast_plan(count, root), dst,
+                                    c, t, pgas::detail::plan_of<pgas::detail::coll_kind::broadcast>(count, root), dst,
                                     pgas::symmetric_ptr<const T>(source), pgas::detail::no_reduction{},
                                     coll_part{p, parts});
                         }

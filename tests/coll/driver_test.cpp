@@ -61,30 +61,31 @@ TEST_CASE("an on-stream launch spreads LL over the team's channels and the direc
     const pgas::team world4 = pgas::team::world_team(0, 4);
     const pgas::team split4 = world4.sub_team(0, 1, 4, 7);  // the same PEs in slot 7: one LL channel
     // LL: one block per KiB of the buffer, at most 32 channels
-    CHECK(shape(world4, allreduce_plan(2)).blocks == 1);
-    CHECK(shape(world4, allreduce_plan(4096)).blocks == 16);  // 16 KiB
-    CHECK(shape(world4, allreduce_plan(64 * 1024)).blocks == 32);  // 256 KiB
-    CHECK(shape(world4, allgather_plan(1024)).blocks == 16);  // 16 KiB gathered
+    CHECK(shape(world4, plan_of<coll_kind::allreduce>(2)).blocks == 1);
+    CHECK(shape(world4, plan_of<coll_kind::allreduce>(4096)).blocks == 16);       // 16 KiB
+    CHECK(shape(world4, plan_of<coll_kind::allreduce>(64 * 1024)).blocks == 32);  // 256 KiB
+    CHECK(shape(world4, plan_of<coll_kind::allgather>(1024)).blocks == 16);       // 16 KiB gathered
     // beyond the cells: direct, one block per 8 KiB up to 64
-    CHECK(shape(world4, allreduce_plan(1024 * 1024)).blocks == 64);
+    CHECK(shape(world4, plan_of<coll_kind::allreduce>(1024 * 1024)).blocks == 64);
     // a split team's single channel: small LL in one block, then direct
-    CHECK(shape(split4, allreduce_plan(2)).blocks == 1);
-    CHECK(shape(split4, allreduce_plan(64 * 1024)).blocks == 32);
+    CHECK(shape(split4, plan_of<coll_kind::allreduce>(2)).blocks == 1);
+    CHECK(shape(split4, plan_of<coll_kind::allreduce>(64 * 1024)).blocks == 32);
     // put/get: one block
-    CHECK(shape<pgas::coll::rma_policy>(world4, allreduce_plan(1024 * 1024)).blocks == 1);
+    CHECK(shape<pgas::coll::rma_policy>(world4, plan_of<coll_kind::allreduce>(1024 * 1024)).blocks == 1);
 }
 
 TEST_CASE("an on-stream LL launch gives a small call no more warps than one 8-byte unit of its part per thread") {
     using namespace pgas::detail;
     const pgas::team world4 = pgas::team::world_team(0, 4);
     auto threads = [&](const coll_plan& p) { return shape(world4, p).threads; };
-    CHECK(threads(allreduce_plan(2)) == 32);     // 8 B (+16 of slice rounding): 3 units, one warp
-    CHECK(threads(allreduce_plan(256)) == 160);  // 1 KiB: 130 units, five warps
-    CHECK(threads(allgather_plan(64)) == 64);    // 256 B from each PE: 34 units
-    CHECK(threads(allreduce_plan(4096)) == 160);                       // 16 KiB on 16 blocks: 130 units each
-    CHECK(threads(allreduce_plan(16384)) == ll_stream_threads);        // 64 KiB on 32 blocks: 258 units each
-    CHECK(threads(allreduce_plan(1024 * 1024)) == P::stream_threads);  // direct
-    CHECK(shape<pgas::coll::rma_policy>(world4, allreduce_plan(2)).threads == pgas::coll::rma_policy::stream_threads);
+    CHECK(threads(plan_of<coll_kind::allreduce>(2)) == 32);      // 8 B (+16 of slice rounding): 3 units, one warp
+    CHECK(threads(plan_of<coll_kind::allreduce>(256)) == 160);   // 1 KiB: 130 units, five warps
+    CHECK(threads(plan_of<coll_kind::allgather>(64)) == 64);     // 256 B from each PE: 34 units
+    CHECK(threads(plan_of<coll_kind::allreduce>(4096)) == 160);  // 16 KiB on 16 blocks: 130 units each
+    CHECK(threads(plan_of<coll_kind::allreduce>(16384)) == ll_stream_threads);  // 64 KiB on 32 blocks: 258 units each
+    CHECK(threads(plan_of<coll_kind::allreduce>(1024 * 1024)) == P::stream_threads);  // direct
+    CHECK(shape<pgas::coll::rma_policy>(world4, plan_of<coll_kind::allreduce>(2)).threads ==
+          pgas::coll::rma_policy::stream_threads);
 }
 
 // An on-stream launch picks its kernel (LL or direct) on the host with takes_ll; the kernel holds that path only.
@@ -127,12 +128,12 @@ TEST_CASE("each part of an LL collective uses its own channel of the world team"
         const pgas::team t = c.world_team();
         for (unsigned p = 0; p < 3; ++p)
             pgas::detail::run_collective<pgas::thread, pgas::coll::ll_policy>(
-                c, t, pgas::detail::allreduce_plan(1031), dst, pgas::symmetric_ptr<const float>(src), pgas::op::sum,
-                coll_part{p, 3});
+                c, t, pgas::detail::plan_of<pgas::detail::coll_kind::allreduce>(1031), dst,
+                pgas::symmetric_ptr<const float>(src), pgas::op::sum, coll_part{p, 3});
         for (unsigned p = 0; p < 3; ++p)
             pgas::detail::run_collective<pgas::thread, pgas::coll::direct_policy>(
-                c, t, pgas::detail::allreduce_plan(1031), dst, pgas::symmetric_ptr<const float>(src), pgas::op::sum,
-                coll_part{p, 3});
+                c, t, pgas::detail::plan_of<pgas::detail::coll_kind::allreduce>(1031), dst,
+                pgas::symmetric_ptr<const float>(src), pgas::op::sum, coll_part{p, 3});
         const int peer = 1 - c.my_pe();
         for (int channel = 1; channel < 4; ++channel)
             sent[std::size_t(c.my_pe() * 4 + channel)] = *c.local(coll_scratch::at<std::uint64_t>(

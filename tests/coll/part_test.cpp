@@ -55,9 +55,9 @@ void part_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned char
                 info.collective = "allreduce";
                 reset(count);
                 each_part(parts, [&](coll_part p) {
-                    pgas::detail::run_collective<pgas::thread, Policy>(c, t, pgas::detail::allreduce_plan(count), dst,
-                                                                       pgas::symmetric_ptr<const T>(src), pgas::op::sum,
-                                                                       p);
+                    pgas::detail::run_collective<pgas::thread, Policy>(
+                        c, t, pgas::detail::plan_of<pgas::detail::coll_kind::allreduce>(count), dst,
+                        pgas::symmetric_ptr<const T>(src), pgas::op::sum, p);
                 });
                 for (std::size_t i = 0; i < count; ++i) {
                     T acc = input(t.world_pe(0), i);
@@ -72,9 +72,9 @@ void part_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned char
                 reset(count);
                 std::vector<T> before(d, d + count);
                 each_part(parts, [&](coll_part p) {
-                    pgas::detail::run_collective<pgas::thread, Policy>(c, t, pgas::detail::reduce_plan(count, root),
-                                                                       dst, pgas::symmetric_ptr<const T>(src),
-                                                                       pgas::op::sum, p);
+                    pgas::detail::run_collective<pgas::thread, Policy>(
+                        c, t, pgas::detail::plan_of<pgas::detail::coll_kind::reduce>(count, root), dst,
+                        pgas::symmetric_ptr<const T>(src), pgas::op::sum, p);
                 });
                 expect_equal(log, info, me_world, "dst", d, me == root ? want.data() : before.data(), count);
                 guarded(count, "reduce");
@@ -82,9 +82,9 @@ void part_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned char
                 info.collective = "reduce_scatter";
                 reset(count);
                 each_part(parts, [&](coll_part p) {
-                    pgas::detail::run_collective<pgas::thread, Policy>(c, t, pgas::detail::reduce_scatter_plan(count),
-                                                                       dst, pgas::symmetric_ptr<const T>(src),
-                                                                       pgas::op::sum, p);
+                    pgas::detail::run_collective<pgas::thread, Policy>(
+                        c, t, pgas::detail::plan_of<pgas::detail::coll_kind::reduce_scatter>(count), dst,
+                        pgas::symmetric_ptr<const T>(src), pgas::op::sum, p);
                 });
                 for (std::size_t i = 0; i < count; ++i) {
                     const std::size_t k = count * std::size_t(me) + i;
@@ -98,9 +98,9 @@ void part_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned char
                 info.collective = "allgather";
                 reset(total);
                 each_part(parts, [&](coll_part p) {
-                    pgas::detail::run_collective<pgas::thread, Policy>(c, t, pgas::detail::allgather_plan(count), dst,
-                                                                       pgas::symmetric_ptr<const T>(src),
-                                                                       pgas::detail::no_reduction{}, p);
+                    pgas::detail::run_collective<pgas::thread, Policy>(
+                        c, t, pgas::detail::plan_of<pgas::detail::coll_kind::allgather>(count), dst,
+                        pgas::symmetric_ptr<const T>(src), pgas::detail::no_reduction{}, p);
                 });
                 for (int q = 0; q < n; ++q)
                     for (std::size_t i = 0; i < count; ++i) want[count * std::size_t(q) + i] = input(t.world_pe(q), i);
@@ -110,9 +110,9 @@ void part_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned char
                 info.collective = "alltoall";
                 reset(total);
                 each_part(parts, [&](coll_part p) {
-                    pgas::detail::run_collective<pgas::thread, Policy>(c, t, pgas::detail::alltoall_plan(count), dst,
-                                                                       pgas::symmetric_ptr<const T>(src),
-                                                                       pgas::detail::no_reduction{}, p);
+                    pgas::detail::run_collective<pgas::thread, Policy>(
+                        c, t, pgas::detail::plan_of<pgas::detail::coll_kind::alltoall>(count), dst,
+                        pgas::symmetric_ptr<const T>(src), pgas::detail::no_reduction{}, p);
                 });
                 for (int q = 0; q < n; ++q)
                     for (std::size_t i = 0; i < count; ++i)
@@ -123,9 +123,9 @@ void part_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned char
                 info.collective = "broadcast";
                 reset(count);
                 each_part(parts, [&](coll_part p) {
-                    pgas::detail::run_collective<pgas::thread, Policy>(c, t, pgas::detail::broadcast_plan(count, root),
-                                                                       dst, pgas::symmetric_ptr<const T>(src),
-                                                                       pgas::detail::no_reduction{}, p);
+                    pgas::detail::run_collective<pgas::thread, Policy>(
+                        c, t, pgas::detail::plan_of<pgas::detail::coll_kind::broadcast>(count, root), dst,
+                        pgas::symmetric_ptr<const T>(src), pgas::detail::no_reduction{}, p);
                 });
                 for (std::size_t i = 0; i < count; ++i) want[i] = input(t.world_pe(root), i);
                 expect_equal(log, info, me_world, "dst", d, want.data(), count);

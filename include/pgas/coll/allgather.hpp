@@ -10,20 +10,6 @@
 
 PGAS_NAMESPACE_BEGIN
 
-namespace detail {
-// allgather: every member's block lands at its index in every member's dst (in place: src = dst + my_pe * count).
-PGAS_HD constexpr coll_plan allgather_plan(std::size_t count) {
-    return {coll_kind::allgather,
-            count,
-            coll_plan::no_root,
-            coll_plan::layout::one_block,
-            coll_plan::layout::block_per_member,
-            coll_plan::members::everyone,
-            coll_plan::members::everyone,
-            /*in_place_allowed=*/true};
-}
-}  // namespace detail
-
 /// Concatenates every member's count elements of src, in team order, into dst
 /// (n * count elements) on every member: dst[i * count + k] = src[k] of team
 /// member i. In place when the caller's src is dst + my_pe * count (then src differs
@@ -42,9 +28,7 @@ PGAS_HD constexpr coll_plan allgather_plan(std::size_t count) {
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
 PGAS_HD void allgather(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count) {
-    detail::require_collective_buffers<T, U>();
-    detail::run_collective<G, Policy>(ctx, t, detail::allgather_plan(count), dst, symmetric_ptr<const T>(src),
-                                      detail::no_reduction{}, {});
+    detail::device_collective<G, Policy, detail::coll_kind::allgather>(ctx, t, dst, src, count);
 }
 
 /// OpenSHMEM's name for allgather: the same call, with the same contract (callers, completion, transports,

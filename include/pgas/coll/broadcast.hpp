@@ -10,20 +10,6 @@
 
 PGAS_NAMESPACE_BEGIN
 
-namespace detail {
-// broadcast: the root's block lands in every member's dst (in place: src = dst on the root).
-PGAS_HD constexpr coll_plan broadcast_plan(std::size_t count, int root) {
-    return {coll_kind::broadcast,
-            count,
-            root,
-            coll_plan::layout::one_block,
-            coll_plan::layout::one_block,
-            coll_plan::members::root_only,
-            coll_plan::members::everyone,
-            /*in_place_allowed=*/true};
-}
-}  // namespace detail
-
 /// Copies count elements of src on member `root` (a team index) into dst on
 /// every member, the root included. In place when dst == src (the root's
 /// copy is then skipped); other overlaps are errors. On return the caller's
@@ -44,9 +30,8 @@ PGAS_HD constexpr coll_plan broadcast_plan(std::size_t count, int root) {
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U>
 PGAS_HD void broadcast(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count, int root) {
-    detail::require_collective_buffers<T, U>();
-    detail::run_collective<G, Policy>(ctx, t, detail::broadcast_plan(count, root), dst, symmetric_ptr<const T>(src),
-                                      detail::no_reduction{}, {});
+    detail::device_collective<G, Policy, detail::coll_kind::broadcast>(ctx, t, dst, src, count, detail::no_reduction{},
+                                                                       root);
 }
 
 PGAS_NAMESPACE_END

@@ -43,13 +43,8 @@ PGAS_HD constexpr unsigned type_code() {
 
 // half and bf16 are computed in float and rounded once per step, on host and
 // device alike, so the host transport and the GPU give the same bits.
-template <class T>
-PGAS_HD inline float to_float(T v) {
-    if constexpr (std::is_same_v<T, __half>)
-        return __half2float(v);
-    else
-        return __bfloat162float(v);
-}
+PGAS_HD inline float to_float(__half v) { return __half2float(v); }
+PGAS_HD inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <class T>
 PGAS_HD inline T from_float(float v) {
     if constexpr (std::is_same_v<T, __half>)
@@ -82,21 +77,29 @@ PGAS_HD inline T apply_order(T a, T b, Less less) {
         return less(b, a) ? b : a;
 }
 
+// The operators' names in diagnostics, in the order of their codes (1 to 7).
+inline constexpr const char* op_names[] = {"sum", "prod", "min", "max", "bit_and", "bit_or", "bit_xor"};
+
 }  // namespace detail
 
 // Reduction operators, passed by value: pgas::allreduce(ctx, t, dst, src, n, pgas::op::sum).
 // Each is a stateless function object; `bitwise` ones take integers only.
 namespace op {
 
+/// What every operator below carries, as its base: its name, whether it takes integers only and its number.
+template <unsigned Code, bool Bitwise>
+struct operator_facts {
+    /// Its name ("sum", "prod", ...), for diagnostics.
+    static constexpr const char* name = detail::op_names[Code - 1];
+    /// Whether it takes integers only.
+    static constexpr bool bitwise = Bitwise;
+    /// Its number in the PGAS_CHECKS signature of a call.
+    static constexpr unsigned code = Code;
+};
+
 /// The reduction `a + b` (integers wrap modulo 2^bits; half and bf16 computed in float, rounded once); pass
 /// pgas::op::sum.
-struct sum_t {
-    /// "sum", for diagnostics.
-    static constexpr const char* name = "sum";
-    /// Whether it takes integers only.
-    static constexpr bool bitwise = false;
-    /// Its number in the PGAS_CHECKS signature of a call.
-    static constexpr unsigned code = 1;
+struct sum_t : operator_facts<1, false> {
     /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
@@ -105,13 +108,7 @@ struct sum_t {
 };
 /// The reduction `a * b` (integers wrap modulo 2^bits; half and bf16 computed in float, rounded once); pass
 /// pgas::op::prod.
-struct prod_t {
-    /// "prod", for diagnostics.
-    static constexpr const char* name = "prod";
-    /// Whether it takes integers only.
-    static constexpr bool bitwise = false;
-    /// Its number in the PGAS_CHECKS signature of a call.
-    static constexpr unsigned code = 2;
+struct prod_t : operator_facts<2, false> {
     /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
@@ -119,13 +116,7 @@ struct prod_t {
     }
 };
 /// The reduction min(a, b); pass pgas::op::min.
-struct min_t {
-    /// "min", for diagnostics.
-    static constexpr const char* name = "min";
-    /// Whether it takes integers only.
-    static constexpr bool bitwise = false;
-    /// Its number in the PGAS_CHECKS signature of a call.
-    static constexpr unsigned code = 3;
+struct min_t : operator_facts<3, false> {
     /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
@@ -133,13 +124,7 @@ struct min_t {
     }
 };
 /// The reduction max(a, b); pass pgas::op::max.
-struct max_t {
-    /// "max", for diagnostics.
-    static constexpr const char* name = "max";
-    /// Whether it takes integers only.
-    static constexpr bool bitwise = false;
-    /// Its number in the PGAS_CHECKS signature of a call.
-    static constexpr unsigned code = 4;
+struct max_t : operator_facts<4, false> {
     /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
@@ -147,13 +132,7 @@ struct max_t {
     }
 };
 /// The reduction `a & b` (integers only); pass pgas::op::bit_and.
-struct bit_and_t {
-    /// "bit_and", for diagnostics.
-    static constexpr const char* name = "bit_and";
-    /// Whether it takes integers only.
-    static constexpr bool bitwise = true;
-    /// Its number in the PGAS_CHECKS signature of a call.
-    static constexpr unsigned code = 5;
+struct bit_and_t : operator_facts<5, true> {
     /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
@@ -161,13 +140,7 @@ struct bit_and_t {
     }
 };
 /// The reduction `a | b` (integers only); pass pgas::op::bit_or.
-struct bit_or_t {
-    /// "bit_or", for diagnostics.
-    static constexpr const char* name = "bit_or";
-    /// Whether it takes integers only.
-    static constexpr bool bitwise = true;
-    /// Its number in the PGAS_CHECKS signature of a call.
-    static constexpr unsigned code = 6;
+struct bit_or_t : operator_facts<6, true> {
     /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {
@@ -175,13 +148,7 @@ struct bit_or_t {
     }
 };
 /// The reduction `a ^ b` (integers only); pass pgas::op::bit_xor.
-struct bit_xor_t {
-    /// "bit_xor", for diagnostics.
-    static constexpr const char* name = "bit_xor";
-    /// Whether it takes integers only.
-    static constexpr bool bitwise = true;
-    /// Its number in the PGAS_CHECKS signature of a call.
-    static constexpr unsigned code = 7;
+struct bit_xor_t : operator_facts<7, true> {
     /// Combines two elements.
     template <class T>
     PGAS_HD T operator()(T a, T b) const {

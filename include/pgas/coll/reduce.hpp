@@ -10,20 +10,6 @@
 
 PGAS_NAMESPACE_BEGIN
 
-namespace detail {
-// reduce: every member's block, combined in team order, lands in the root's dst (in place: src = dst).
-PGAS_HD constexpr coll_plan reduce_plan(std::size_t count, int root) {
-    return {coll_kind::reduce,
-            count,
-            root,
-            coll_plan::layout::one_block,
-            coll_plan::layout::one_block,
-            coll_plan::members::everyone,
-            coll_plan::members::root_only,
-            /*in_place_allowed=*/true};
-}
-}  // namespace detail
-
 /// Reduces count elements of src over every member of team t with op and
 /// writes the result to dst on member `root` (a team index); dst elsewhere is
 /// not touched. In place when dst == src; other overlaps are errors.
@@ -39,22 +25,8 @@ PGAS_HD constexpr coll_plan reduce_plan(std::size_t count, int root) {
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void reduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                     std::size_t count, Op op, int root) {
-    detail::require_collective_buffers<T, U>();
-    detail::require_reduction<Op, T>();
-    const symmetric_ptr<const T> source(src);
-    detail::run_collective<G, Policy>(ctx, t, detail::reduce_plan(count, root), dst, source, op, {});
+    detail::device_collective<G, Policy, detail::coll_kind::reduce>(ctx, t, dst, src, count, op, root);
 }
-
-namespace detail {
-// allreduce: every member's block, combined in team order, lands in every member's dst (in place: src = dst).
-PGAS_HD constexpr coll_plan allreduce_plan(std::size_t count) {
-    return {coll_kind::allreduce,         count,
-            coll_plan::no_root,           coll_plan::layout::one_block,
-            coll_plan::layout::one_block, coll_plan::members::everyone,
-            coll_plan::members::everyone,
-            /*in_place_allowed=*/true};
-}
-}  // namespace detail
 
 /// Reduces count elements of src over every member of team t with op into dst
 /// on every member; in place when dst == src. On return dst holds the result
@@ -73,9 +45,7 @@ PGAS_HD constexpr coll_plan allreduce_plan(std::size_t count) {
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void allreduce(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count, Op op) {
-    detail::require_collective_buffers<T, U>();
-    detail::require_reduction<Op, T>();
-    detail::run_collective<G, Policy>(ctx, t, detail::allreduce_plan(count), dst, symmetric_ptr<const T>(src), op, {});
+    detail::device_collective<G, Policy, detail::coll_kind::allreduce>(ctx, t, dst, src, count, op);
 }
 
 PGAS_NAMESPACE_END

@@ -10,18 +10,6 @@
 
 PGAS_NAMESPACE_BEGIN
 
-namespace detail {
-// reduce_scatter: block r of every member's src, combined in team order, lands in member r's dst (in place:
-// dst = src + my_pe * count).
-PGAS_HD constexpr coll_plan reduce_scatter_plan(std::size_t count) {
-    return {coll_kind::reduce_scatter,    count,
-            coll_plan::no_root,           coll_plan::layout::block_per_member,
-            coll_plan::layout::one_block, coll_plan::members::everyone,
-            coll_plan::members::everyone,
-            /*in_place_allowed=*/true};
-}
-}  // namespace detail
-
 /// src holds n blocks of count elements; member i receives in dst (count
 /// elements) the reduction with op, over every member in team order, of block
 /// i of their src. src must be the same symmetric_ptr on every member. In place
@@ -41,10 +29,7 @@ PGAS_HD constexpr coll_plan reduce_scatter_plan(std::size_t count) {
 template <group G = thread, class Policy = coll::automatic, class Tr, class T, class U, class Op>
 PGAS_HD void reduce_scatter(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                             std::size_t count, Op op) {
-    detail::require_collective_buffers<T, U>();
-    detail::require_reduction<Op, T>();
-    const symmetric_ptr<const T> source(src);
-    detail::run_collective<G, Policy>(ctx, t, detail::reduce_scatter_plan(count), dst, source, op, {});
+    detail::device_collective<G, Policy, detail::coll_kind::reduce_scatter>(ctx, t, dst, src, count, op);
 }
 
 PGAS_NAMESPACE_END

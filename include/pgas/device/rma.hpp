@@ -31,6 +31,30 @@ PGAS_HD void check_rma(const device::context<Tr>& ctx, const char* call, std::ui
     check_pe(ctx, call, pe);
     check_range(ctx, call, offset, std::uint64_t(count) * sizeof(T));
 }
+// put and put_nbi (Nbi): the same checks, then the transport's put or put_nbi.
+template <bool Nbi, group G, class Tr, class T, class U>
+PGAS_HD void checked_put(const device::context<Tr>& ctx, const char* call, symmetric_ptr<T> dst, const U* src,
+                         std::size_t count, int pe) {
+    require_rma<Tr>();
+    require_same_element<T, U>();
+    check_rma<Tr, T>(ctx, call, dst.offset(), count, pe);
+    if constexpr (Nbi)
+        ctx.transport.template put_nbi<G>(dst.offset(), src, count * sizeof(T), pe);
+    else
+        ctx.transport.template put<G>(dst.offset(), src, count * sizeof(T), pe);
+}
+// get and get_nbi (Nbi): the same checks, then the transport's get or get_nbi.
+template <bool Nbi, group G, class Tr, class T, class U>
+PGAS_HD void checked_get(const device::context<Tr>& ctx, const char* call, T* dst, symmetric_ptr<U> src,
+                         std::size_t count, int pe) {
+    require_rma<Tr>();
+    require_same_element<T, U>();
+    check_rma<Tr, T>(ctx, call, src.offset(), count, pe);
+    if constexpr (Nbi)
+        ctx.transport.template get_nbi<G>(dst, src.offset(), count * sizeof(T), pe);
+    else
+        ctx.transport.template get<G>(dst, src.offset(), count * sizeof(T), pe);
+}
 }  // namespace detail
 
 /// Copies `count` elements from local `src` to `dst` on PE `pe` (blocking put).
@@ -46,10 +70,7 @@ PGAS_HD void check_rma(const device::context<Tr>& ctx, const char* call, std::ui
 /// Where the put waits (libfabric, ibgda), errc::timeout after PGAS_TIMEOUT_MS or errc::peer_failed.
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count, int pe) {
-    detail::require_rma<Tr>();
-    detail::require_same_element<T, U>();
-    detail::check_rma<Tr, T>(ctx, "put", dst.offset(), count, pe);
-    ctx.transport.template put<G>(dst.offset(), src, count * sizeof(T), pe);
+    detail::checked_put<false, G>(ctx, "put", dst, src, count, pe);
 }
 
 /// Copies `count` elements from local `src` to `dst` on PE `pe` without waiting (put, non-blocking).
@@ -61,10 +82,7 @@ PGAS_HD void put(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* 
 ///   (errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count, int pe) {
-    detail::require_rma<Tr>();
-    detail::require_same_element<T, U>();
-    detail::check_rma<Tr, T>(ctx, "put_nbi", dst.offset(), count, pe);
-    ctx.transport.template put_nbi<G>(dst.offset(), src, count * sizeof(T), pe);
+    detail::checked_put<true, G>(ctx, "put_nbi", dst, src, count, pe);
 }
 
 /// Copies `count` elements of `src` on PE `pe` into local `dst` (blocking get).
@@ -77,10 +95,7 @@ PGAS_HD void put_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const
 ///   (errc::timeout, errc::peer_failed).
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count, int pe) {
-    detail::require_rma<Tr>();
-    detail::require_same_element<T, U>();
-    detail::check_rma<Tr, T>(ctx, "get", src.offset(), count, pe);
-    ctx.transport.template get<G>(dst, src.offset(), count * sizeof(T), pe);
+    detail::checked_get<false, G>(ctx, "get", dst, src, count, pe);
 }
 
 /// Copies `count` elements of `src` on PE `pe` into local `dst` without waiting (get, non-blocking).
@@ -91,10 +106,7 @@ PGAS_HD void get(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, s
 /// - **Errors:** as get.
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> src, std::size_t count, int pe) {
-    detail::require_rma<Tr>();
-    detail::require_same_element<T, U>();
-    detail::check_rma<Tr, T>(ctx, "get_nbi", src.offset(), count, pe);
-    ctx.transport.template get_nbi<G>(dst, src.offset(), count * sizeof(T), pe);
+    detail::checked_get<true, G>(ctx, "get_nbi", dst, src, count, pe);
 }
 
 /// One thread writes one element, `value`, to `dst` on PE `pe`.

@@ -24,6 +24,20 @@ PGAS_HD void check_signal(const device::context<Tr>& ctx, const char* call, symm
     check_range(ctx, call, sig.offset(), sizeof(std::uint64_t));
     check_aligned(ctx, call, sig.offset(), sizeof(std::uint64_t));
 }
+// put_signal and put_signal_nbi (Nbi): the same checks, then the transport's put_signal or put_signal_nbi.
+template <bool Nbi, group G, class Tr, class T, class U>
+PGAS_HD void checked_put_signal(const device::context<Tr>& ctx, const char* call, symmetric_ptr<T> dst, const U* src,
+                                std::size_t count, symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op,
+                                int pe) {
+    require_signal<Tr>();
+    require_same_element<T, U>();
+    check_rma<Tr, T>(ctx, call, dst.offset(), count, pe);
+    check_signal(ctx, call, sig);
+    if constexpr (Nbi)
+        ctx.transport.template put_signal_nbi<G>(dst.offset(), src, count * sizeof(T), sig.offset(), value, op, pe);
+    else
+        ctx.transport.template put_signal<G>(dst.offset(), src, count * sizeof(T), sig.offset(), value, op, pe);
+}
 }  // namespace detail
 
 /// Copies `count` elements from local `src` to `dst` on PE `pe`, then applies `op value` to the signal word
@@ -40,11 +54,7 @@ PGAS_HD void check_signal(const device::context<Tr>& ctx, const char* call, symm
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put_signal(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count,
                         symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe) {
-    detail::require_signal<Tr>();
-    detail::require_same_element<T, U>();
-    detail::check_rma<Tr, T>(ctx, "put_signal", dst.offset(), count, pe);
-    detail::check_signal(ctx, "put_signal", sig);
-    ctx.transport.template put_signal<G>(dst.offset(), src, count * sizeof(T), sig.offset(), value, op, pe);
+    detail::checked_put_signal<false, G>(ctx, "put_signal", dst, src, count, sig, value, op, pe);
 }
 
 /// As put_signal, but returns at once: `src` must stay untouched until the caller's next quiet.
@@ -55,11 +65,7 @@ PGAS_HD void put_signal(const device::context<Tr>& ctx, symmetric_ptr<T> dst, co
 template <group G = thread, class Tr, class T, class U>
 PGAS_HD void put_signal_nbi(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const U* src, std::size_t count,
                             symmetric_ptr<std::uint64_t> sig, std::uint64_t value, signal_op op, int pe) {
-    detail::require_signal<Tr>();
-    detail::require_same_element<T, U>();
-    detail::check_rma<Tr, T>(ctx, "put_signal_nbi", dst.offset(), count, pe);
-    detail::check_signal(ctx, "put_signal_nbi", sig);
-    ctx.transport.template put_signal_nbi<G>(dst.offset(), src, count * sizeof(T), sig.offset(), value, op, pe);
+    detail::checked_put_signal<true, G>(ctx, "put_signal_nbi", dst, src, count, sig, value, op, pe);
 }
 
 /// One thread applies `op value` (set or add) to the signal word `sig` on PE `pe`.

@@ -121,6 +121,17 @@ PGAS_HD void run_collective(const device::context<Tr>& ctx, team t, const coll_p
     }
 }
 
+// Every device collective (broadcast, reduce, allreduce, allgather, reduce_scatter, alltoall): its compile-time
+// checks, then collective K's plan run by the driver as the whole call. Its on-stream form is launch_collective
+// (host/stream/collectives.cuh).
+template <group G, class Policy, coll_kind K, class Tr, class T, class U, class Op = no_reduction>
+PGAS_HD void device_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
+                               std::size_t count, Op op = {}, int root = coll_plan::no_root) {
+    require_collective_buffers<T, U>();
+    if constexpr (reduces_with<Op>) require_reduction<Op, T>();
+    run_collective<G, Policy>(ctx, t, plan_of<K>(count, root), dst, symmetric_ptr<const T>(src), op, {});
+}
+
 // The most threads an LL on-stream kernel launches with, and its launch
 // bound: with 512 (stream_threads) ptxas held the kernels to 128 registers and
 // the LL path's pair counters in registers (ll_pairs) spilled in 8 of the 28

@@ -16,8 +16,8 @@ namespace detail {
 // (its Op is no_reduction) stores it at dst + recv_offset(i) on r, a reducing
 // one combines the blocks of every member, in team order, into dst on r. A member's own block takes
 // part like the others (copied locally, or combined at its place in the
-// order). The algorithms (coll/algorithm/) run any plan; each collective's
-// header holds its plan.
+// order). The algorithms (coll/algorithm/) run any plan; plan_of below holds
+// every collective's.
 struct coll_plan {
     enum class layout : unsigned char { one_block, block_per_member };  // of src or dst
     enum class members : unsigned char { everyone, root_only };         // who sends or receives
@@ -61,6 +61,30 @@ struct coll_plan {
         return dst == layout::block_per_member ? count * std::size_t(n) : count;
     }
 };
+
+// The plan of collective K, every collective's side by side. K is a template parameter so that the code running it
+// (device_collective, the on-stream kernel) sees the plan's shape as constants.
+template <coll_kind K>
+PGAS_HD constexpr coll_plan plan_of(std::size_t count, int root = coll_plan::no_root) {
+    constexpr auto one = coll_plan::layout::one_block, per_member = coll_plan::layout::block_per_member;
+    constexpr auto all = coll_plan::members::everyone, root_only = coll_plan::members::root_only;
+    constexpr int none = coll_plan::no_root;
+    // Each row: kind, count, root; src and dst layout; who sends, who receives; whether an in-place form exists.
+    // broadcast: the root's block lands in every member's dst (in place: src = dst on the root).
+    if constexpr (K == coll_kind::broadcast) return {K, count, root, one, one, root_only, all, true};
+    // reduce: every member's block, combined in team order, lands in the root's dst (in place: src = dst).
+    if constexpr (K == coll_kind::reduce) return {K, count, root, one, one, all, root_only, true};
+    // allreduce: every member's block, combined in team order, lands in every member's dst (in place: src = dst).
+    if constexpr (K == coll_kind::allreduce) return {K, count, none, one, one, all, all, true};
+    // allgather: every member's block lands at its index in every member's dst (in place: src = dst + my_pe *
+    // count).
+    if constexpr (K == coll_kind::allgather) return {K, count, none, one, per_member, all, all, true};
+    // reduce_scatter: block r of every member's src, combined in team order, lands in member r's dst (in place:
+    // dst = src + my_pe * count).
+    if constexpr (K == coll_kind::reduce_scatter) return {K, count, none, per_member, one, all, all, true};
+    // alltoall: block r of member i's src lands at block i of member r's dst (no in-place form).
+    if constexpr (K == coll_kind::alltoall) return {K, count, none, per_member, per_member, all, all, false};
+}
 
 // The name of a collective in diagnostics (a literal of the calling side, host or device).
 PGAS_HD constexpr const char* coll_name(coll_kind kind) {

@@ -49,18 +49,6 @@ PGAS_KERNELS_BEGIN
 // This block's part of the launch.
 __device__ inline coll_part launch_part() { return coll_part{blockIdx.x, gridDim.x}; }
 
-// The plan of collective K: what each collective's header says (its *_plan), chosen at compile time so that the
-// kernel below sees the plan's shape as constants.
-template <coll_kind K>
-PGAS_HD constexpr coll_plan plan_of(std::size_t count, int root) {
-    if constexpr (K == coll_kind::broadcast) return broadcast_plan(count, root);
-    if constexpr (K == coll_kind::reduce) return reduce_plan(count, root);
-    if constexpr (K == coll_kind::allreduce) return allreduce_plan(count);
-    if constexpr (K == coll_kind::allgather) return allgather_plan(count);
-    if constexpr (K == coll_kind::reduce_scatter) return reduce_scatter_plan(count);
-    if constexpr (K == coll_kind::alltoall) return alltoall_plan(count);
-}
-
 // Every on-stream collective: collective K's plan run by the one driver, each block as one part, holding the
 // algorithms `Paths` names (the launch picks the kernel of the call's path). K is a template parameter, not a plan
 // passed in: with the plan's shape unknown the one kernel took 142-148 registers against 93-96 for the
@@ -106,15 +94,19 @@ PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, te
 }
 PGAS_KERNELS_END
 
-// Enqueues collective K as one kernel of launch_shape's grid on `stream` (the same on every PE: it depends only on
-// the policy, the team and the sizes). `call` names the on-stream call in a launch failure.
+// Every *_on_stream collective: enqueues collective K as one kernel of launch_shape's grid on `stream` (the same on
+// every PE: it depends only on the policy, the team and the sizes), inside an NVTX range named `range`
+// ("pgas::<call>"); a launch failure names the call (`range` without its "pgas::").
 template <class Policy, coll_kind K, class Tr, class T, class U, class Op>
 void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
-                       std::size_t count, int root, Op op, cudaStream_t stream, const char* call) {
+                       std::size_t count, int root, Op op, cudaStream_t stream, const char* range) {
+    PGAS_NVTX_RANGE(range);
+    const char* call = range + sizeof("pgas::") - 1;
     using P = coll::resolve_policy<Policy, Tr>;
     static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
     static_assert(P::stream_max_blocks <= unsigned(coll_scratch::max_parts));
     require_collective_buffers<T, U>();
+    if constexpr (reduces_with<Op>) require_reduction<Op, T>();
     const coll_plan plan = plan_of<K>(count, root);
     // The device's path (choose_path), asked here without begin_call's checks: a caller outside the team traps in
     // the kernel, as every argument error of an on-stream call does.
@@ -174,9 +166,8 @@ void sync_on_stream(const device::context<Tr>& ctx, team t, cudaStream_t stream)
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, int root, cudaStream_t stream) {
-    PGAS_NVTX_RANGE("pgas::broadcast_on_stream");
     detail::launch_collective<Policy, detail::coll_kind::broadcast>(
-        ctx, t, dst, src, count, root, detail::no_reduction{}, stream, "broadcast_on_stream");
+        ctx, t, dst, src, count, root, detail::no_reduction{}, stream, "pgas::broadcast_on_stream");
 }
 
 /// Enqueues pgas::reduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -187,10 +178,8 @@ void broadcast_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                       std::size_t count, Op op, int root, cudaStream_t stream) {
-    PGAS_NVTX_RANGE("pgas::reduce_on_stream");
-    detail::require_reduction<Op, T>();
     detail::launch_collective<Policy, detail::coll_kind::reduce>(ctx, t, dst, src, count, root, op, stream,
-                                                                 "reduce_on_stream");
+                                                                 "pgas::reduce_on_stream");
 }
 
 /// Enqueues pgas::allreduce on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -201,10 +190,8 @@ void reduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> d
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, Op op, cudaStream_t stream) {
-    PGAS_NVTX_RANGE("pgas::allreduce_on_stream");
-    detail::require_reduction<Op, T>();
     detail::launch_collective<Policy, detail::coll_kind::allreduce>(ctx, t, dst, src, count, 0, op, stream,
-                                                                    "allreduce_on_stream");
+                                                                    "pgas::allreduce_on_stream");
 }
 
 /// Enqueues pgas::reduce_scatter on `stream`: one kernel, ordered with the stream's other work and capturable in a
@@ -215,10 +202,8 @@ void allreduce_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 template <class Policy = coll::automatic, class Tr, class T, class U, class Op>
 void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                               std::size_t count, Op op, cudaStream_t stream) {
-    PGAS_NVTX_RANGE("pgas::reduce_scatter_on_stream");
-    detail::require_reduction<Op, T>();
     detail::launch_collective<Policy, detail::coll_kind::reduce_scatter>(ctx, t, dst, src, count, 0, op, stream,
-                                                                         "reduce_scatter_on_stream");
+                                                                         "pgas::reduce_scatter_on_stream");
 }
 
 /// Enqueues pgas::allgather on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -229,9 +214,8 @@ void reduce_scatter_on_stream(const device::context<Tr>& ctx, team t, symmetric_
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                          std::size_t count, cudaStream_t stream) {
-    PGAS_NVTX_RANGE("pgas::allgather_on_stream");
     detail::launch_collective<Policy, detail::coll_kind::allgather>(ctx, t, dst, src, count, 0, detail::no_reduction{},
-                                                                    stream, "allgather_on_stream");
+                                                                    stream, "pgas::allgather_on_stream");
 }
 
 /// Enqueues pgas::alltoall on `stream`: one kernel, ordered with the stream's other work and capturable in a CUDA
@@ -242,9 +226,8 @@ void allgather_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T
 template <class Policy = coll::automatic, class Tr, class T, class U>
 void alltoall_on_stream(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                         std::size_t count, cudaStream_t stream) {
-    PGAS_NVTX_RANGE("pgas::alltoall_on_stream");
     detail::launch_collective<Policy, detail::coll_kind::alltoall>(ctx, t, dst, src, count, 0, detail::no_reduction{},
-                                                                   stream, "alltoall_on_stream");
+                                                                   stream, "pgas::alltoall_on_stream");
 }
 
 /// Enqueues pgas::alltoallv on `stream`: one kernel of one block (`Policy::stream_threads` threads), ordered with

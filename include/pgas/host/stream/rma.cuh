@@ -36,17 +36,25 @@ inline unsigned blocks_for(std::size_t bytes) {
     return unsigned(blocks == 0 ? 1 : (blocks > max_blocks ? max_blocks : blocks));
 }
 
-// Each block moves its contiguous slice with the block-wide device op.
+// Calls move(first, n) with this block's contiguous slice of `count` elements split over the grid (a block past the
+// end has none and calls nothing).
+template <class Move>
+__device__ inline void on_block_slice(std::size_t count, Move move) {
+    const std::size_t per_block = (count + gridDim.x - 1) / gridDim.x;
+    const std::size_t first = per_block * blockIdx.x;
+    if (first >= count) return;
+    move(first, count - first < per_block ? count - first : per_block);
+}
+
+// Each block moves its slice with the block-wide device op.
 template <class Tr, class T>
 PGAS_KERNEL void put_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<T> dst, const T* src,
                             std::size_t count, int pe) {
     let_next_stream_kernel_launch();
     wait_for_stream_predecessors();
-    const std::size_t per_block = (count + gridDim.x - 1) / gridDim.x;
-    const std::size_t first = per_block * blockIdx.x;
-    if (first >= count) return;
-    const std::size_t n = count - first < per_block ? count - first : per_block;
-    ::pgas::put<block>(ctx, dst + std::ptrdiff_t(first), src + first, n, pe);
+    on_block_slice(count, [&](std::size_t first, std::size_t n) {
+        ::pgas::put<block>(ctx, dst + std::ptrdiff_t(first), src + first, n, pe);
+    });
 }
 
 template <class Tr, class T>
@@ -54,11 +62,9 @@ PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* 
                             std::size_t count, int pe) {
     let_next_stream_kernel_launch();
     wait_for_stream_predecessors();
-    const std::size_t per_block = (count + gridDim.x - 1) / gridDim.x;
-    const std::size_t first = per_block * blockIdx.x;
-    if (first >= count) return;
-    const std::size_t n = count - first < per_block ? count - first : per_block;
-    ::pgas::get<block>(ctx, dst + first, src + std::ptrdiff_t(first), n, pe);
+    on_block_slice(count, [&](std::size_t first, std::size_t n) {
+        ::pgas::get<block>(ctx, dst + first, src + std::ptrdiff_t(first), n, pe);
+    });
 }
 
 template <class Tr>
@@ -86,6 +92,15 @@ PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
 }
 
 PGAS_KERNELS_END
+
+// put_on_stream's and get_on_stream's launch: `kernel` over blocks_for(the bytes) blocks, nothing for count == 0.
+template <class T, class Kernel, class Tr, class Dst, class Src>
+void launch_spread(Kernel kernel, const device::context<Tr>& ctx, Dst dst, Src src, std::size_t count, int pe,
+                   cudaStream_t stream, const char* call) {
+    if (count == 0) return;
+    launch_on_stream(kernel, blocks_for(count * sizeof(T)), threads, stream, ctx.my_pe(), call, ctx, dst, src, count,
+                     pe);
+}
 }  // namespace detail::rma_stream
 
 /// Enqueues put(dst on pe <- src, count elements) on `stream`, spread over up to 64 blocks; `src` is device memory
@@ -102,10 +117,8 @@ template <class Tr, class T>
 void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
                    cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::put_on_stream");
-    if (count == 0) return;
-    detail::launch_on_stream(detail::rma_stream::put_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
-                             detail::rma_stream::threads, stream, ctx.my_pe(), "put_on_stream", ctx, dst, src, count,
-                             pe);
+    detail::rma_stream::launch_spread<T>(detail::rma_stream::put_kernel<Tr, T>, ctx, dst, src, count, pe, stream,
+                                         "put_on_stream");
 }
 
 /// Enqueues get(dst <- src on pe, count elements) on `stream`, spread over up to 64 blocks; capturable in a CUDA
@@ -121,10 +134,8 @@ template <class Tr, class T>
 void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
                    cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::get_on_stream");
-    if (count == 0) return;
-    detail::launch_on_stream(detail::rma_stream::get_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
-                             detail::rma_stream::threads, stream, ctx.my_pe(), "get_on_stream", ctx, dst, src, count,
-                             pe);
+    detail::rma_stream::launch_spread<T>(detail::rma_stream::get_kernel<Tr, T>, ctx, dst, src, count, pe, stream,
+                                         "get_on_stream");
 }
 
 /// Enqueues `op value` on the signal word `sig` of PE `pe`, after every put enqueued before it (the kernel runs

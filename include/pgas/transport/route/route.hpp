@@ -120,34 +120,22 @@ public:
     /// Transport member behind pgas::put (every thread of `G` calls it; programs call pgas::put).
     template <class G>
     PGAS_HD void put(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
-        if (is_near(pe))
-            near_.template put<G>(dst, src, bytes, pe);
-        else
-            far_.template put<G>(dst, src, bytes, pe);
+        serving(pe, [&](const auto& tr) { tr.template put<G>(dst, src, bytes, pe); });
     }
     /// Transport member behind pgas::put_nbi.
     template <class G>
     PGAS_HD void put_nbi(std::uint64_t dst, const void* src, std::size_t bytes, int pe) const {
-        if (is_near(pe))
-            near_.template put_nbi<G>(dst, src, bytes, pe);
-        else
-            far_.template put_nbi<G>(dst, src, bytes, pe);
+        serving(pe, [&](const auto& tr) { tr.template put_nbi<G>(dst, src, bytes, pe); });
     }
     /// Transport member behind pgas::get.
     template <class G>
     PGAS_HD void get(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        if (is_near(pe))
-            near_.template get<G>(dst, src, bytes, pe);
-        else
-            far_.template get<G>(dst, src, bytes, pe);
+        serving(pe, [&](const auto& tr) { tr.template get<G>(dst, src, bytes, pe); });
     }
     /// Transport member behind pgas::get_nbi.
     template <class G>
     PGAS_HD void get_nbi(void* dst, std::uint64_t src, std::size_t bytes, int pe) const {
-        if (is_near(pe))
-            near_.template get_nbi<G>(dst, src, bytes, pe);
-        else
-            far_.template get_nbi<G>(dst, src, bytes, pe);
+        serving(pe, [&](const auto& tr) { tr.template get_nbi<G>(dst, src, bytes, pe); });
     }
     /// Transport member behind pgas::fence.
     template <class G>
@@ -164,10 +152,7 @@ public:
     /// Transport member behind pgas::quiet(ctx, pe): the quiet of the transport serving `pe`.
     template <class G>
     PGAS_HD void quiet_pe(int pe) const {
-        if (is_near(pe))
-            detail::transport_quiet_pe<G>(near_, pe);
-        else
-            detail::transport_quiet_pe<G>(far_, pe);
+        serving(pe, [&](const auto& tr) { detail::transport_quiet_pe<G>(tr, pe); });
     }
     /// Transport member behind pgas::quiet_all: Near's, then Far's.
     template <class G>
@@ -200,52 +185,44 @@ public:
     /// thread) and returns its old value.
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
-        if (is_near(pe)) return near_.template atomic<V>(op, offset, operand, expected, pe);
-        return far_.template atomic<V>(op, offset, operand, expected, pe);
+        return serving(pe, [&](const auto& tr) { return tr.template atomic<V>(op, offset, operand, expected, pe); });
     }
     /// Transport member behind the non-fetching `atomic_*` calls (pgas::atomic_update_transport): completes at quiet.
     template <class V>
     PGAS_HD void atomic_update(amo op, std::uint64_t offset, V operand, int pe) const {
-        if (is_near(pe))
-            detail::start_atomic_update(near_, op, offset, operand, pe);
-        else
-            detail::start_atomic_update(far_, op, offset, operand, pe);
+        serving(pe, [&](const auto& tr) { detail::start_atomic_update(tr, op, offset, operand, pe); });
     }
     /// Transport member: fetch-add, floating point included (pgas::atomic_transport requires it).
     template <class V>
     PGAS_HD V atomic_add(std::uint64_t offset, V operand, int pe) const {
-        if (is_near(pe)) return near_.template atomic_add<V>(offset, operand, pe);
-        return far_.template atomic_add<V>(offset, operand, pe);
+        return serving(pe, [&](const auto& tr) { return tr.template atomic_add<V>(offset, operand, pe); });
     }
 
     // --- signals -------------------------------------------------------------------
     /// Transport member behind pgas::signal.
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
-        if (is_near(pe))
-            near_.signal(offset, value, op, pe);
-        else
-            far_.signal(offset, value, op, pe);
+        serving(pe, [&](const auto& tr) { tr.signal(offset, value, op, pe); });
     }
     /// Transport member behind pgas::put_signal.
     template <class G>
     PGAS_HD void put_signal(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                             std::uint64_t value, signal_op op, int pe) const {
-        if (is_near(pe))
-            near_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
-        else
-            far_.template put_signal<G>(dst, src, bytes, sig, value, op, pe);
+        serving(pe, [&](const auto& tr) { tr.template put_signal<G>(dst, src, bytes, sig, value, op, pe); });
     }
     /// Transport member behind pgas::put_signal_nbi.
     template <class G>
     PGAS_HD void put_signal_nbi(std::uint64_t dst, const void* src, std::size_t bytes, std::uint64_t sig,
                                 std::uint64_t value, signal_op op, int pe) const {
-        if (is_near(pe))
-            near_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
-        else
-            far_.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe);
+        serving(pe, [&](const auto& tr) { tr.template put_signal_nbi<G>(dst, src, bytes, sig, value, op, pe); });
     }
 
 private:
+    // Calls f with the state of the transport serving `pe`: Near's for the PEs in its range, else Far's.
+    template <class F>
+    PGAS_HD decltype(auto) serving(int pe, F&& f) const {
+        if (is_near(pe)) return f(near_);
+        return f(far_);
+    }
     template <class T>
     PGAS_HD static int channel_of(const T& t) {
         if constexpr (channel_transport<T>)
