@@ -21,6 +21,7 @@
 #include <pgas/host/stream/rma.cuh>
 
 #include <cstddef>
+#include <string_view>
 #include <type_traits>
 
 #include <cuda_runtime.h>
@@ -94,6 +95,12 @@ PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, te
 }
 PGAS_KERNELS_END
 
+// A call's name in messages: its NVTX range name ("pgas::allreduce_on_stream") without the "pgas::" prefix.
+inline const char* without_pgas_prefix(const char* range) {
+    constexpr std::string_view prefix = "pgas::";
+    return std::string_view(range).starts_with(prefix) ? range + prefix.size() : range;
+}
+
 // Every *_on_stream collective: enqueues collective K as one kernel of launch_shape's grid on `stream` (the same on
 // every PE: it depends only on the policy, the team and the sizes), inside an NVTX range named `range`
 // ("pgas::<call>"); a launch failure names the call (`range` without its "pgas::").
@@ -101,7 +108,7 @@ template <class Policy, coll_kind K, class Tr, class T, class U, class Op>
 void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> dst, symmetric_ptr<U> src,
                        std::size_t count, int root, Op op, cudaStream_t stream, const char* range) {
     PGAS_NVTX_RANGE(range);
-    const char* call = range + sizeof("pgas::") - 1;
+    const char* call = without_pgas_prefix(range);
     using P = coll::resolve_policy<Policy, Tr>;
     static_assert(coll::tuning_policy<P>, "pgas: a collective's Policy must model pgas::coll::tuning_policy");
     static_assert(P::stream_max_blocks <= unsigned(coll_scratch::max_parts));
