@@ -35,6 +35,30 @@ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 // Whether text contains part (doctest 2.4's Contains takes no std::string).
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// The message of the pgas::error that body() throws, or "no error" when it returns (so that a check of the message
+// fails then too).
+template <class Body>
+std::string error_of(Body&& body) {
+    try {
+        body();
+    } catch (const pgas::error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// The same, and the error's code must be `expected`.
+template <class Body>
+std::string error_of(Body&& body, pgas::errc expected) {
+    try {
+        body();
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == expected);
+        return e.what();
+    }
+    return "no error";
+}
+
 template <class... Ts>
 struct type_list {};
 

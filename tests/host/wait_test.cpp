@@ -28,15 +28,9 @@ struct masked_words {
 
 // The text of the timeout `wait` ends in (a failed check when it returns or throws something else).
 std::string timeout_of(const std::function<void()>& wait) {
-    try {
-        wait();
-        FAIL("the wait returned");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::timeout);
-        CHECK_MESSAGE(test::is_wait_timeout(e.what()), e.what());
-        return e.what();
-    }
-    return {};
+    const std::string text = test::error_of(wait, pgas::errc::timeout);
+    CHECK_MESSAGE(test::is_wait_timeout(text), text);
+    return text;
 }
 
 // "... waiting for [ivars[<i>] at ]heap offset <offset> >= 9 (seen <seen>); raise ...": the shape every form shares.
