@@ -278,36 +278,6 @@ TEST_CASE("a *_vector wait that cannot finish times out naming the first selecte
 
 // ---- strided iput / iget ----
 
-TEST_CASE_TEMPLATE("iput and iget move every strided element and nothing between them", G, pgas::thread, pgas::block) {
-    test::for_each_pe_count([](int n_pes) {
-        auto w = pgas::world::init_local(n_pes, test::options());
-        constexpr std::size_t count = 37;
-        constexpr std::ptrdiff_t dst_stride = 3, src_stride = 2;
-        auto buf = w.alloc<std::uint64_t>(count * dst_stride);
-        auto from = w.alloc<std::uint64_t>(count * src_stride);
-        w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
-            std::vector<std::uint64_t> src(count * src_stride);
-            for (std::size_t i = 0; i < src.size(); ++i) src[i] = test::mix(std::uint64_t(me), i, 1);
-            for (std::size_t i = 0; i < count * src_stride; ++i) ctx.local(from)[i] = test::mix(std::uint64_t(me), i, 2);
-            pgas::barrier_all(ctx);
-            pgas::iput<G>(ctx, buf, src.data(), dst_stride, src_stride, count, right);
-            pgas::barrier_all(ctx);
-            const std::uint64_t* got = ctx.local(buf);
-            for (std::size_t i = 0; i < count * dst_stride; ++i)
-                REQUIRE(got[i] == (i % dst_stride ? 0 : test::mix(std::uint64_t(left), i / dst_stride * src_stride, 1)));
-            // iget the left neighbour's `from` with the strides swapped: element i of it at stride 3 -> local stride 2
-            std::vector<std::uint64_t> into(count * src_stride, 7);
-            pgas::iget<G>(ctx, into.data(), from, src_stride, dst_stride, count / 3, left);
-            for (std::size_t i = 0; i < into.size(); ++i)
-                REQUIRE(into[i] == (i % src_stride || i / src_stride >= count / 3
-                                        ? 7
-                                        : test::mix(std::uint64_t(left), i / src_stride * dst_stride, 2)));
-            pgas::barrier_all(ctx);
-        });
-    });
-}
-
 TEST_CASE("bad input (PGAS_CHECKS): iput/iget with a stride below 1 or a strided span past the heap") {
     auto w = pgas::world::init_local(2, test::options());
     auto buf = w.alloc<std::uint64_t>(16);
