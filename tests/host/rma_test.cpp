@@ -24,7 +24,7 @@ TEST_CASE("peer() gives load/store pointers on the host transport, local() the o
     CHECK(w.local(x, 2)[1] == 12);
 }
 
-TEST_CASE("peer() on a route is Near's pointer for near peers only; collectives keep the load/store path on near teams") {
+TEST_CASE("peer() on a route is Near's pointer for near peers only - collectives keep the load/store path on near teams") {
     using route_t = pgas::route<pgas::host, pgas::host>;
     static_assert(pgas::peer_pointer_transport<route_t> && !pgas::load_store_transport<route_t>);
     pgas::world::run_threads(4, [&](pgas::world& w) {

@@ -141,7 +141,7 @@ TEST_CASE("register_window in SPMD threads: each PE passes its own buffer, every
     for (const auto& h : handles) CHECK(h == handles[0]);
 }
 
-TEST_CASE("bad input: a null pointer is named by its PE; every other PE names that PE; the world stays usable") {
+TEST_CASE("bad input: a null pointer is named by its PE, every other PE names that PE, the world stays usable") {
     std::vector<std::string> texts(3);
     pgas::world::run_threads(3, [&](pgas::world& w) {
         std::vector<int> buffer(10);

@@ -11,7 +11,7 @@
 
 using doctest::Contains;
 
-TEST_CASE("alloc returns the same zeroed, aligned block on every PE; free makes it reusable") {
+TEST_CASE("alloc returns the same zeroed, aligned block on every PE - free makes it reusable") {
     test::for_each_pe_count([](int n_pes) {
         auto w = pgas::world::init_local(n_pes, test::options());
         const auto free_at_start = w.heap_free_bytes();
