@@ -1,5 +1,6 @@
-// Host transport: the shared RMA cases on PEs as threads of one world and as SPMD threads, and the raw pointers
-// peer() and local() give.
+// Host transport: the shared RMA cases on PEs as threads of one world and as SPMD threads, the raw pointers peer()
+// and local() give, iput/iget's bad input, and the put/get path of iput/iget and alltoallv that the transports
+// without load/store take.
 #include "support.hpp"
 
 #include "../common/rma_cases.hpp"
@@ -50,4 +51,76 @@ TEST_CASE("peer() on a route is Near's pointer for near peers only - collectives
         }
         pgas::barrier_all(ctx);
     }, test::options());
+}
+
+TEST_CASE("bad input (PGAS_CHECKS): iput/iget with a stride below 1 or a strided span past the heap") {
+    auto w = pgas::world::init_local(2, test::options());
+    auto buf = w.alloc<std::uint64_t>(16);
+    auto ctx = w.context<pgas::host>(0);
+    std::uint64_t local[64] = {};
+    CHECK_THROWS_WITH_AS(pgas::iput(ctx, buf, local, 0, 1, 4, 1), doctest::Contains("iput on PE 0: dst_stride must be >= 1, got 0"),
+                         pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::iget(ctx, local, buf, 1, -2, 4, 1), doctest::Contains("iget on PE 0: src_stride must be >= 1, got -2"),
+                         pgas::error);
+    const auto near_end = pgas::symmetric_ptr<std::uint64_t>(pgas::detail::offset_tag{}, w.heap_bytes() - 64);
+    CHECK_THROWS_WITH_AS(pgas::iput(ctx, near_end, local, 4, 1, 4, 1), doctest::Contains("outside the heap's user area"),
+                         pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::iget(ctx, local, buf, 1, 1, 4, 2), doctest::Contains("target PE 2"), pgas::error);
+}
+
+// ---- the put/get paths of iput/iget and alltoallv (what libfabric and ibgda take), over host memory ----
+
+namespace {
+// The host transport with its load/store capability hidden: ops take the transport's put/get path.
+struct host_rma_only : pgas::host {
+    static constexpr const char* name = "host (put/get only)";
+    static constexpr bool provides_load_store = false;
+};
+static_assert(pgas::rma_transport<host_rma_only> && !pgas::load_store_transport<host_rma_only>);
+
+pgas::device::context<host_rma_only> rma_only(const test::ctx& ctx) {
+    pgas::device::context<host_rma_only> c;
+    static_cast<pgas::host&>(c.transport) = ctx.transport;
+    c.runtime = ctx.runtime;
+    return c;
+}
+}  // namespace
+
+TEST_CASE("iput, iget and alltoallv through a transport without load/store (one-element puts and gets)") {
+    for (int n_pes : {1, 3}) {
+        CAPTURE(n_pes);
+        auto w = pgas::world::init_local(n_pes, test::options());
+        constexpr std::size_t count = 11;
+        auto buf = w.alloc<std::uint32_t>(count * 4);
+        auto src = w.alloc<std::uint32_t>(64);
+        auto dst = w.alloc<std::uint32_t>(64);
+        w.launch_host([&](const test::ctx& host_ctx) {
+            const auto ctx = rma_only(host_ctx);
+            const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+            std::uint32_t values[count * 2];
+            for (std::size_t i = 0; i < count * 2; ++i) values[i] = std::uint32_t(me * 1000 + i);
+            pgas::iput(ctx, buf, values, 4, 2, count, right);
+            pgas::barrier_all(ctx);
+            for (std::size_t i = 0; i < count * 4; ++i)
+                REQUIRE(host_ctx.local(buf)[i] == (i % 4 ? 0u : std::uint32_t(left * 1000 + i / 4 * 2)));
+            std::uint32_t back[count] = {};
+            pgas::iget(ctx, back, buf, 1, 4, count, left);
+            const int writer = (left + n - 1) % n;
+            for (std::size_t i = 0; i < count; ++i) REQUIRE(back[i] == std::uint32_t(writer * 1000 + 2 * i));
+            // alltoallv: j + 1 elements to member j, at dst offset 8 * sender
+            std::size_t counts[8], sdispls[8], ddispls[8];
+            for (int j = 0; j < n; ++j) {
+                counts[j] = std::size_t(j + 1);
+                sdispls[j] = std::size_t(8 * j);
+                ddispls[j] = std::size_t(8 * me);
+            }
+            for (std::size_t i = 0; i < 64; ++i) host_ctx.local(src)[i] = std::uint32_t(me * 1000 + i);
+            pgas::alltoallv(ctx, ctx.world_team(), dst, ddispls, src, counts, sdispls);
+            for (int from = 0; from < n; ++from)
+                for (int k = 0; k < 8; ++k)
+                    REQUIRE(host_ctx.local(dst)[8 * from + k] ==
+                            (k <= me ? std::uint32_t(from * 1000 + 8 * me + k) : 0u));
+            pgas::barrier_all(ctx);
+        });
+    }
 }
