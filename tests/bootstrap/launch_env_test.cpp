@@ -8,13 +8,7 @@ namespace {
 using test::parse;
 
 std::string error_of(const test::environment& env) {
-    try {
-        (void)parse(env);
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::bootstrap);
-        return e.what();
-    }
-    return "no error";
+    return test::error_of([&] { (void)parse(env); }, pgas::errc::bootstrap);
 }
 
 }  // namespace
@@ -324,15 +318,9 @@ TEST_CASE("environment: heap sizes up to and including the limit (1T) are accept
 }
 
 TEST_CASE("environment: heap sizes and timeouts past their limits are refused naming the variable and value") {
-    auto error_of_init = [](const char* name, const char* value) -> std::string {
+    auto error_of_init = [](const char* name, const char* value) {
         ::setenv(name, value, 1);
-        std::string text = "no error";
-        try {
-            (void)pgas::world::init_local(1);
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::invalid_argument);
-            text = e.what();
-        }
+        const std::string text = test::error_of([] { (void)pgas::world::init_local(1); }, pgas::errc::invalid_argument);
         ::unsetenv(name);
         return text;
     };
@@ -346,20 +334,10 @@ TEST_CASE("environment: heap sizes and timeouts past their limits are refused na
           "pgas: PGAS_TIMEOUT_MS: '18446744073709551615' is larger than the limit of 86400000 ms (one day)");
     CHECK(error_of_init("PGAS_TIMEOUT_MS", "+5") ==
           "pgas: PGAS_TIMEOUT_MS: expected milliseconds as a non-negative integer (0 disables), got '+5'");
-    std::string text;
-    try {
-        pgas::world::run_threads(100000000, [](pgas::world&) {});
-    } catch (const pgas::error& e) {
-        text = e.what();
-    }
-    CHECK(text == "pgas: world::run_threads: PE count 100000000 is larger than the limit of 65536");
+    CHECK(test::error_of([] { pgas::world::run_threads(100000000, [](pgas::world&) {}); }) ==
+          "pgas: world::run_threads: PE count 100000000 is larger than the limit of 65536");
     ::setenv("PGAS_BOOTSTRAP_TIMEOUT_MS", "0", 1);
-    text.clear();
-    try {
-        pgas::world::run_threads(2, [](pgas::world&) {});
-    } catch (const pgas::error& e) {
-        text = e.what();
-    }
+    const std::string text = test::error_of([] { pgas::world::run_threads(2, [](pgas::world&) {}); });
     ::unsetenv("PGAS_BOOTSTRAP_TIMEOUT_MS");
     CHECK(text == "pgas: PGAS_BOOTSTRAP_TIMEOUT_MS: must be positive: bootstrap steps are always bounded");
 }

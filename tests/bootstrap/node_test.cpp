@@ -20,15 +20,6 @@ node_key key(const char* host, const char* boot, const char* netns) {
     return k;
 }
 
-std::string error_of(const std::function<void()>& body) {
-    try {
-        body();
-    } catch (const pgas::error& e) {
-        return e.what();
-    }
-    return "no error";
-}
-
 }  // namespace
 
 TEST_CASE("node: keys that share a host name but not the boot or the network namespace are different nodes") {
@@ -49,7 +40,7 @@ TEST_CASE("node: the PEs of two containers that share a host name are two nodes"
     CHECK(pgas::detail::node_pe_range(cards, cards[2], "team_node", 4) == std::pair<int, int>{4, 4});
     // Interleaved namespaces make no consecutive node: refused, naming the caller and the host.
     const std::vector<node_card> mixed{{a, 0, 2}, {b, 2, 2}, {a, 4, 2}, {b, 6, 2}};
-    CHECK(error_of([&] { (void)pgas::detail::node_pe_range(mixed, mixed[0], "route_node_pes", 0, ": pass one"); }) ==
+    CHECK(test::error_of([&] { (void)pgas::detail::node_pe_range(mixed, mixed[0], "route_node_pes", 0, ": pass one"); }) ==
           "pgas: route_node_pes on PE 0: the PEs on host gpu7 are not consecutive world PEs: pass one");
 }
 
@@ -75,12 +66,12 @@ TEST_CASE("node: threads of one process are one node, or PGAS_NODE_SIZE's virtua
     ::setenv("PGAS_NODE_SIZE", "+2", 1);
     auto shared = std::make_shared<pgas::detail::thread_bootstrap::shared>(1, std::chrono::milliseconds(10000));
     pgas::detail::thread_bootstrap alone(shared, 0);
-    CHECK(error_of([&] { (void)pgas::detail::node_pes(alone, {0, 1}, 2, "team_node"); }) ==
+    CHECK(test::error_of([&] { (void)pgas::detail::node_pes(alone, {0, 1}, 2, "team_node"); }) ==
           "pgas: PGAS_NODE_SIZE: expected PEs per node in [1, 2], got '+2'");
     ::setenv("PGAS_NODE_SIZE", "1", 1);
-    CHECK(error_of([&] { (void)pgas::detail::node_pes(alone, {0, 1}, 2, "team_node"); }) ==
+    CHECK(test::error_of([&] { (void)pgas::detail::node_pes(alone, {0, 1}, 2, "team_node"); }) ==
           "pgas: team_node: PGAS_NODE_SIZE splits this process's PEs over two nodes");
     ::unsetenv("PGAS_NODE_SIZE");
-    CHECK(error_of([&] { (void)pgas::detail::node_pes(alone, {0, 2}, 3, "team_node"); }) ==
+    CHECK(test::error_of([&] { (void)pgas::detail::node_pes(alone, {0, 2}, 3, "team_node"); }) ==
           "pgas: team_node: this process's PEs are not consecutive");
 }

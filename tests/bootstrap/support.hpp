@@ -1,6 +1,8 @@
 // Helpers of the bootstrap tests: free ports, threads as bootstrap peers, and child processes with a time bound.
 #pragma once
 
+#include "../common/support.hpp"
+
 #include <pgas/pgas.hpp>
 
 #include <doctest/doctest.h>
@@ -38,8 +40,6 @@ inline pgas::launch_info parse(const environment& env) {
         return it->second;
     });
 }
-
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 inline double seconds_since(clock_type::time_point start) {
     return std::chrono::duration<double>(clock_type::now() - start).count();

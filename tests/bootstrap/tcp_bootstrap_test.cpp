@@ -321,12 +321,7 @@ std::vector<unsigned char> frame(tcp::kind type, const std::vector<unsigned char
 }
 
 std::string join_error(int port) {
-    try {
-        tcp_bootstrap b(test::launch(1, 2, port, 3s));
-    } catch (const pgas::error& e) {
-        return e.what();
-    }
-    return "joined";
+    return test::error_of([&] { tcp_bootstrap b(test::launch(1, 2, port, 3s)); });
 }
 }  // namespace
 

@@ -11,35 +11,47 @@
 namespace test::signal_cases {
 
 struct ring_buffers {
-    pgas::symmetric_ptr<std::uint64_t> data, flags, tally;
+    pgas::symmetric_ptr<std::uint64_t> data, by_set, by_add, ack, tally;
 };
 
-// Each PE put_signals a block to its right neighbour, alternating signal set and add: the block is there when the
-// signal is; then every PE adds to one signal of PE 0.
+// Each PE put_signals a block to its right neighbour, round after round and for every group, alternating a
+// blocking put_signal that sets the signal to the round and a put_signal_nbi that adds 2 to another: the block of
+// the round is there when the signal is. The reader acks each round and the writer waits for it, so a round's
+// block overwrites the last one while nothing else keeps them apart. Then every PE adds to one signal of PE 0.
 template <class Launch>
 void put_signal_ring(const Launch& launch) {
-    constexpr std::size_t count = 300;
+    constexpr std::size_t count = 1000;
+    constexpr int rounds = 10;  // per group
     on_each_world(launch, [](pgas::world& w) {
-        const auto n = std::size_t(w.n_pes());
-        return ring_buffers{w.alloc<std::uint64_t>(count * n), w.alloc<std::uint64_t>(n), w.alloc<std::uint64_t>(1)};
+        return ring_buffers{w.alloc<std::uint64_t>(count), w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1),
+                            w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1)};
     }, [&](const auto& ctx, const ring_buffers& b) {
         const int me = ctx.my_pe(), n = ctx.n_pes();
         const int right = (me + 1) % n, left = (me + n - 1) % n;
-        for (std::uint64_t round = 1; round <= 5; ++round) {
-            std::uint64_t source[count];
-            for (std::size_t i = 0; i < count; ++i) source[i] = mix(std::uint64_t(me), i, round);
-            if (round % 2)
-                pgas::put_signal(ctx, b.data + std::size_t(me) * count, source, count, b.flags + me, round,
-                                 pgas::signal_op::set, right);
-            else
-                pgas::put_signal_nbi(ctx, b.data + std::size_t(me) * count, source, count, b.flags + me, 1,
-                                     pgas::signal_op::add, right);
-            pgas::signal_wait_until(ctx, b.flags + left, pgas::cmp::ge, round);
-            for (std::size_t i = 0; i < count; ++i)
-                REQUIRE(ctx.local(b.data)[std::size_t(left) * count + i] == mix(std::uint64_t(left), i, round));
-            pgas::quiet(ctx);
-            pgas::barrier_all(ctx);
-        }
+        std::vector<std::uint64_t> source(count);
+        std::uint64_t round = 0;
+        for_each_group([&](auto tag) {
+            using G = typename decltype(tag)::type;
+            for (int i = 0; i < rounds; ++i) {
+                ++round;
+                CAPTURE(round);
+                for (std::size_t k = 0; k < count; ++k) source[k] = mix(std::uint64_t(me), k, round);
+                if (round % 2) {
+                    pgas::put_signal<G>(ctx, b.data, source.data(), count, b.by_set, round, pgas::signal_op::set, right);
+                    REQUIRE(pgas::signal_wait_until(ctx, b.by_set, pgas::cmp::ge, round) == round);
+                } else {
+                    pgas::put_signal_nbi<G>(ctx, b.data, source.data(), count, b.by_add, 2, pgas::signal_op::add, right);
+                    REQUIRE(pgas::signal_wait_until(ctx, b.by_add, pgas::cmp::eq, round) == round);
+                }
+                REQUIRE(first_wrong(ctx.local(b.data), count,
+                                    [&](std::size_t k) { return mix(std::uint64_t(left), k, round); }) == count);
+                pgas::quiet<G>(ctx);  // the _nbi source is reusable
+                pgas::signal(ctx, b.ack, 1, pgas::signal_op::add, left);
+                pgas::signal_wait_until(ctx, b.ack, pgas::cmp::ge, round);
+            }
+        });
+        REQUIRE(pgas::signal_fetch(ctx, b.ack) == round);
+        pgas::barrier_all(ctx);
         pgas::signal(ctx, b.tally, 3, pgas::signal_op::add, 0);
         pgas::barrier_all(ctx);
         if (me == 0) CHECK(pgas::signal_fetch(ctx, b.tally) == std::uint64_t(3 * n));
@@ -110,13 +122,14 @@ void fence_and_barriers(const Launch& launch) {
         pgas::signal_wait_until(ctx, b.sig, pgas::cmp::eq, std::uint64_t(n * (n + 1) / 2));
         pgas::barrier_all(ctx);
         const int right = (me + 1) % n;
-        for (std::uint64_t round = 1; round <= 20; ++round) {
+        const int left = (me + n - 1) % n;
+        for (std::uint64_t round = 1; round <= 50; ++round) {
             pgas::p(ctx, b.value, round * 1000 + std::uint64_t(me), right);
             pgas::fence(ctx);
             pgas::p(ctx, b.flag, round, right);
             pgas::wait_until(ctx, b.flag, pgas::cmp::ge, round);
-            CHECK(pgas::test(ctx, b.value, pgas::cmp::ge, round * 1000));
-            pgas::barrier_all(ctx);
+            REQUIRE(pgas::g(ctx, b.value, me) == round * 1000 + std::uint64_t(left));
+            pgas::barrier_all(ctx);  // keeps the rounds apart
         }
         for (int i = 0; i < 50; ++i) pgas::barrier_all(ctx);
         if (me % 2 == 0) pgas::sync(ctx, b.even);
@@ -127,8 +140,8 @@ void fence_and_barriers(const Launch& launch) {
 }  // namespace test::signal_cases
 
 // The cases, each registered once per launcher type given to PGAS_TEST_SIGNAL_CASES.
-TEST_CASE_TEMPLATE_DEFINE("signals: put_signal data is visible when the signal is, signal set and add", Launch,
-                          signal_ring) {
+TEST_CASE_TEMPLATE_DEFINE("signals: put_signal and put_signal_nbi of every group - the data is visible when the "
+                          "signal is, by set and by add", Launch, signal_ring) {
     test::signal_cases::put_signal_ring(Launch{});
 }
 TEST_CASE_TEMPLATE_DEFINE("signals: every byte of a large put_signal is visible once the signal is", Launch,

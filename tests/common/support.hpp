@@ -32,8 +32,41 @@ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
     return z ^ (z >> 31);
 }
 
+// The index of the first of got[0, count) that is not expected(i), or count when all are (one assertion per
+// buffer: a byte-by-byte REQUIRE over megabytes is most of a run's time).
+template <class T, class F>
+std::size_t first_wrong(const T* got, std::size_t count, F&& expected) {
+    for (std::size_t i = 0; i < count; ++i)
+        if (!(got[i] == expected(i))) return i;
+    return count;
+}
+
 // Whether text contains part (doctest 2.4's Contains takes no std::string).
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The message of the pgas::error that body() throws, or "no error" when it returns (so that a check of the message
+// fails then too).
+template <class Body>
+std::string error_of(Body&& body) {
+    try {
+        body();
+    } catch (const pgas::error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// The same, and the error's code must be `expected`.
+template <class Body>
+std::string error_of(Body&& body, pgas::errc expected) {
+    try {
+        body();
+    } catch (const pgas::error& e) {
+        CHECK(e.code() == expected);
+        return e.what();
+    }
+    return "no error";
+}
 
 template <class... Ts>
 struct type_list {};
@@ -54,6 +87,26 @@ const char* type_name() {
     else if constexpr (std::is_same_v<T, double>) return "double";
     else if constexpr (std::is_signed_v<T>) return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
     else return sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64";
+}
+
+using groups = type_list<pgas::thread, pgas::warp, pgas::tile<4>, pgas::block>;
+
+template <class G>
+const char* group_name() {
+    if constexpr (std::is_same_v<G, pgas::thread>) return "thread";
+    else if constexpr (std::is_same_v<G, pgas::warp>) return "warp";
+    else if constexpr (std::is_same_v<G, pgas::block>) return "block";
+    else return "tile<4>";
+}
+
+// f(type tag of G) for every calling group (on the host each group is one thread, but each is its own instantiation
+// of the transports' group code), with the group named in a failure's message.
+template <class F>
+void for_each_group(F&& f) {
+    for_each_type(groups{}, [&](auto tag, auto) {
+        INFO("group " << std::string(group_name<typename decltype(tag)::type>()));
+        f(tag);
+    });
 }
 
 // A launcher starts worlds of one transport for the shared cases (tests/common/*_cases.hpp):
@@ -81,7 +134,7 @@ template <class Types, class F>
 void for_each_element_type(F&& case_for_type) {
     for_each_type(Types{}, [&](auto tag, auto) {
         using T = typename decltype(tag)::type;
-        INFO("element type " << type_name<T>());
+        INFO("element type " << std::string(type_name<T>()));  // doctest prints a const char* as an address
         case_for_type(tag);
     });
 }

@@ -1,6 +1,7 @@
 // pgas::ep on the host transport (CI): both modes, bf16 and fp8, 2-8 PEs, five routings, against the reference; bad input.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "check.hpp"
+#include "../common/support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -156,12 +157,7 @@ std::string dispatch_error(pgas::ep::config c,
     auto batches = ep_test::check::batches(c, in);
     spoil(in, batches);
     ep_test::check::upload(access, buf.layout().io, in);
-    try {
-        buf.dispatch(batches);
-    } catch (const pgas::error& e) {
-        return e.what();
-    }
-    return "no error";
+    return test::error_of([&] { buf.dispatch(batches); });
 }
 
 using inputs = std::vector<ep_test::reference::pe_input>;

@@ -1,95 +1,13 @@
-// Host transport: put/get/p/g and their _nbi forms for every group and 1, 2, 3, 8 PEs.
+// Host transport: the shared RMA cases on PEs as threads of one world and as SPMD threads, the raw pointers peer()
+// and local() give, iput/iget's bad input, and the put/get path of iput/iget and alltoallv that the transports
+// without load/store take.
 #include "support.hpp"
 
+#include "../common/rma_cases.hpp"
+
 #include <cstdint>
-#include <vector>
 
-namespace {
-
-// A pattern in which every byte depends on the writer, the element and the
-// round, so a misplaced or stale element is caught.
-std::uint32_t pattern(int pe, std::size_t i, int round) { return std::uint32_t(test::mix(std::uint64_t(pe), i, std::uint64_t(round))); }
-
-template <class G>
-void check_put_get(int n_pes) {
-    auto w = pgas::world::init_local(n_pes, test::options());
-    constexpr std::size_t count = 1031;  // not a multiple of any vector width
-    auto inbox = w.alloc<std::uint32_t>(count);
-    auto fetched_box = w.alloc<std::uint32_t>(count);
-    auto outbox = w.alloc<std::uint32_t>(count);
-    w.launch_host([&](const test::ctx& ctx) {
-        const int me = ctx.my_pe(), n = ctx.n_pes();
-        const int right = (me + 1) % n, left = (me + n - 1) % n;
-        for (int round = 0; round < 3; ++round) {
-            std::vector<std::uint32_t> source(count);
-            for (std::size_t i = 0; i < count; ++i) source[i] = pattern(me, i, round);
-            // blocking put to the right neighbour, reuse the source at once
-            pgas::put<G>(ctx, inbox, source.data(), count, right);
-            source.assign(count, 0xdeadbeef);
-            for (std::size_t i = 0; i < count; ++i) ctx.local(outbox)[i] = pattern(me, i, round + 100);
-            pgas::barrier_all<G>(ctx);
-            for (std::size_t i = 0; i < count; ++i) REQUIRE(ctx.local(inbox)[i] == pattern(left, i, round));
-
-            // blocking get from the left neighbour's outbox
-            std::vector<std::uint32_t> fetched(count);
-            pgas::get<G>(ctx, fetched.data(), outbox, count, left);
-            for (std::size_t i = 0; i < count; ++i) REQUIRE(fetched[i] == pattern(left, i, round + 100));
-
-            // nbi forms complete at quiet; put_nbi into a sub-range with an offset
-            std::vector<std::uint32_t> tail(count / 2);
-            for (std::size_t i = 0; i < tail.size(); ++i) tail[i] = pattern(me, i, round + 200);
-            pgas::put_nbi<G>(ctx, fetched_box + 7, tail.data(), tail.size(), right);
-            std::vector<std::uint32_t> got(count / 2);
-            pgas::get_nbi<G>(ctx, got.data(), outbox + 3, got.size(), right);
-            pgas::quiet<G>(ctx);
-            for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == pattern(right, i + 3, round + 100));
-            pgas::barrier_all<G>(ctx);
-            for (std::size_t i = 0; i < tail.size(); ++i)
-                REQUIRE(ctx.local(fetched_box)[i + 7] == pattern(left, i, round + 200));
-            pgas::barrier_all<G>(ctx);
-        }
-    });
-}
-
-}  // namespace
-
-TEST_CASE_TEMPLATE("put/get/put_nbi/get_nbi move every byte to the right place", G, pgas::thread, pgas::warp,
-                   pgas::tile<4>, pgas::block) {
-    test::for_each_pe_count([](int n) { check_put_get<G>(n); });
-}
-
-TEST_CASE("p and g move single elements of every size") {
-    test::for_each_pe_count([](int n_pes) {
-        auto w = pgas::world::init_local(n_pes, test::options());
-        auto i8 = w.alloc<std::int8_t>(n_pes);
-        auto i16 = w.alloc<std::int16_t>(n_pes);
-        auto u64 = w.alloc<std::uint64_t>(n_pes);
-        auto f64 = w.alloc<double>(n_pes);
-        struct pair { int a; float b; };
-        auto pairs = w.alloc<pair>(n_pes);
-        w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), n = ctx.n_pes();
-            for (int pe = 0; pe < n; ++pe) {  // every PE writes slot `me` of every PE
-                pgas::p(ctx, i8 + me, std::int8_t(me - 100), pe);
-                pgas::p(ctx, i16 + me, std::int16_t(me * 300), pe);
-                pgas::p(ctx, u64 + me, (std::uint64_t(me) << 40) + 5, pe);
-                pgas::p(ctx, f64 + me, me + 0.25, pe);
-                pgas::p(ctx, pairs + me, pair{me, me * 0.5f}, pe);
-            }
-            pgas::barrier_all(ctx);
-            for (int pe = 0; pe < n; ++pe) {
-                const int from = (me + pe) % n;  // read others' copies through g
-                REQUIRE(pgas::g(ctx, i8 + pe, from) == std::int8_t(pe - 100));
-                REQUIRE(pgas::g(ctx, i16 + pe, from) == std::int16_t(pe * 300));
-                REQUIRE(pgas::g(ctx, u64 + pe, from) == (std::uint64_t(pe) << 40) + 5);
-                REQUIRE(pgas::g(ctx, f64 + pe, from) == pe + 0.25);
-                const pair got = pgas::g(ctx, pairs + pe, from);
-                REQUIRE(got.a == pe);
-                REQUIRE(got.b == pe * 0.5f);
-            }
-        });
-    });
-}
+PGAS_TEST_RMA_CASES(test::host_threads, test::host_spmd);
 
 TEST_CASE("peer() gives load/store pointers on the host transport, local() the own copy") {
     auto w = pgas::world::init_local(3, test::options());
@@ -107,7 +25,7 @@ TEST_CASE("peer() gives load/store pointers on the host transport, local() the o
     CHECK(w.local(x, 2)[1] == 12);
 }
 
-TEST_CASE("peer() on a route is Near's pointer for near peers only; collectives keep the load/store path on near teams") {
+TEST_CASE("peer() on a route is Near's pointer for near peers only - collectives keep the load/store path on near teams") {
     using route_t = pgas::route<pgas::host, pgas::host>;
     static_assert(pgas::peer_pointer_transport<route_t> && !pgas::load_store_transport<route_t>);
     pgas::world::run_threads(4, [&](pgas::world& w) {
@@ -133,4 +51,76 @@ TEST_CASE("peer() on a route is Near's pointer for near peers only; collectives 
         }
         pgas::barrier_all(ctx);
     }, test::options());
+}
+
+TEST_CASE("bad input (PGAS_CHECKS): iput/iget with a stride below 1 or a strided span past the heap") {
+    auto w = pgas::world::init_local(2, test::options());
+    auto buf = w.alloc<std::uint64_t>(16);
+    auto ctx = w.context<pgas::host>(0);
+    std::uint64_t local[64] = {};
+    CHECK_THROWS_WITH_AS(pgas::iput(ctx, buf, local, 0, 1, 4, 1), doctest::Contains("iput on PE 0: dst_stride must be >= 1, got 0"),
+                         pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::iget(ctx, local, buf, 1, -2, 4, 1), doctest::Contains("iget on PE 0: src_stride must be >= 1, got -2"),
+                         pgas::error);
+    const auto near_end = pgas::symmetric_ptr<std::uint64_t>(pgas::detail::offset_tag{}, w.heap_bytes() - 64);
+    CHECK_THROWS_WITH_AS(pgas::iput(ctx, near_end, local, 4, 1, 4, 1), doctest::Contains("outside the heap's user area"),
+                         pgas::error);
+    CHECK_THROWS_WITH_AS(pgas::iget(ctx, local, buf, 1, 1, 4, 2), doctest::Contains("target PE 2"), pgas::error);
+}
+
+// ---- the put/get paths of iput/iget and alltoallv (what libfabric and ibgda take), over host memory ----
+
+namespace {
+// The host transport with its load/store capability hidden: ops take the transport's put/get path.
+struct host_rma_only : pgas::host {
+    static constexpr const char* name = "host (put/get only)";
+    static constexpr bool provides_load_store = false;
+};
+static_assert(pgas::rma_transport<host_rma_only> && !pgas::load_store_transport<host_rma_only>);
+
+pgas::device::context<host_rma_only> rma_only(const test::ctx& ctx) {
+    pgas::device::context<host_rma_only> c;
+    static_cast<pgas::host&>(c.transport) = ctx.transport;
+    c.runtime = ctx.runtime;
+    return c;
+}
+}  // namespace
+
+TEST_CASE("iput, iget and alltoallv through a transport without load/store (one-element puts and gets)") {
+    for (int n_pes : {1, 3}) {
+        CAPTURE(n_pes);
+        auto w = pgas::world::init_local(n_pes, test::options());
+        constexpr std::size_t count = 11;
+        auto buf = w.alloc<std::uint32_t>(count * 4);
+        auto src = w.alloc<std::uint32_t>(64);
+        auto dst = w.alloc<std::uint32_t>(64);
+        w.launch_host([&](const test::ctx& host_ctx) {
+            const auto ctx = rma_only(host_ctx);
+            const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+            std::uint32_t values[count * 2];
+            for (std::size_t i = 0; i < count * 2; ++i) values[i] = std::uint32_t(me * 1000 + i);
+            pgas::iput(ctx, buf, values, 4, 2, count, right);
+            pgas::barrier_all(ctx);
+            for (std::size_t i = 0; i < count * 4; ++i)
+                REQUIRE(host_ctx.local(buf)[i] == (i % 4 ? 0u : std::uint32_t(left * 1000 + i / 4 * 2)));
+            std::uint32_t back[count] = {};
+            pgas::iget(ctx, back, buf, 1, 4, count, left);
+            const int writer = (left + n - 1) % n;
+            for (std::size_t i = 0; i < count; ++i) REQUIRE(back[i] == std::uint32_t(writer * 1000 + 2 * i));
+            // alltoallv: j + 1 elements to member j, at dst offset 8 * sender
+            std::size_t counts[8], sdispls[8], ddispls[8];
+            for (int j = 0; j < n; ++j) {
+                counts[j] = std::size_t(j + 1);
+                sdispls[j] = std::size_t(8 * j);
+                ddispls[j] = std::size_t(8 * me);
+            }
+            for (std::size_t i = 0; i < 64; ++i) host_ctx.local(src)[i] = std::uint32_t(me * 1000 + i);
+            pgas::alltoallv(ctx, ctx.world_team(), dst, ddispls, src, counts, sdispls);
+            for (int from = 0; from < n; ++from)
+                for (int k = 0; k < 8; ++k)
+                    REQUIRE(host_ctx.local(dst)[8 * from + k] ==
+                            (k <= me ? std::uint32_t(from * 1000 + 8 * me + k) : 0u));
+            pgas::barrier_all(ctx);
+        });
+    }
 }

@@ -1,4 +1,5 @@
-// Host transport: put_signal ordering, signal ops, waits and tests, fence/quiet, team sync and barrier.
+// Host transport: waits and tests, team sync and barrier, and waits that name a PE that stopped or left (put_signal
+// and fence ordering are shared cases: tests/common/signal_cases.hpp).
 #include "support.hpp"
 
 #include <chrono>
@@ -9,43 +10,6 @@
 #include <vector>
 
 #include <cuda/atomic>
-
-TEST_CASE_TEMPLATE("put_signal never exposes stale data (set and add)", G, pgas::thread, pgas::block) {
-    test::for_each_pe_count([](int n_pes) {
-        auto w = pgas::world::init_local(n_pes, test::options());
-        constexpr std::size_t count = 4099;
-        constexpr int rounds = 40;
-        auto data = w.alloc<std::uint64_t>(count);
-        auto sig_set = w.alloc<std::uint64_t>(1);
-        auto sig_add = w.alloc<std::uint64_t>(1);
-        auto ack = w.alloc<std::uint64_t>(1);
-        w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), n = ctx.n_pes();
-            const int right = (me + 1) % n, left = (me + n - 1) % n;
-            std::vector<std::uint64_t> source(count);
-            for (int round = 1; round <= rounds; ++round) {
-                for (std::size_t i = 0; i < count; ++i) source[i] = test::mix(std::uint64_t(me), std::uint64_t(round), i);
-                // odd rounds signal by set, even rounds by add: the waiter sees round either way
-                if (round % 2)
-                    pgas::put_signal<G>(ctx, data, source.data(), count, sig_set, std::uint64_t(round), pgas::signal_op::set, right);
-                else
-                    pgas::put_signal_nbi<G>(ctx, data, source.data(), count, sig_add, 2, pgas::signal_op::add, right);
-                if (round % 2)
-                    REQUIRE(pgas::signal_wait_until(ctx, sig_set, pgas::cmp::ge, std::uint64_t(round)) == std::uint64_t(round));
-                else
-                    REQUIRE(pgas::signal_wait_until(ctx, sig_add, pgas::cmp::eq, std::uint64_t(round)) == std::uint64_t(round));
-                const std::uint64_t* got = ctx.local(data);
-                for (std::size_t i = 0; i < count; ++i)
-                    REQUIRE(got[i] == test::mix(std::uint64_t(left), std::uint64_t(round), i));
-                // tell the writer its buffer on me may be overwritten
-                pgas::signal(ctx, ack, 1, pgas::signal_op::add, left);
-                pgas::signal_wait_until(ctx, ack, pgas::cmp::ge, std::uint64_t(round));
-            }
-            REQUIRE(pgas::signal_fetch(ctx, ack) == std::uint64_t(rounds));
-            pgas::barrier_all(ctx);
-        });
-    });
-}
 
 TEST_CASE("wait_until and test for every comparison") {
     test::for_each_pe_count([](int n_pes) {
@@ -108,26 +72,6 @@ TEST_CASE("wait_until_all/any/some and test_all/any/some honour the status mask"
             REQUIRE(pgas::test_any(ctx, slots, n, status.data(), pgas::cmp::eq, 1) == std::size_t(n - 1));
             REQUIRE_FALSE(pgas::test_all(ctx, slots, n, status.data(), pgas::cmp::eq, 2));
             pgas::barrier_all(ctx);
-        });
-    });
-}
-
-TEST_CASE("fence orders puts to one PE; quiet completes them") {
-    test::for_each_pe_count([](int n_pes) {
-        auto w = pgas::world::init_local(n_pes, test::options());
-        auto value = w.alloc<std::uint64_t>(1);
-        auto flag = w.alloc<std::uint64_t>(1);
-        w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), n = ctx.n_pes();
-            const int right = (me + 1) % n, left = (me + n - 1) % n;
-            for (std::uint64_t round = 1; round <= 200; ++round) {
-                pgas::p(ctx, value, round * 1000 + std::uint64_t(me), right);
-                pgas::fence(ctx);
-                pgas::p(ctx, flag, round, right);
-                pgas::wait_until(ctx, flag, pgas::cmp::eq, round);
-                REQUIRE(pgas::g(ctx, value, me) == round * 1000 + std::uint64_t(left));
-                pgas::barrier_all(ctx);  // keep rounds apart
-            }
         });
     });
 }

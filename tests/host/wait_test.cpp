@@ -1,4 +1,5 @@
-// Host transport: the wait family's timeouts (device/sync.hpp, signal.hpp) name the word each form waited on, in one shape.
+// Host transport: the *_vector waits and tests, and the wait family's timeouts (device/sync.hpp, signal.hpp), which
+// name the word each form waited on, in one shape.
 #include "../wait_timeout_format.hpp"
 #include "support.hpp"
 
@@ -28,15 +29,9 @@ struct masked_words {
 
 // The text of the timeout `wait` ends in (a failed check when it returns or throws something else).
 std::string timeout_of(const std::function<void()>& wait) {
-    try {
-        wait();
-        FAIL("the wait returned");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::timeout);
-        CHECK_MESSAGE(test::is_wait_timeout(e.what()), e.what());
-        return e.what();
-    }
-    return {};
+    const std::string text = test::error_of(wait, pgas::errc::timeout);
+    CHECK_MESSAGE(test::is_wait_timeout(text), text);
+    return text;
 }
 
 // "... waiting for [ivars[<i>] at ]heap offset <offset> >= 9 (seen <seen>); raise ...": the shape every form shares.
@@ -119,4 +114,75 @@ TEST_CASE("a floating-point array wait names its word and values as numbers") {
     CHECK_MESSAGE(test::contains(text, "ivars[2] at heap offset " + std::to_string((words + 2).offset()) +
                                            " > 4 (seen 2.5)"),
                   text);
+}
+
+// ---- the *_vector waits and tests ----
+
+TEST_CASE("wait_until_{all,any,some}_vector and test_*_vector: one comparison value per word, status mask") {
+    test::for_each_pe_count([](int n_pes) {
+        auto w = pgas::world::init_local(n_pes, test::options());
+        constexpr std::size_t count = 6;
+        auto words = w.alloc<std::int64_t>(count * std::size_t(n_pes));  // block q: words PE q waits on
+        w.launch_host([&](const test::ctx& ctx) {
+            const int me = ctx.my_pe(), n = ctx.n_pes();
+            const auto mine = words + std::ptrdiff_t(count * std::size_t(me));
+            const std::int64_t want[count] = {1, 2, 3, 4, 5, 6};
+            const int status[count] = {0, 0, 1, 0, 0, 1};  // words 2 and 5 are not selected
+            std::size_t indices[count];
+            // nothing written yet: no selected word reaches its value
+            CHECK_FALSE(pgas::test_all_vector(ctx, mine, count, status, pgas::cmp::ge, want));
+            CHECK(pgas::test_any_vector(ctx, mine, count, status, pgas::cmp::ge, want) == count);
+            CHECK(pgas::test_some_vector(ctx, mine, count, indices, status, pgas::cmp::ge, want) == 0);
+            pgas::barrier_all(ctx);
+            // the left neighbour writes word 3 first: any and some see exactly it
+            const int right = (me + 1) % n;
+            const auto theirs = words + std::ptrdiff_t(count * std::size_t(right));
+            pgas::p(ctx, theirs + 3, std::int64_t(4), right);
+            pgas::quiet(ctx);
+            CHECK(pgas::wait_until_any_vector(ctx, mine, count, status, pgas::cmp::ge, want) == 3);
+            CHECK(pgas::wait_until_some_vector(ctx, mine, count, indices, status, pgas::cmp::ge, want) == 1);
+            CHECK(indices[0] == 3);
+            CHECK(pgas::test_any_vector(ctx, mine, count, nullptr, pgas::cmp::ge, want) == 3);
+            pgas::sync_all(ctx);
+            // then every word (the unselected ones below their values): all is satisfied with the mask only
+            for (std::size_t i = 0; i < count; ++i)
+                pgas::p(ctx, theirs + std::ptrdiff_t(i), std::int64_t(status[i] ? 0 : want[i] + 10), right);
+            pgas::quiet(ctx);
+            pgas::wait_until_all_vector(ctx, mine, count, status, pgas::cmp::ge, want);
+            CHECK(pgas::test_all_vector(ctx, mine, count, status, pgas::cmp::ge, want));
+            CHECK_FALSE(pgas::test_all_vector(ctx, mine, count, nullptr, pgas::cmp::ge, want));
+            CHECK(pgas::wait_until_some_vector(ctx, mine, count, indices, status, pgas::cmp::gt, want) == 4);
+            CHECK(indices[3] == 4);
+            // a mask that selects nothing returns at once
+            const int none[count] = {1, 1, 1, 1, 1, 1};
+            CHECK(pgas::wait_until_any_vector(ctx, mine, count, none, pgas::cmp::eq, want) == count);
+            CHECK(pgas::wait_until_some_vector(ctx, mine, count, indices, none, pgas::cmp::eq, want) == 0);
+            pgas::barrier_all(ctx);
+        });
+    });
+}
+
+TEST_CASE("a *_vector wait that cannot finish times out naming the first selected word, its value and what it saw") {
+    auto w = pgas::world::init_local(1, test::options(/*timeout_ms=*/200));
+    auto words = w.alloc<std::uint64_t>(4);
+    auto ctx = w.context<pgas::host>(0);
+    w.local(words, 0)[1] = 7;
+    const std::uint64_t want[4] = {1, 9, 9, 9};
+    const int status[4] = {1, 0, 0, 0};
+    for (int which = 0; which < 3; ++which) {
+        CAPTURE(which);
+        try {
+            std::size_t indices[4];
+            if (which == 0) pgas::wait_until_all_vector(ctx, words, 4, status, pgas::cmp::ge, want);
+            if (which == 1) (void)pgas::wait_until_any_vector(ctx, words, 4, status, pgas::cmp::ge, want);
+            if (which == 2) (void)pgas::wait_until_some_vector(ctx, words, 4, indices, status, pgas::cmp::ge, want);
+            FAIL("wait returned");
+        } catch (const pgas::error& e) {
+            CHECK(e.code() == pgas::errc::timeout);
+            const std::string text = e.what();
+            CHECK_MESSAGE(test::contains(text, "_vector on PE 0"), text);
+            CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string((words + 1).offset()) + " >= 9 (seen 7)"),
+                          text);
+        }
+    }
 }

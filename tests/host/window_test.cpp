@@ -23,18 +23,6 @@ struct buffers {
     }
 };
 
-// The exact text of the pgas::error `body` throws, or "no error".
-template <class Body>
-std::string error_text(Body&& body, pgas::errc expected) {
-    try {
-        body();
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == expected);
-        return e.what();
-    }
-    return "no error";
-}
-
 }  // namespace
 
 TEST_CASE("register_window: put, put_nbi, get, get_nbi, p and g reach every PE's own buffer at an element offset") {
@@ -153,12 +141,12 @@ TEST_CASE("register_window in SPMD threads: each PE passes its own buffer, every
     for (const auto& h : handles) CHECK(h == handles[0]);
 }
 
-TEST_CASE("bad input: a null pointer is named by its PE; every other PE names that PE; the world stays usable") {
+TEST_CASE("bad input: a null pointer is named by its PE, every other PE names that PE, the world stays usable") {
     std::vector<std::string> texts(3);
     pgas::world::run_threads(3, [&](pgas::world& w) {
         std::vector<int> buffer(10);
         int* mine = w.my_pe() == 1 ? nullptr : buffer.data();
-        texts[std::size_t(w.my_pe())] = error_text([&] { (void)w.register_window(mine, 10); }, pgas::errc::invalid_argument);
+        texts[std::size_t(w.my_pe())] = test::error_of([&] { (void)w.register_window(mine, 10); }, pgas::errc::invalid_argument);
         CHECK(w.live_windows() == 0);
         const auto ok = w.register_window(buffer.data(), 10);  // nothing was left half-registered
         w.release_window(ok);
@@ -176,7 +164,7 @@ TEST_CASE("bad input: different sizes across PEs are reported by every PE") {
         std::vector<double> buffer(20);
         const int count = w.my_pe() == 2 ? 20 : 10;
         texts[std::size_t(w.my_pe())] =
-            error_text([&] { (void)w.register_window(buffer.data(), count); }, pgas::errc::collective_mismatch);
+            test::error_of([&] { (void)w.register_window(buffer.data(), count); }, pgas::errc::collective_mismatch);
     }, test::options());
     CHECK(texts[0] == "pgas: register_window on PE 0: bytes = 80 here but 160 on PE 2");
     CHECK(texts[1] == "pgas: register_window on PE 1: bytes = 80 here but 160 on PE 2");
@@ -186,14 +174,14 @@ TEST_CASE("bad input: different sizes across PEs are reported by every PE") {
 TEST_CASE("bad input: a count <= 0, one buffer for several local PEs, a buffer list of the wrong length") {
     auto w = pgas::world::init_local(2, test::options());
     std::vector<int> a(4), b(4);
-    CHECK(error_text([&] { (void)w.register_window(std::vector<int*>{a.data(), b.data()}, 0); },
+    CHECK(test::error_of([&] { (void)w.register_window(std::vector<int*>{a.data(), b.data()}, 0); },
                      pgas::errc::invalid_argument) == "pgas: register_window on PE 0: element count must be positive, got 0");
-    CHECK(error_text([&] { (void)w.register_window(std::vector<int*>{a.data(), b.data()}, -3); },
+    CHECK(test::error_of([&] { (void)w.register_window(std::vector<int*>{a.data(), b.data()}, -3); },
                      pgas::errc::invalid_argument) == "pgas: register_window on PE 0: element count must be positive, got -3");
-    CHECK(error_text([&] { (void)w.register_window(a.data(), 4); }, pgas::errc::invalid_argument) ==
+    CHECK(test::error_of([&] { (void)w.register_window(a.data(), 4); }, pgas::errc::invalid_argument) ==
           "pgas: register_window: this world drives 2 PEs: pass one buffer per local PE (register_window(std::vector<T*>, "
           "count))");
-    CHECK(error_text([&] { (void)w.register_window(std::vector<int*>{a.data()}, 4); }, pgas::errc::invalid_argument) ==
+    CHECK(test::error_of([&] { (void)w.register_window(std::vector<int*>{a.data()}, 4); }, pgas::errc::invalid_argument) ==
           "pgas: register_window: one buffer per local PE: got 1 for 2 local PEs");
     CHECK(w.live_windows() == 0);
 }
@@ -204,11 +192,11 @@ TEST_CASE("bad input: releasing a window twice, a null window, or another world'
         const auto win = w.register_window(buffer.data(), 8);
         w.release_window(win);
         const std::string pe = std::to_string(w.my_pe());
-        CHECK(error_text([&] { w.release_window(win); }, pgas::errc::invalid_argument) ==
+        CHECK(test::error_of([&] { w.release_window(win); }, pgas::errc::invalid_argument) ==
               "pgas: release_window on PE " + pe + ": window (table offset " + std::to_string(win.table_offset()) +
                   ", id " + std::to_string(win.id()) + ") is not a live window of this world (released twice, never registered, or from another "
                   "world)");
-        CHECK(error_text([&] { w.release_window(pgas::window<int>()); }, pgas::errc::invalid_argument) ==
+        CHECK(test::error_of([&] { w.release_window(pgas::window<int>()); }, pgas::errc::invalid_argument) ==
               "pgas: release_window on PE " + pe +
                   ": window (table offset null, id 0) is not a live window of this world (released twice, never "
                   "registered, or from another world)");
@@ -219,7 +207,7 @@ TEST_CASE("bad input: releasing a window twice, a null window, or another world'
     auto a = w.register_window(x, 2);
     auto b = other.register_window(x, 1);  // same table offset, another world
     CHECK(b.table_offset() == a.table_offset());
-    CHECK(error_text([&] { other.release_window(a); }, pgas::errc::invalid_argument) ==
+    CHECK(test::error_of([&] { other.release_window(a); }, pgas::errc::invalid_argument) ==
           "pgas: release_window on PE 0: window (table offset " + std::to_string(a.table_offset()) +
               ", id " + std::to_string(a.id()) + ") is not a live window of this world (released twice, never registered, or from another world)");
     (void)b;
@@ -232,7 +220,7 @@ TEST_CASE("bad input: PEs releasing different windows are found on every PE") {
         const auto a = w.register_window(x.data(), 4);
         const auto b = w.register_window(y.data(), 4);
         const std::string text =
-            error_text([&] { w.release_window(w.my_pe() == 0 ? a : b); }, pgas::errc::collective_mismatch);
+            test::error_of([&] { w.release_window(w.my_pe() == 0 ? a : b); }, pgas::errc::collective_mismatch);
         CHECK_MESSAGE(test::contains(text, "release_window on PE " + std::to_string(w.my_pe()) + ": window table offset = "),
                       text);
         ++errors;
@@ -248,17 +236,17 @@ TEST_CASE("bad input (PGAS_CHECKS): a window op past the buffer's end, to a PE o
     const auto win = w.register_window(std::vector<int*>{a.data(), b.data()}, 10);
     const auto ctx = w.context<pgas::host>(0);
     int src[16] = {1, 2, 3, 4};  // room for the refused 11-element get: no out-of-bounds path for the compiler to see
-    CHECK(error_text([&] { pgas::put(ctx, win + 8, src, 4, 1); }, pgas::errc::invalid_argument) ==
+    CHECK(test::error_of([&] { pgas::put(ctx, win + 8, src, 4, 1); }, pgas::errc::invalid_argument) ==
           "pgas: put on PE 0: range past the end of the window, last element 11");
-    CHECK(error_text([&] { pgas::get(ctx, src, win, 11, 1); }, pgas::errc::invalid_argument) ==
+    CHECK(test::error_of([&] { pgas::get(ctx, src, win, 11, 1); }, pgas::errc::invalid_argument) ==
           "pgas: get on PE 0: range past the end of the window, last element 10");
-    CHECK(error_text([&] { pgas::p(ctx, win, 1, 2); }, pgas::errc::pe_out_of_range) == "pgas: p on PE 0: target PE 2");
-    CHECK(error_text([&] { (void)pgas::g(ctx, pgas::window<int>(), 1); }, pgas::errc::not_symmetric) ==
+    CHECK(test::error_of([&] { pgas::p(ctx, win, 1, 2); }, pgas::errc::pe_out_of_range) == "pgas: p on PE 0: target PE 2");
+    CHECK(test::error_of([&] { (void)pgas::g(ctx, pgas::window<int>(), 1); }, pgas::errc::not_symmetric) ==
           "pgas: g on PE 0: null window, table offset -1");
     pgas::put(ctx, win + 6, src, 4, 1);  // the last four elements: fine
     CHECK(b[9] == 4);
     w.release_window(win);
-    CHECK(error_text([&] { pgas::put(ctx, win, src, 1, 1); }, pgas::errc::transport_unavailable) ==
+    CHECK(test::error_of([&] { pgas::put(ctx, win, src, 1, 1); }, pgas::errc::transport_unavailable) ==
           "pgas: put on PE 0: window buffer not mapped here (not load/store reachable, or released), target PE 1");
 }
 

@@ -65,15 +65,6 @@ struct record_first_access : pgas::ibgda_system_access {
     }
 };
 
-std::string error_text(auto&& body) {
-    try {
-        body();
-    } catch (const pgas::error& e) {
-        return e.what();
-    }
-    return "no error";
-}
-
 }  // namespace
 
 TEST_CASE("send queue wrap-around: 70000 WQEs through rings of 4 and 16 blocks wrap the 16-bit WQE counter") {
@@ -183,7 +174,7 @@ TEST_CASE("a doorbell record moved before its WQE is written is caught by the NI
     record_first_access broken;
     broken.queue = &queue;
     auto ctx = ib.context_with(broken, 0);
-    const std::string text = error_text([&] {
+    const std::string text = test::error_of([&] {
         pgas::p(ctx, target, std::uint64_t(1), 1);
         pgas::quiet(ctx);
     });
@@ -204,16 +195,16 @@ TEST_CASE("an error CQE becomes a diagnostic naming the PE, the peer, the operat
     auto ctx = ib.context(0);
 
     ib.emulated_nic().fail_next(0, 1, 0x13, 0x88);
-    std::string text = error_text([&] { pgas::put(ctx, data, ctx.local(data), 64, 1); });
+    std::string text = test::error_of([&] { pgas::put(ctx, data, ctx.local(data), 64, 1); });
     CAPTURE(text);
     CHECK(test::contains(text, "pgas: put on PE 0: ibgda work request to PE 1 failed: RDMA WRITE"));
     CHECK(test::contains(text, "syndrome 0x13 (remote access error), vendor syndrome 0x88"));
     // The QP is in error: every later op to PE 1 says the same, none hangs.
-    text = error_text([&] { pgas::quiet(ctx); });
+    text = test::error_of([&] { pgas::quiet(ctx); });
     CHECK(test::contains(text, "pgas: quiet on PE 0: ibgda work request to PE 1 failed: RDMA WRITE"));
 
     ib.emulated_nic().fail_next(0, 2, 0x15, 0x81);
-    text = error_text([&] { (void)pgas::atomic_fetch_add(ctx, word, std::uint64_t(1), 2); });
+    text = test::error_of([&] { (void)pgas::atomic_fetch_add(ctx, word, std::uint64_t(1), 2); });
     CAPTURE(text);
     CHECK(test::contains(text, "to PE 2 failed: ATOMIC fetch-add"));
     CHECK(test::contains(text, "transport retry counter exceeded"));
@@ -229,7 +220,7 @@ TEST_CASE("a NIC that stops consuming is a timeout naming the PE, not a hang") {
     pgas::ibgda_domain ib(w, test::emulated());
     ib.emulated_nic().stop();
     auto ctx = ib.context(0);
-    const std::string text = error_text([&] { (void)pgas::g(ctx, data, 1); });
+    const std::string text = test::error_of([&] { (void)pgas::g(ctx, data, 1); });
     CAPTURE(text);
     CHECK(test::contains(text, "pgas: get on PE 0: timed out after "));
     CHECK(test::contains(text, " ms waiting for a completion from the NIC on the ibgda QP to PE 1 (WQE blocks"));

@@ -159,7 +159,7 @@ TEST_CASE("QP numbers are 24 bits: bits above never leak into ds") {
     check_same(seg, reference_control(1, mlx5::opcode::rdma_write, 0, 0x123456, 0, 3, 0, 0));
 }
 
-TEST_CASE("data segment equals mlx5dv_set_data_seg; raddr and atomic segments equal rdma-core's structs") {
+TEST_CASE("data segment equals mlx5dv_set_data_seg, raddr and atomic segments equal rdma-core's structs") {
     for (auto bytes : lengths)
         for (auto key : keys)
             for (auto address : addresses) {

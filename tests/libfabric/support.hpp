@@ -72,21 +72,34 @@ void for_each_provider(Body&& body) {
     }
 }
 
-// Launcher (tests/common/support.hpp): SPMD PE threads through the proxy, on every loopback provider in turn.
-struct loopback {
+// Launcher (tests/common/support.hpp): SPMD PE threads through the proxy, on every loopback provider in turn; with
+// Staged, local buffers go through three 4 KiB bounce buffers (the path of FI_MR_LOCAL providers and GPU memory
+// without FI_HMEM), so a megabyte waits for them hundreds of times.
+template <bool Staged>
+struct loopback_with {
     static constexpr int counts[] = {3};
     std::span<const int> pe_counts() const { return counts; }
     template <class Alloc, class Body>
     void operator()(int n_pes, Alloc& alloc, Body& body) const {
         for_each_provider([&](const std::string& provider) {
+            auto o = fabric(provider);
+            if (Staged) {
+                o.stage_local_buffers = true;
+                o.bounce_chunk_bytes = 4096;
+                o.bounce_chunks = 3;
+            }
             run(provider, n_pes, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
                 const auto buffers = alloc(w);
                 body(fabric.context(), buffers);
-            });
+            }, o);
         });
     }
 };
 
+struct loopback : loopback_with<false> {};
+struct loopback_staged : loopback_with<true> {};
+
 }  // namespace test
 
 TYPE_TO_STRING_AS("libfabric loopback", test::loopback);
+TYPE_TO_STRING_AS("libfabric loopback through bounce buffers", test::loopback_staged);
