@@ -1,6 +1,6 @@
 // Aligned alloc, team destruction, the node team, the *_vector waits, strided iput/iget, alltoallv and
 // collective_launch on a GPU over the NVLink transport, PEs sharing GPU 0 (init_local({0, 0})). The host-transport
-// twin is tests/host/alloc_teams_waits_strided_test.cpp.
+// twins are in tests/host/ by subject: world_test, team_test, wait_test, rma_test, collective_launch_test.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
 #include <pgas/host/stream/collectives.cuh>

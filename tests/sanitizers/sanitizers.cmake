@@ -71,7 +71,7 @@ function(pgas_sanitizer_twin target lane)
   target_compile_options(${twin} PRIVATE ${pgas_sanitize_${lane}} -O1 -g1)
   # A twin compiles its suite's sources a few to a translation unit (CMake's unity build): their shared instantiations
   # (world, transports, collectives) are compiled and instrumented once per batch, not once per file (host suite
-  # under ASan, window + world + alloc_teams_waits_strided: 65 CPU-s against 94). The cases, and what the lane
+  # under ASan, three of its files in one batch: 65 CPU-s against 94). The cases, and what the lane
   # instruments and reports, are the same; the plain host-only suites are batched alike (tests/CMakeLists.txt).
   set_target_properties(${twin} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 4)
   target_link_options(${twin} PRIVATE ${pgas_sanitize_${lane}})
