@@ -109,37 +109,37 @@ PGAS_HD inline void group_copy(void* dst, const void* src, std::size_t bytes) {
 // one goes over a link and the other stays in this GPU's memory, the local one's traffic runs while the link is
 // busy instead of before or after it. Both pairs 16-byte aligned: two vectors of each in flight per step; otherwise
 // the two copies one after the other. Does not sync the group.
-template <class G>
-PGAS_HD inline void group_copy_pair(void* dst_a, const void* src_a, void* dst_b, const void* src_b, std::size_t bytes) {
 #if defined(__CUDACC__)
-    NV_IF_TARGET(NV_IS_DEVICE, ({
-                     const bool aligned =
-                         ((reinterpret_cast<std::uintptr_t>(dst_a) | reinterpret_cast<std::uintptr_t>(src_a) |
+template <class G>
+__device__ inline void group_copy_pair_device(void* dst_a, const void* src_a, void* dst_b, const void* src_b,
+                                              std::size_t bytes) {
+    const bool aligned = ((reinterpret_cast<std::uintptr_t>(dst_a) | reinterpret_cast<std::uintptr_t>(src_a) |
                            reinterpret_cast<std::uintptr_t>(dst_b) | reinterpret_cast<std::uintptr_t>(src_b)) &
                           15u) == 0;
-                     const std::size_t n = aligned ? bytes / 16 : 0;
-                     auto* da = static_cast<uint4*>(dst_a);
-                     auto* db = static_cast<uint4*>(dst_b);
-                     const auto* sa = static_cast<const uint4*>(src_a);
-                     const auto* sb = static_cast<const uint4*>(src_b);
-                     const std::size_t size = G::size();
-                     std::size_t i = G::rank();
-                     for (; i + size < n; i += 2 * size) {
-                         const uint4 a0 = sa[i], a1 = sa[i + size], b0 = sb[i], b1 = sb[i + size];
-                         da[i] = a0, da[i + size] = a1, db[i] = b0, db[i + size] = b1;
-                     }
-                     for (; i < n; i += size) da[i] = sa[i], db[i] = sb[i];
-                     const std::size_t done = n * 16;
-                     group_copy<G>(static_cast<unsigned char*>(dst_a) + done,
+    const std::size_t n = aligned ? bytes / 16 : 0;
+    auto* da = static_cast<uint4*>(dst_a);
+    auto* db = static_cast<uint4*>(dst_b);
+    const auto* sa = static_cast<const uint4*>(src_a);
+    const auto* sb = static_cast<const uint4*>(src_b);
+    const std::size_t size = G::size();
+    std::size_t i = G::rank();
+    for (; i + size < n; i += 2 * size) {
+        const uint4 a0 = sa[i], a1 = sa[i + size], b0 = sb[i], b1 = sb[i + size];
+        da[i] = a0, da[i + size] = a1, db[i] = b0, db[i + size] = b1;
+    }
+    for (; i < n; i += size) da[i] = sa[i], db[i] = sb[i];
+    const std::size_t done = n * 16;
+    group_copy_device<G, false, 4>(static_cast<unsigned char*>(dst_a) + done,
                                    static_cast<const unsigned char*>(src_a) + done, bytes - done);
-                     group_copy<G>(static_cast<unsigned char*>(dst_b) + done,
+    group_copy_device<G, false, 4>(static_cast<unsigned char*>(dst_b) + done,
                                    static_cast<const unsigned char*>(src_b) + done, bytes - done);
-                 }),
-                 (group_copy<G>(dst_a, src_a, bytes); group_copy<G>(dst_b, src_b, bytes);))
-#else
-    group_copy<G>(dst_a, src_a, bytes);
-    group_copy<G>(dst_b, src_b, bytes);
+}
 #endif
+
+template <class G>
+PGAS_HD inline void group_copy_pair(void* dst_a, const void* src_a, void* dst_b, const void* src_b, std::size_t bytes) {
+    NV_IF_TARGET(NV_IS_DEVICE, (group_copy_pair_device<G>(dst_a, src_a, dst_b, src_b, bytes);),
+                 (group_copy<G>(dst_a, src_a, bytes); group_copy<G>(dst_b, src_b, bytes);))
 }
 
 // --- 16-byte and element loads/stores of peers' buffers (the direct collectives) ---
