@@ -50,10 +50,10 @@ TEST_CASE("the default policy runs LL while one chunk per channel carries the bl
 
 // launch_shape for the path takes_ll picks where every member is mapped (the nvlink world: ll_fits decides).
 template <class Policy = P>
-pgas::detail::launch_grid shape(const pgas::team& t, const pgas::detail::coll_plan& p) {
+pgas::detail::launch_grid shape(const pgas::team& t, const pgas::detail::coll_plan& p, unsigned most_blocks = ~0u) {
     using namespace pgas::detail;
     const bool ll = Policy::ll_max_bytes != 0 && ll_fits<Policy>(t.slot(), t.n_pes(), p.count * sizeof(float));
-    return launch_shape<Policy>(t, p, sizeof(float), ll);
+    return launch_shape<Policy>(t, p, sizeof(float), ll, most_blocks);
 }
 
 TEST_CASE("an on-stream launch spreads LL over the team's channels and the direct path over its parts") {
@@ -72,6 +72,43 @@ TEST_CASE("an on-stream launch spreads LL over the team's channels and the direc
     CHECK(shape(split4, plan_of<coll_kind::allreduce>(64 * 1024)).blocks == 32);
     // put/get: one block
     CHECK(shape<pgas::coll::rma_policy>(world4, plan_of<coll_kind::allreduce>(1024 * 1024)).blocks == 1);
+}
+
+// The kernels of PEs sharing a GPU wait for each other, so each PE's kernel (and the one successor waiting behind it)
+// takes at most its share of the SMs: without it four PEs on one H200 hung in a 2 MiB allreduce_on_stream.
+TEST_CASE("PEs sharing a GPU: an on-stream launch keeps to the PE's share of the GPU's SMs") {
+    using namespace pgas::detail;
+    CHECK(block_share(132, 1) == ~0u);  // one PE per GPU: no bound
+    CHECK(block_share(132, 2) == 33);
+    CHECK(block_share(132, 4) == 16);
+    CHECK(block_share(132, 100) == 1);
+    const pgas::team world4 = pgas::team::world_team(0, 4);
+    const unsigned share = block_share(132, 4);
+    // direct: 16 blocks where 64 would run on their own GPUs
+    CHECK(shape(world4, plan_of<coll_kind::allreduce>(512 * 1024), share).blocks == 16);
+    CHECK(shape(world4, plan_of<coll_kind::allreduce>(512 * 1024)).blocks == 64);
+    // LL: 16 of the 32 channels, each block's part twice as large (more threads, up to ll_stream_threads)
+    const launch_grid ll = shape(world4, plan_of<coll_kind::allreduce>(64 * 1024), share);
+    CHECK(ll.blocks == 16);
+    CHECK(ll.threads == ll_stream_threads);
+    CHECK(shape(world4, plan_of<coll_kind::allreduce>(1024), share).blocks == 4);  // under the share: as before
+}
+
+// The share above divides by the most PEs on one GPU, which the world counts by GPU UUID: ordinals differ between
+// processes (CUDA_VISIBLE_DEVICES), the UUID names the GPU.
+TEST_CASE("most_pes_on_one_gpu counts the PEs of each GPU by its UUID") {
+    using pgas::detail::gpu_identity;
+    gpu_identity a, b;
+    a.uuid[0] = 1;
+    b.uuid[0] = 2;
+    gpu_identity b_elsewhere = b;  // the same GPU seen as ordinal 0 by another process
+    a.ordinal = 0;
+    b.ordinal = 1;
+    b_elsewhere.ordinal = 0;
+    CHECK(pgas::detail::most_pes_on_one_gpu({}) == 1);
+    CHECK(pgas::detail::most_pes_on_one_gpu({a, b}) == 1);
+    CHECK(pgas::detail::most_pes_on_one_gpu({a, b, b_elsewhere}) == 2);
+    CHECK(pgas::detail::most_pes_on_one_gpu({a, a, a, b}) == 3);
 }
 
 TEST_CASE("an on-stream LL launch gives a small call no more warps than one 8-byte unit of its part per thread") {

@@ -26,6 +26,10 @@ struct runtime_state {
     /// set by this process's bootstrap watcher in pinned, mapped host memory, so that a kernel's wait that knows
     /// whose write it waits for (a dissemination round) names that PE at once (detail::check_awaited). Null elsewhere.
     const volatile int* left = nullptr;
+    /// The most PEs of the world that share one GPU (1 on host heaps and with one PE per GPU): an on-stream launch
+    /// holds each PE's kernel to its share of that GPU (detail::resident_block_share), since the kernels of PEs
+    /// sharing a GPU wait for each other and must all be resident. The same on every PE; never read on the GPU.
+    int pes_per_gpu = 1;
 };
 
 PGAS_NAMESPACE_END

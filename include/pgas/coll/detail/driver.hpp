@@ -145,6 +145,18 @@ PGAS_HD void device_collective(const device::context<Tr>& ctx, team t, symmetric
 // 14.7, allreduce 256 KiB on 4 GPUs 13.5 against 15.1; 16 KiB 7.2 against 6.5).
 inline constexpr unsigned ll_stream_threads = 256;
 
+// The most blocks each PE's on-stream kernel launches with when `pes_per_gpu` PEs share each GPU of `sms` SMs. The
+// kernels of PEs sharing a GPU wait for each other, so they must be resident together; each beside the one
+// successor that begin_stream_kernel (host/stream/launch.cuh) lets launch early and wait. One block of any pgas
+// on-stream kernel fits an SM (launch bounds (threads, 1)), so 2 x pes_per_gpu grids of sms / (2 x pes_per_gpu)
+// blocks always fit: without the bound, four PEs on one H200 hung in their first 2 MiB allreduce_on_stream
+// (64 blocks each, one per SM). With one PE per GPU nothing needs co-residency across kernels: no bound.
+PGAS_HD constexpr unsigned block_share(int sms, int pes_per_gpu) {
+    if (pes_per_gpu <= 1) return ~0u;
+    const int share = sms / (2 * pes_per_gpu);
+    return share < 1 ? 1u : unsigned(share);
+}
+
 // The grid of an on-stream launch of plan p, whose path the caller took from
 // takes_ll (every PE computes the same, as the parts' channels and barriers
 // need). Blocks: the LL path spreads over one block per P::ll_bytes_per_block
@@ -156,15 +168,18 @@ inline constexpr unsigned ll_stream_threads = 256;
 // threads the block has; a small call's idle warps only cost it (4xH100, one
 // process per GPU: the 8-byte allreduce on 32 or 128 threads took 5.0 us at 2
 // PEs and 6.7 at 4, on 512 threads 5.6 and 7.5).
+//
+// At most `most_blocks` blocks (block_share: the PE's share of a GPU that PEs share; every PE passes the same).
 struct launch_grid {
     unsigned blocks, threads;
 };
 template <class P>
-inline launch_grid launch_shape(const team& t, const coll_plan& p, std::size_t element, bool ll) {
+inline launch_grid launch_shape(const team& t, const coll_plan& p, std::size_t element, bool ll, unsigned most_blocks) {
     const int n = t.n_pes();
     const std::size_t buffer = buffer_bytes(p, n, element);
-    auto spread = [buffer](std::size_t per_block, std::size_t most) {
+    auto spread = [buffer, most_blocks](std::size_t per_block, std::size_t most) {
         const std::size_t wanted = (buffer + per_block - 1) / per_block;
+        if (most > most_blocks) most = most_blocks;
         return unsigned(wanted < 1 ? 1 : wanted < most ? wanted : most);
     };
     if (ll) {

@@ -8,6 +8,7 @@
 #include <pgas/host/heap/memory.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <cstddef>
@@ -28,6 +29,33 @@ PGAS_NAMESPACE_BEGIN
 namespace detail {
 
 using heap_factory = std::function<std::unique_ptr<heap_memory>(const heap_request&)>;
+
+// A PE's GPU as the world compares them: its ordinal in the PE's process (for reachability checks) and its UUID,
+// which names one GPU whatever ordinal CUDA_VISIBLE_DEVICES gives it in each process.
+struct gpu_identity {
+    int ordinal = -1;
+    std::array<char, 16> uuid{};
+
+    static gpu_identity of(int device, int pe, const char* call) {
+        gpu_identity g;
+        g.ordinal = device;
+        cudaDeviceProp prop{};
+        check_cuda(cudaGetDeviceProperties(&prop, device), pe, call, "cudaGetDeviceProperties");
+        std::memcpy(g.uuid.data(), prop.uuid.bytes, g.uuid.size());
+        return g;
+    }
+};
+
+// The most PEs that share one GPU among `gpus` (one entry per PE).
+inline int most_pes_on_one_gpu(const std::vector<gpu_identity>& gpus) {
+    int most = gpus.empty() ? 1 : 0;
+    for (const gpu_identity& g : gpus) {
+        const auto same =
+            std::count_if(gpus.begin(), gpus.end(), [&](const gpu_identity& o) { return o.uuid == g.uuid; });
+        most = std::max(most, int(same));
+    }
+    return most;
+}
 
 // One VA range of n_pes * stride bytes; PE p's heap is mapped at
 // base + p * stride, on every GPU of the process, so the NVLink transport
@@ -62,6 +90,9 @@ public:
             check_cuda(cudaFree(nullptr), int(i), "world::init_local", "creating the primary context");
         }
         check_reachability();
+        std::vector<gpu_identity> gpus;
+        for (int device : devices_) gpus.push_back(gpu_identity::of(device, -1, "world::init_local"));
+        pes_per_gpu_ = most_pes_on_one_gpu(gpus);
         stride_ = round_up(request.heap_bytes, granularity());
         check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), granularity(), 0, 0), -1,
                  "world::init_local", "cuMemAddressReserve");
@@ -114,6 +145,8 @@ public:
     volatile int* abort_flag() const { return abort_flag_; }
     /// By world PE: non-zero once that PE has left (several processes only; null for one process).
     int* left_flags() const { return left_flags_; }
+    /// The most PEs of the world on one GPU (runtime_state::pes_per_gpu).
+    int pes_per_gpu() const { return pes_per_gpu_; }
 
 private:
     static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
@@ -173,9 +206,10 @@ private:
                         "the NVLink transport spans one node, but only " + std::to_string(node.size()) + " of " +
                             std::to_string(n_pes_) + " PEs run on this one");
         // Reachability: every pair of the node's GPUs (ordinals as this process sees them).
-        const auto peer_devices = channel.allgather_value(device);
+        const auto peer_gpus = channel.allgather_value(gpu_identity::of(device, me, "world::init_gpu"));
+        pes_per_gpu_ = most_pes_on_one_gpu(peer_gpus);
         for (int pe = 0; pe < n_pes_; ++pe) {
-            const int other = peer_devices[std::size_t(pe)];
+            const int other = peer_gpus[std::size_t(pe)].ordinal;
             int can = 1;
             if (other != device)
                 check_cuda(cudaDeviceCanAccessPeer(&can, device, other), me, "world::init_gpu",
@@ -295,7 +329,8 @@ private:
     std::vector<CUmemGenericAllocationHandle> handles_;
     std::vector<std::byte*> bases_;
     int* abort_flag_ = nullptr;
-    int* left_flags_ = nullptr;               // [n_pes], processes only
+    int* left_flags_ = nullptr;  // [n_pes], processes only
+    int pes_per_gpu_ = 1;
     std::vector<std::uint64_t*> heartbeats_;  // by world PE (processes only)
     std::vector<void*> heartbeat_pages_;
     std::size_t page_bytes_ = 0;

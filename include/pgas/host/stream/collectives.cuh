@@ -61,8 +61,7 @@ template <class Policy, coll_kind K, coll_paths Paths, unsigned MaxThreads, clas
 PGAS_KERNEL void __launch_bounds__(MaxThreads, 1)
     collective_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                       symmetric_ptr<const T> src, std::size_t count, int root, Op op) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     run_collective<block, Policy, Paths>(ctx, t, plan_of<K>(count, root), dst, src, op, launch_part());
 }
 
@@ -76,24 +75,30 @@ struct alltoallv_table {
 template <class Tr, class T>
 PGAS_KERNEL void alltoallv_kernel(const __grid_constant__ device::context<Tr> ctx, team t, symmetric_ptr<T> dst,
                                   symmetric_ptr<const T> src, const __grid_constant__ alltoallv_table table) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     alltoallv<block>(ctx, t, dst, table.dst_displs, src, table.src_counts, table.src_displs);
 }
 
 template <class Tr>
 PGAS_KERNEL void barrier_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     barrier<block>(ctx, t);
 }
 template <class Tr>
 PGAS_KERNEL void sync_kernel(const __grid_constant__ device::context<Tr> ctx, team t) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     sync<block>(ctx, t);
 }
 PGAS_KERNELS_END
+
+// The most blocks one PE's on-stream kernel may launch on the current device when `pes_per_gpu` PEs share each GPU
+// (runtime_state::pes_per_gpu): see block_share. No limit with one PE per GPU.
+inline unsigned resident_block_share(int pes_per_gpu) {
+    if (pes_per_gpu <= 1) return ~0u;  // block_share's "no bound", without asking the device
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
+    return block_share(cached_device_attribute<cudaDevAttrMultiProcessorCount>(device), pes_per_gpu);
+}
 
 // A call's name in messages: its NVTX range name ("pgas::allreduce_on_stream") without the "pgas::" prefix.
 inline const char* without_pgas_prefix(const char* range) {
@@ -122,7 +127,7 @@ void launch_collective(const device::context<Tr>& ctx, team t, symmetric_ptr<T> 
     const coll_call<Tr> c{ctx, bound, bound.my_pe(), bound.n_pes(), call, 0};
     bool ll = false;
     if constexpr (may_take_ll) ll = takes_ll<P>(c, plan.count * sizeof(T));
-    const launch_grid grid = launch_shape<P>(t, plan, sizeof(T), ll);
+    const launch_grid grid = launch_shape<P>(t, plan, sizeof(T), ll, resident_block_share(ctx.runtime.pes_per_gpu));
     const symmetric_ptr<const T> source(src);
     if constexpr (may_take_ll) {  // no LL kernel is built where LL cannot run
         if (ll)

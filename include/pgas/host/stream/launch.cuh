@@ -24,31 +24,44 @@ __device__ __forceinline__ void wait_for_stream_predecessors() {
     NV_IF_TARGET(NV_PROVIDES_SM_90, (asm volatile("griddepcontrol.wait;" ::: "memory");))
 }
 
-// Lets the stream's next kernel begin launching while this one runs (griddepcontrol.launch_dependents; otherwise it
-// launches as this one's last block exits): it publishes nothing early, as a programmatic launch waits as above
-// before it reads anything. Only for kernels of small grids: the next kernel's blocks then sit resident, waiting, and
-// a grid sized to fill the GPU beside another PE's kernels on it (ep, under MPS) must not lose those slots. Called
-// before wait_for_stream_predecessors, it took a further 0.1 us off each small call on 2xH200 (allreduce 8 B:
-// 3.94 us launched plainly, 3.75 with the wait alone, 3.65 with both).
-__device__ __forceinline__ void let_next_stream_kernel_launch() {
+// The first statement of every small on-stream kernel (collectives, barriers, RMA; not ep's, whose grids fill the
+// GPU beside the other PEs' kernels on it): waits for the stream's earlier work as above, then lets the stream's next
+// kernel begin launching (griddepcontrol.launch_dependents; otherwise it launches as this one's last block exits).
+// The next kernel publishes nothing early: it sits resident in its own wait until this one completes, and only then
+// lets the one after it launch, so a stream holds at most one waiting grid beside its running one. Triggered before
+// the wait, every kernel queued on a stream launched at once and stayed resident: with two PEs on one GPU, nine
+// 32-block allreduces queued by one PE took every slot while its first waited for the other PE's first, which never
+// started (tests/gpu: "queued on-stream collectives of PEs sharing one GPU"). This order costs nothing measured:
+// bench_nvlink's allreduce_on_stream at 8 B-4 KiB, two PEs on one H200, three rounds alternated (2026-11-29), took
+// 7.8-9.6 us per call, 9.1-9.9 triggered first, 9.0-10.9 with the wait alone (no trigger). On 2xH200 the trigger
+// first had taken 0.1 us off the wait alone (allreduce 8 B 3.65 against 3.75 us); not yet remeasured in this order.
+__device__ __forceinline__ void begin_stream_kernel() {
+    wait_for_stream_predecessors();
     NV_IF_TARGET(NV_PROVIDES_SM_90, (asm volatile("griddepcontrol.launch_dependents;" ::: "memory");))
 }
 
-// Whether `device` runs programmatic dependent launch (compute capability 9.0 or newer), asked once per device.
-inline bool device_has_dependent_launch(int device) {
+// Attribute A of `device`, asked once per device (0 when the query fails: not this launch's error, the launch itself
+// reports a bad device).
+template <cudaDeviceAttr A>
+int cached_device_attribute(int device) {
     constexpr int cached_devices = 64;
-    static std::atomic<signed char> known[cached_devices] = {};  // 0: not asked yet, 1: yes, -1: no
+    static std::atomic<int> known[cached_devices] = {};  // the value + 1; 0: not asked yet
     const bool cache = device >= 0 && device < cached_devices;
     if (cache) {
-        if (const signed char k = known[device].load(std::memory_order_relaxed); k != 0) return k > 0;
+        if (const int k = known[device].load(std::memory_order_relaxed); k != 0) return k - 1;
     }
-    int major = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-        (void)cudaGetLastError();  // not this launch's error: the launch itself reports a bad device
-        return false;
+    int value = 0;
+    if (cudaDeviceGetAttribute(&value, A, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
     }
-    if (cache) known[device].store(major >= 9 ? 1 : -1, std::memory_order_relaxed);
-    return major >= 9;
+    if (cache) known[device].store(value + 1, std::memory_order_relaxed);
+    return value;
+}
+
+// Whether `device` runs programmatic dependent launch (compute capability 9.0 or newer).
+inline bool device_has_dependent_launch(int device) {
+    return cached_device_attribute<cudaDevAttrComputeCapabilityMajor>(device) >= 9;
 }
 
 // Enqueues kernel<<<blocks, threads, 0, stream>>>(args...) on the current device, with programmatic stream

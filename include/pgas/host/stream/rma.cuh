@@ -50,8 +50,7 @@ __device__ inline void on_block_slice(std::size_t count, Move move) {
 template <class Tr, class T>
 PGAS_KERNEL void put_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<T> dst, const T* src,
                             std::size_t count, int pe) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     on_block_slice(count, [&](std::size_t first, std::size_t n) {
         ::pgas::put<block>(ctx, dst + std::ptrdiff_t(first), src + first, n, pe);
     });
@@ -60,8 +59,7 @@ PGAS_KERNEL void put_kernel(const __grid_constant__ device::context<Tr> ctx, sym
 template <class Tr, class T>
 PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* dst, symmetric_ptr<T> src,
                             std::size_t count, int pe) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     on_block_slice(count, [&](std::size_t first, std::size_t n) {
         ::pgas::get<block>(ctx, dst + first, src + std::ptrdiff_t(first), n, pe);
     });
@@ -70,8 +68,7 @@ PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* 
 template <class Tr>
 PGAS_KERNEL void signal_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<std::uint64_t> sig,
                                std::uint64_t value, signal_op op, int pe) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     ::pgas::quiet<thread>(ctx);  // the data of the preceding put kernels first
     ::pgas::signal(ctx, sig, value, op, pe);
 }
@@ -79,15 +76,13 @@ PGAS_KERNEL void signal_kernel(const __grid_constant__ device::context<Tr> ctx, 
 template <class Tr>
 PGAS_KERNEL void signal_wait_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<std::uint64_t> sig,
                                     cmp op, std::uint64_t value) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     ::pgas::signal_wait_until(ctx, sig, op, value);
 }
 
 template <class Tr>
 PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
-    let_next_stream_kernel_launch();
-    wait_for_stream_predecessors();
+    begin_stream_kernel();
     ::pgas::quiet<thread>(ctx);
 }
 

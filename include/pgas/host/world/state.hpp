@@ -156,6 +156,7 @@ struct world_state {
         if (auto* gpu = dynamic_cast<gpu_heap_memory*>(memory.get())) {
             r.abort_flag = gpu->abort_flag();
             r.left = gpu->left_flags();
+            r.pes_per_gpu = gpu->pes_per_gpu();
         }
         if (heartbeats.words) r.heartbeats = &heartbeats;
         return r;
