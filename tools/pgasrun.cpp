@@ -29,13 +29,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include <pgas/host/bootstrap/launchers.hpp>  // the variables it sets
+#include <pgas/host/bootstrap/tcp_endpoints.hpp>  // free_port, random_token
 #include <pgas/host/env.hpp>                   // max_world_size
 
 #include <arpa/inet.h>
@@ -101,38 +101,6 @@ int positive(const char* option, const char* text, long limit, const char* unit)
         usage((std::string(option) + " " + text + " is larger than the limit of " + std::to_string(limit) + unit)
                   .c_str());
     return int(value);
-}
-
-// A port that is free now on 127.0.0.1 (rank 0 binds it with SO_REUSEADDR).
-int free_port() {
-    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::getsockname(s, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-        std::fprintf(stderr, "pgasrun: cannot find a free port on 127.0.0.1: %s\n", std::strerror(errno));
-        std::exit(1);
-    }
-    ::close(s);
-    return ntohs(address.sin_port);
-}
-
-std::string random_token() {
-    unsigned char bytes[16] = {};
-    std::ifstream urandom("/dev/urandom", std::ios::binary);
-    urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes);
-    if (!urandom) {
-        std::fprintf(stderr, "pgasrun: cannot read /dev/urandom\n");
-        std::exit(1);
-    }
-    std::string token;
-    for (unsigned char b : bytes) {
-        token += "0123456789abcdef"[b >> 4];
-        token += "0123456789abcdef"[b & 15];
-    }
-    return token;
 }
 
 // One stream (stdout or stderr) of one rank: bytes read so far, emitted a line at a time.
@@ -300,8 +268,14 @@ int main(int argc, char** argv) {
     ::sigaction(SIGCHLD, &child_action, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
-    const std::string root = "127.0.0.1:" + std::to_string(free_port());
-    const std::string token = random_token();
+    std::string root, token;
+    try {
+        root = "127.0.0.1:" + std::to_string(pgas::detail::tcp::free_port("pgasrun", INADDR_LOOPBACK));
+        token = pgas::detail::tcp::random_token("pgasrun");
+    } catch (const pgas::error& e) {
+        std::fprintf(stderr, "pgasrun: %s\n", e.what());
+        return 1;
+    }
     std::vector<rank_process> ranks(static_cast<std::size_t>(n));
     int failed_status = 0;  // pgasrun's exit status once something went wrong
     auto stop_all = [&](int signal) {

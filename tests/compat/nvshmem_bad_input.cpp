@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(mode, "init_attr_flags") == 0) {
         nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-        const int status = nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);
+        const int status = nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM, &attr);
         std::printf("nvshmemx_init_attr returned %d, status %d\n", status, nvshmemx_init_status());
         return status == NVSHMEMX_ERROR_NOT_SUPPORTED && nvshmemx_init_status() == NVSHMEM_STATUS_NOT_INITIALIZED ? 0
                                                                                                                   : 1;
@@ -22,6 +22,13 @@ int main(int argc, char** argv) {
     if (std::strcmp(mode, "after_finalize") == 0) {
         nvshmem_finalize();
         nvshmem_barrier_all();  // must not return
+        return 0;
+    }
+    if (std::strcmp(mode, "symmetric_size") == 0) {  // run with NVSHMEM_SYMMETRIC_SIZE=8M, PGAS_HEAP_SIZE=16M
+        void* twelve = nvshmem_malloc(std::size_t(12) << 20);
+        void* four = nvshmem_malloc(std::size_t(4) << 20);
+        std::printf("12 MiB: %s; 4 MiB: %s\n", twelve ? "a block" : "NULL", four ? "a block" : "NULL");
+        nvshmem_finalize();
         return 0;
     }
     if (std::strcmp(mode, "beyond_heap") == 0) {
@@ -40,6 +47,13 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(mode, "not_a_team") == 0) nvshmem_int_sum_reduce(7, word, word, 1);  // must not return
     if (std::strcmp(mode, "invalid_team") == 0) nvshmem_barrier(NVSHMEM_TEAM_INVALID);   // must not return
+    if (std::strcmp(mode, "destroyed_team") == 0) {
+        nvshmem_team_t copy = NVSHMEM_TEAM_INVALID;
+        nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, nvshmem_n_pes(), nullptr, 0, &copy);
+        nvshmem_team_destroy(copy);
+        nvshmem_int_sum_reduce(copy, word, word, 1);  // must not return
+    }
+    if (std::strcmp(mode, "destroy_world") == 0) nvshmem_team_destroy(NVSHMEM_TEAM_WORLD);  // must not return
     if (std::strcmp(mode, "collective_launch") == 0) {
         // No GPU here (host transport): the launch cannot happen, and says so with NVSHMEM's code.
         const int status = nvshmemx_collective_launch(nullptr, dim3(1), dim3(1), nullptr, 0, nullptr);

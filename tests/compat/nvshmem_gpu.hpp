@@ -18,6 +18,8 @@ struct shared_words {
     int* block_sum;              // nvshmemx_int_sum_reduce_block of coll_src (a kernel)
     int* gathered;               // nvshmemx_int_fcollect_block of coll_src: 4 ints of each PE
     int* thread_max;             // nvshmem_int_max_reduce by one thread of a kernel
+    int* team_sum;               // nvshmemx_int_sum_reduce_block over a split team (its handle passed to the kernel)
+    int* team_me;                // nvshmem_team_my_pe of that team, in the kernel
 };
 
 // The number of ints of each collective block.
@@ -27,3 +29,5 @@ constexpr int coll_count = 4;
 void launch_ticket_and_signal(const shared_words& words, cudaStream_t stream);
 // Launches the second TU's collectives kernel with nvshmemx_collective_launch; returns its status.
 int launch_collectives(shared_words& words, cudaStream_t stream);
+// Launches the second TU's kernel that sums coll_src over `team` (a split team's handle, by value).
+void launch_team_sum(const shared_words& words, int team, cudaStream_t stream);

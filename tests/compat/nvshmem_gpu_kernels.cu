@@ -1,6 +1,7 @@
 // The second translation unit of the NVSHMEM GPU program: its kernel reaches the heap through this TU's own device
 // state (no -rdc), with an atomic ticket and a put-with-signal the next PE waits for, and device collectives by a block
-// and by a thread in a kernel started by nvshmemx_collective_launch.
+// and by a thread in a kernel started by nvshmemx_collective_launch, and a reduction over a split team made after this
+// TU's state was first filled (its handle passed by value).
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -36,4 +37,13 @@ int launch_collectives(shared_words& words, cudaStream_t stream) {
     const int query = nvshmemx_collective_launch_query_gridsize((const void*)collectives, dim3(64), args, 0, &most);
     if (query != NVSHMEMX_SUCCESS || most < 1) return query != NVSHMEMX_SUCCESS ? query : -1;
     return nvshmemx_collective_launch((const void*)collectives, dim3(1), dim3(64), args, 0, stream);
+}
+
+__global__ void team_sum(shared_words words, nvshmem_team_t team) {
+    nvshmemx_int_sum_reduce_block(team, words.team_sum, words.coll_src, coll_count);
+    if (threadIdx.x == 0) words.team_me[0] = nvshmem_team_my_pe(team);
+}
+
+void launch_team_sum(const shared_words& words, int team, cudaStream_t stream) {
+    team_sum<<<1, 64, 0, stream>>>(words, team);
 }

@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
     words.block_sum = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
     words.gathered = static_cast<int*>(nvshmem_malloc(coll_count * npes * sizeof(int)));
     words.thread_max = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    words.team_sum = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    words.team_me = static_cast<int*>(nvshmem_malloc(sizeof(int)));
     int* stream_sum = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
     int* stream_gathered = static_cast<int*>(nvshmem_malloc(coll_count * npes * sizeof(int)));
     int* stream_put = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
@@ -103,6 +105,15 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
     nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, host_sum, words.coll_src, coll_count);  // host code, heap on the GPU
 
+    // A split team (a copy of the world, in a slot of its own), made after every TU's state was filled, used in the
+    // second TU's kernel by its handle, then destroyed.
+    nvshmem_team_t copy = NVSHMEM_TEAM_INVALID;
+    const int split = nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, npes, nullptr, 0, &copy);
+    launch_team_sum(words, copy, stream);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    nvshmem_team_destroy(copy);
+
     int wrong = check("from_left", read(words.from_left), left);
     const long long block_expected[4] = {left, left * 10, left * 100, left * 1000};
     for (int i = 0; i < 4; ++i) wrong += check("block[i]", read(words.block + i), block_expected[i]);
@@ -112,12 +123,15 @@ int main(int argc, char** argv) {
     wrong += check("signal seen", (long long)read(words.seen_signal), 1);
     if (me == 0) wrong += check("counter on PE 0", read(words.counter), npes);
     wrong += check("nvshmemx_collective_launch's status", launched, NVSHMEMX_SUCCESS);
+    wrong += check("nvshmem_team_split_strided's status", split, 0);
+    wrong += check("team_my_pe of the split team, in a kernel", read(words.team_me), me);
     const int sum_of_pes = npes * (npes - 1) / 2;
     for (int i = 0; i < coll_count; ++i) {
         wrong += check("block_sum[i]", read(words.block_sum + i), 10 * sum_of_pes + npes * i);
         wrong += check("thread_max[i]", read(words.thread_max + i), 10 * (npes - 1) + i);
         wrong += check("stream_sum[i]", read(stream_sum + i), 10 * sum_of_pes + npes * i);
         wrong += check("host_sum[i]", read(host_sum + i), 10 * sum_of_pes + npes * i);
+        wrong += check("team_sum[i]", read(words.team_sum + i), 10 * sum_of_pes + npes * i);
         wrong += check("stream_put[i]", read(stream_put + i), 10 * left + i);
         for (int j = 0; j < npes; ++j) {
             wrong += check("gathered[j][i]", read(words.gathered + j * coll_count + i), 10 * j + i);
@@ -131,6 +145,8 @@ int main(int argc, char** argv) {
     nvshmem_free(stream_put);
     nvshmem_free(stream_gathered);
     nvshmem_free(stream_sum);
+    nvshmem_free(words.team_me);
+    nvshmem_free(words.team_sum);
     nvshmem_free(words.thread_max);
     nvshmem_free(words.gathered);
     nvshmem_free(words.block_sum);

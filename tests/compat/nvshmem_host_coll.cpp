@@ -1,6 +1,7 @@
 // An NVSHMEM program of team collectives, built by a plain C++ compiler against pgas::nvshmem and run on the host
 // transport: reductions (to all, and scattered), fcollect, broadcast, alltoall, their mem forms and team barriers over
-// the predefined teams, called from host code; every PE checks what it received.
+// the predefined teams, then split teams (strided, 2d, a split of a split, destroy and reuse), called from host code;
+// every PE checks what it received.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -77,6 +78,63 @@ int main() {
     expect(nvshmem_barrier(NVSHMEM_TEAM_WORLD) == 0, "barrier's return", 1, 0);
     expect(dst[0] == 7000 + (me + npes - 1) % npes, "put before barrier(team)", dst[0], 7000 + (me + npes - 1) % npes);
     nvshmem_sync(NVSHMEM_TEAM_WORLD);
+
+    // Split teams. Evens: PEs 0, 2, 4, ...; the odd PEs are outside it and get NVSHMEM_TEAM_INVALID.
+    nvshmem_team_t evens = 12345;
+    expect(nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, nullptr, 0, &evens) == 0,
+           "split_strided's return", 1, 0);
+    if (me % 2 == 0) {
+        expect(evens > NVSHMEMX_TEAM_NODE, "evens handle", evens, 3);
+        expect(nvshmem_team_my_pe(evens) == me / 2, "evens my_pe", nvshmem_team_my_pe(evens), me / 2);
+        expect(nvshmem_team_n_pes(evens) == (npes + 1) / 2, "evens n_pes", nvshmem_team_n_pes(evens), (npes + 1) / 2);
+        expect(nvshmem_team_translate_pe(evens, (npes - 1) / 2, NVSHMEM_TEAM_WORLD) == 2 * ((npes - 1) / 2),
+               "evens translate", nvshmem_team_translate_pe(evens, (npes - 1) / 2, NVSHMEM_TEAM_WORLD),
+               2 * ((npes - 1) / 2));
+        src[0] = me;
+        nvshmem_int_sum_reduce(evens, dst, src, 1);
+        int even_sum = 0;
+        for (int q = 0; q < npes; q += 2) even_sum += q;
+        expect(dst[0] == even_sum, "sum over evens", dst[0], even_sum);
+    } else {
+        expect(evens == NVSHMEM_TEAM_INVALID, "odd PE's evens handle", evens, NVSHMEM_TEAM_INVALID);
+        expect(nvshmem_team_my_pe(evens) == -1, "team_my_pe(NVSHMEM_TEAM_INVALID)", nvshmem_team_my_pe(evens), -1);
+    }
+    // A parent that leaves PEs out cannot be split (pgas splits over the whole world): nonzero, nothing made, no hang.
+    nvshmem_team_t none = 12345;
+    expect(nvshmem_team_split_strided(evens, 0, 1, 1, nullptr, 0, &none) != 0, "split of evens' return", 0, 1);
+    expect(none == NVSHMEM_TEAM_INVALID, "split of evens' handle", none, NVSHMEM_TEAM_INVALID);
+
+    // 2d: rows of two (x) and columns (y); then a split of the rows, each row's first member.
+    nvshmem_team_t rows = 0, columns = 0, leaders = 0;
+    expect(nvshmem_team_split_2d(NVSHMEM_TEAM_WORLD, 2, nullptr, 0, &rows, nullptr, 0, &columns) == 0,
+           "split_2d's return", 1, 0);
+    src[0] = 1 << me;
+    nvshmem_int_or_reduce(rows, dst, src, 1);
+    const int row_bits = (npes % 2 == 1 && me == npes - 1) ? 1 << me : 3 << (me / 2 * 2);
+    expect(dst[0] == row_bits, "or over my row", dst[0], row_bits);
+    nvshmem_int_sum_reduce(columns, dst, src, 1);
+    int column_bits = 0;
+    for (int q = me % 2; q < npes; q += 2) column_bits |= 1 << q;
+    expect(dst[0] == column_bits, "sum over my column", dst[0], column_bits);
+    expect(nvshmem_team_split_strided(rows, 0, 1, 1, nullptr, 0, &leaders) == 0, "split of rows' return", 1, 0);
+    expect((leaders != NVSHMEM_TEAM_INVALID) == (me % 2 == 0), "row leader", leaders != NVSHMEM_TEAM_INVALID,
+           me % 2 == 0);
+    if (leaders != NVSHMEM_TEAM_INVALID) {
+        expect(nvshmem_team_n_pes(leaders) == 1, "leaders n_pes", nvshmem_team_n_pes(leaders), 1);
+        nvshmem_team_destroy(leaders);
+    }
+    if (evens != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(evens);
+    nvshmem_team_destroy(rows);
+    nvshmem_team_destroy(columns);
+    // Destroyed teams give their slots back: more splits than pgas has team slots (64), each used and destroyed.
+    for (int round = 0; round < 100; ++round) {
+        nvshmem_team_t copy = NVSHMEM_TEAM_INVALID;
+        nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, npes, nullptr, 0, &copy);
+        src[0] = round;
+        nvshmem_int_max_reduce(copy, dst, src, 1);
+        if (dst[0] != round) expect(false, "max over a copy of the world", dst[0], round);
+        nvshmem_team_destroy(copy);
+    }
 
     nvshmem_free(bits);
     nvshmem_free(ddst);

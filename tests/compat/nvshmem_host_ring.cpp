@@ -1,16 +1,54 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
 // transport: a put/get ring, p/g, strided and sized puts, an atomic counter, a signal and barriers; every PE checks
-// what it received.
+// what it received. Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts
+// with a unique id: rank 0 makes it and writes it to FILE, the other ranks read it from there.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
 #include "nvshmem_expect.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
 
-int main() {
-    nvshmem_init();
+// NVSHMEMX_INIT_WITH_UNIQUEID, the id passed through `file` (written whole by a rename; read within 30 s).
+void init_with_unique_id(const char* file, int rank, int nranks) {
+    nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+    if (rank == 0) {
+        nvshmemx_get_uniqueid(&id);
+        const std::string partial = std::string(file) + ".partial";
+        std::FILE* out = std::fopen(partial.c_str(), "wb");
+        if (!out || std::fwrite(&id, sizeof id, 1, out) != 1 || std::fclose(out) != 0 ||
+            std::rename(partial.c_str(), file) != 0) {
+            std::fprintf(stderr, "rank 0: cannot write the unique id to %s\n", file);
+            std::exit(1);
+        }
+    } else {
+        std::FILE* in = nullptr;
+        for (int tries = 0; !in && tries < 3000; ++tries) {
+            in = std::fopen(file, "rb");
+            if (!in) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (!in || std::fread(&id, sizeof id, 1, in) != 1) {
+            std::fprintf(stderr, "rank %d: no unique id in %s\n", rank, file);
+            std::exit(1);
+        }
+        std::fclose(in);
+    }
+    nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+    nvshmemx_set_attr_uniqueid_args(rank, nranks, &id, &attr);
+    if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) != NVSHMEMX_SUCCESS) std::exit(1);
+}
+
+int main(int argc, char** argv) {
+    if (argc == 5 && std::strcmp(argv[1], "--uid") == 0)
+        init_with_unique_id(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+    else
+        nvshmem_init();
     const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
     const int right = (me + 1) % npes, left = (me + npes - 1) % npes;
     expect(nvshmemx_init_status() == NVSHMEM_STATUS_IS_INITIALIZED, "init status", nvshmemx_init_status(),

@@ -82,7 +82,11 @@ public:
     /// the visible GPUs, so processes share a GPU when there are more) and
     /// the node's heaps mapped into each other (CUDA VMM handles passed as fds).
     static world init_gpu(world_options options = {}, int device = -1) {
-        launch_info launch = read_launch_env();
+        return init_gpu(read_launch_env(), std::move(options), device);
+    }
+
+    /// The same with the launch spelled out (explicit arguments win over the environment).
+    static world init_gpu(const launch_info& launch, world_options options = {}, int device = -1) {
         if (device < 0)
             device =
                 detail::default_process_device(launch.local_rank >= 0 ? launch.local_rank : launch.rank, launch.rank);

@@ -1,5 +1,5 @@
-// NVSHMEM's team collectives on its predefined teams (reduce, reducescatter, broadcast, fcollect, alltoall and their
-// warp/block forms, barrier/sync of a team), generated over its type tables as forwarders to pgas's device
+// NVSHMEM's team collectives, on predefined and split teams (reduce, reducescatter, broadcast, fcollect, alltoall and
+// their warp/block forms, barrier/sync of a team), generated over its type tables as forwarders to pgas's device
 // collectives, and the dispatch their on-stream forms (on_stream.hpp) share.
 #pragma once
 
@@ -40,16 +40,14 @@ struct coll_args {
     Op op;
 };
 
-// A predefined team as the collectives take it; another handle (NVSHMEM_TEAM_INVALID or a split team's) is
+// The team `handle` names, as the collectives take it; NVSHMEM_TEAM_INVALID or a handle that names no live team is
 // errc::invalid_argument naming the call, the PE and the handle.
-PGAS_HD inline ::pgas::team collective_team(const char* call, nvshmem_team_t handle, const ::pgas::team& node,
+PGAS_HD inline ::pgas::team collective_team(const char* call, nvshmem_team_t handle, const compat::team_table& teams,
                                             const compat::heap_view& heap) {
-    if (handle != NVSHMEM_TEAM_WORLD && handle != NVSHMEM_TEAM_SHARED && handle != NVSHMEMX_TEAM_NODE)
+    if (handle == NVSHMEM_TEAM_INVALID)
         ::pgas::detail::report(::pgas::errc::invalid_argument, call, heap.my_pe,
-                               "team handle is not a predefined team (NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED, "
-                               "NVSHMEMX_TEAM_NODE; split teams are not provided yet):",
-                               handle);
-    return compat::predefined_team(call, handle, node, heap.my_pe, heap.n_pes);
+                               "team handle is NVSHMEM_TEAM_INVALID, which names no team:", handle);
+    return teams.get(call, handle, heap.my_pe, heap.n_pes);
 }
 
 // The symmetric blocks of a collective of team t: dest and source as symmetric_ptrs spanning what the collective
@@ -104,13 +102,13 @@ void launch(const char* call, const compat::runtime& rt, const ::pgas::team& t, 
 }
 #endif
 
-// On the host: runs op(runtime, team) for the predefined team `handle`, ending the process with a message naming
+// On the host: runs op(runtime, team) for the team `handle` names, ending the process with a message naming
 // the call on a pgas::error.
 template <class Op>
 int on_host(const char* call, nvshmem_team_t handle, Op&& op) {
     compat::runtime& rt = compat::the_runtime().running(call);
     try {
-        op(rt, collective_team(call, handle, rt.node(), rt.heap()));
+        op(rt, collective_team(call, handle, rt.teams(), rt.heap()));
     } catch (const ::pgas::error& e) {
         compat::fail(call, rt.heap().my_pe, e);
     }
@@ -139,7 +137,7 @@ template <class G, coll K, class T, class Op>
 PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a) {
     NV_IF_TARGET(NV_IS_DEVICE,
                  (const compat::device_state& s = filled_state(call);
-                  run<G>(call, s.ctx, collective_team(call, handle, s.node, s.heap), s.heap, a); return 0;),
+                  run<G>(call, s.ctx, collective_team(call, handle, s.teams, s.heap), s.heap, a); return 0;),
                  (return host_collective<G>(call, handle, a);))
 }
 
@@ -169,13 +167,13 @@ int host_team_sync(const char* call, nvshmem_team_t handle) {
     });
 }
 
-// nvshmem_barrier / nvshmem_team_sync of a predefined team by the group G (Barrier: quiet first); from host code
+// nvshmem_barrier / nvshmem_team_sync of a team by the group G (Barrier: quiet first); from host code
 // host_team_sync.
 template <class G, bool Barrier>
 PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
     NV_IF_TARGET(NV_IS_DEVICE, ({
                      const compat::device_state& s = filled_state(call);
-                     const ::pgas::team t = collective_team(call, handle, s.node, s.heap);
+                     const ::pgas::team t = collective_team(call, handle, s.teams, s.heap);
                      if constexpr (Barrier)
                          ::pgas::barrier<G>(s.ctx, t);
                      else
@@ -248,7 +246,7 @@ PGAS_NVSHMEM_MOVES(void, std::byte, nvshmemx_broadcastmem_warp, nvshmemx_fcollec
 PGAS_NVSHMEM_MOVES(void, std::byte, nvshmemx_broadcastmem_block, nvshmemx_fcollectmem_block, nvshmemx_alltoallmem_block,
                    block)
 
-/// Every PE of `team` (a predefined team) completes its earlier operations, then they meet (a thread on the device,
+/// Every PE of `team` completes its earlier operations, then they meet (a thread on the device,
 /// or host code); returns 0.
 PGAS_NVSHMEM_LAZY_API int nvshmem_barrier(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::thread, true>("nvshmem_barrier", team);
@@ -261,7 +259,7 @@ PGAS_NVSHMEM_LAZY_API int nvshmemx_barrier_warp(nvshmem_team_t team) {
 PGAS_NVSHMEM_LAZY_API int nvshmemx_barrier_block(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::block, true>("nvshmemx_barrier_block", team);
 }
-/// The PEs of `team` (a predefined team) meet, without completing earlier operations; returns 0.
+/// The PEs of `team` meet, without completing earlier operations; returns 0.
 PGAS_NVSHMEM_LAZY_API int nvshmem_team_sync(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::thread, false>("nvshmem_team_sync", team);
 }

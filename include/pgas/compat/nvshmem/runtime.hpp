@@ -5,6 +5,7 @@
 #include <pgas/compat/nvshmem/types.hpp>
 #include <pgas/pgas.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -61,11 +62,47 @@ struct heap_view {
     }
 };
 
+/// The teams NVSHMEM's integer handles name on this PE: the predefined ones (NVSHMEM_TEAM_WORLD, _SHARED,
+/// NVSHMEMX_TEAM_NODE) and every live split team, whose handle is its pgas team slot + 1 (3 and up: every PE runs
+/// the same splits, so all agree on it). Copied by value into each translation unit's device state.
+struct team_table {
+    team node;                       ///< NVSHMEMX_TEAM_NODE / NVSHMEM_TEAM_SHARED
+    team splits[team::max_slots]{};  ///< by slot (2 and up); empty where no live split team holds the slot
+
+    /// The handle of the split team in `slot`.
+    PGAS_HD static constexpr nvshmem_team_t handle_of(int slot) { return nvshmem_team_t(slot + 1); }
+    /// The slot a split team's handle names (-1 for a predefined or invalid handle).
+    PGAS_HD static constexpr int slot_of(nvshmem_team_t handle) {
+        return handle > NVSHMEMX_TEAM_NODE && handle <= handle_of(team::max_slots - 1) ? int(handle) - 1 : -1;
+    }
+
+    /// The team `handle` names, bound to `my_pe`; NVSHMEM_TEAM_INVALID is the empty team; any other handle that
+    /// names no live team is errc::invalid_argument naming the call, the PE and the handle.
+    PGAS_HD team get(const char* call, nvshmem_team_t handle, int my_pe, int n_pes) const {
+        switch (handle) {
+            case NVSHMEM_TEAM_WORLD:
+                return team::world_team(my_pe, n_pes);
+            case NVSHMEM_TEAM_SHARED:
+            case NVSHMEMX_TEAM_NODE:
+                return node.bound_to(my_pe);
+            case NVSHMEM_TEAM_INVALID:
+                return team();
+        }
+        const int slot = slot_of(handle);
+        if (slot < 0 || splits[slot].n_pes() == 0)
+            detail::report(errc::invalid_argument, call, my_pe,
+                           "team handle names no live team (NVSHMEM_TEAM_WORLD, _SHARED, NVSHMEMX_TEAM_NODE or a split "
+                           "team not destroyed):",
+                           handle);
+        return splits[slot < 0 ? 0 : slot];
+    }
+};
+
 /// What the device calls of one translation unit read from its own `__constant__` copy (device_state.hpp).
 struct device_state {
     std::uint32_t filled;         ///< filled_magic while the world is up; anything else: not initialised
     heap_view heap;               ///< this PE's heap in the GPU's address space
-    team node;                    ///< NVSHMEMX_TEAM_NODE / NVSHMEM_TEAM_SHARED
+    team_table teams;             ///< the teams its handles name
     device::context<nvlink> ctx;  ///< what every forwarded pgas call takes
 };
 
@@ -112,10 +149,12 @@ public:
         std::erase(fills_, fill);
     }
 
-    /// nvshmem_init: a world of one PE per process from the launcher's environment, on this process's GPU (the
-    /// launcher's local rank modulo the visible GPUs) when a GPU is visible and a CUDA translation unit registered
-    /// device state (a program built by a plain C++ compiler launches no kernels), else on the host transport.
-    void init(const char* call) {
+    /// nvshmem_init: a world of one PE per process from the launcher's environment (or from `launch`: a unique id's
+    /// rendezvous), on this process's GPU (the launcher's local rank modulo the visible GPUs; with `launch`, the
+    /// current device) when a GPU is visible and a CUDA translation unit registered device state (a program built by
+    /// a plain C++ compiler launches no kernels), else on the host transport. Each PE may allocate
+    /// NVSHMEM_SYMMETRIC_SIZE bytes when that is set (else the heap is PGAS_HEAP_SIZE, else pgas's default).
+    void init(const char* call, const std::optional<launch_info>& launch = std::nullopt) {
         std::lock_guard lock(mutex_);
         if (phase_ == phase::finalized)
             fail(call, -1, "called after nvshmem_finalize (re-initialisation is not supported)");
@@ -124,8 +163,18 @@ public:
             return;
         }
         try {
-            world_.emplace(want_gpu() ? world::init_gpu() : world::init());
-            node_ = world_->team_node();
+            world_options options;
+            // NVSHMEM's size is what the program may allocate; pgas's heap holds its reserved area besides
+            if (const std::uint64_t usable = detail::env_size("NVSHMEM_SYMMETRIC_SIZE", 0); usable != 0)
+                options.heap_bytes = usable + detail::heap_layout::user_offset;
+            if (want_gpu())
+                world_.emplace(launch ? world::init_gpu(*launch, options, current_device()) : world::init_gpu(options));
+            else
+                world_.emplace(launch ? world::init(*launch, options) : world::init(options));
+            teams_ = team_table{};
+            teams_.node = world_->team_node();
+            done_with_ = 0;
+            whole_world_ = 1u | (teams_.node.n_pes() == world_->n_pes() ? 2u : 0u);
             on_gpu_ = world_->device_of() >= 0;
             if (on_gpu_) {
                 gpu_ctx_ = world_->context<nvlink>();
@@ -178,8 +227,72 @@ public:
     const device::context<nvlink>& gpu_context() const { return gpu_ctx_; }
     /// The world nvshmem_init made.
     world& the_world() { return *world_; }
-    /// NVSHMEMX_TEAM_NODE / NVSHMEM_TEAM_SHARED.
-    const team& node() const { return node_; }
+    /// The teams this PE's handles name.
+    const team_table& teams() const { return teams_; }
+
+    /// nvshmem_team_split_strided / split_2d: `split(world, parent)` makes the new teams on pgas::world (each PE's
+    /// own, sharing their slots), whose splits are collective over the whole world; so the parent must hold every PE
+    /// in one of its slot's teams (the world, the node team on one node, a split_2d's rows or columns of such a
+    /// team, or a split keeping all of one), and every PE calls. Another parent, or NVSHMEM_TEAM_INVALID, makes
+    /// nothing: the handles stay NVSHMEM_TEAM_INVALID and the call returns nonzero (with a message for the first).
+    /// First the slots of teams every PE is done with are freed (see destroy). Returns each new team's handle on this
+    /// PE, NVSHMEM_TEAM_INVALID where it is not a member, and 0.
+    template <std::size_t N, class Split>
+    int split(const char* call, nvshmem_team_t parent_handle, std::array<nvshmem_team_t*, N> out, Split&& split) {
+        std::lock_guard lock(mutex_);
+        running(call);
+        for (nvshmem_team_t* handle : out) *handle = NVSHMEM_TEAM_INVALID;
+        if (parent_handle == NVSHMEM_TEAM_INVALID) return 1;
+        try {
+            const team parent = teams_.get(call, parent_handle, heap_.my_pe, heap_.n_pes);
+            if (!(whole_world_ >> parent.slot() & 1u)) {
+                std::fprintf(stderr,
+                             "pgas: %s on PE %d: the parent team (handle %d, %d PEs) leaves out PEs of the world, "
+                             "whose splits pgas makes collectively: not supported yet (split the world, or a team "
+                             "that holds every PE in its slot, such as split_2d's rows); no team made\n",
+                             call, heap_.my_pe, parent_handle, parent.n_pes());
+                return 1;
+            }
+            free_finished_teams();
+            const std::array<team, N> made = split(*world_, parent);
+            std::uint64_t member = 0;
+            for (std::size_t i = 0; i < N; ++i) {
+                const int slot = made[i].slot();
+                teams_.splits[slot] = made[i];
+                if (made[i].my_pe() >= 0) {
+                    *out[i] = team_table::handle_of(slot);
+                    member |= std::uint64_t{1} << slot;
+                } else {
+                    done_with_ |= std::uint64_t{1} << slot;  // nothing to destroy here
+                }
+            }
+            std::uint64_t everyone = ~std::uint64_t{0};
+            for (std::uint64_t mask : world_->channel().allgather_value(member)) everyone &= mask;
+            whole_world_ |= everyone;
+        } catch (const error& e) {
+            fail(call, heap_.my_pe, e);
+        }
+        refill();
+        return 0;
+    }
+
+    /// nvshmem_team_destroy (host, by the team's members): this PE is done with the team; its handle names no team
+    /// from now on. The slot goes back to pgas::world at the next split, once every PE is done with it (the PEs
+    /// outside the team are from the start): pgas's destroy_team is collective over the world, NVSHMEM's over the
+    /// team's members only.
+    void destroy(const char* call, nvshmem_team_t handle) {
+        std::lock_guard lock(mutex_);
+        running(call);
+        const int slot = team_table::slot_of(handle);
+        if (slot < 0 || teams_.splits[slot].n_pes() == 0)
+            fail(
+                call, heap_.my_pe,
+                "team handle names no split team (a predefined team, or destroyed already): " + std::to_string(handle));
+        retired_[slot] = teams_.splits[slot];
+        teams_.splits[slot] = team();
+        done_with_ |= std::uint64_t{1} << slot;
+        refill();
+    }
 
     /// Host-side nvshmem_barrier_all: on GPUs every kernel of this process completes first (their puts are then
     /// visible), then the PEs meet; on the host transport pgas's barrier over the heap.
@@ -208,12 +321,39 @@ private:
                 transport.n_pes()};
     }
 
-    device_state state() const { return {filled_magic, heap_, node_, gpu_ctx_}; }
+    device_state state() const { return {filled_magic, heap_, teams_, gpu_ctx_}; }
+
+    // Every translation unit's device state, again (the teams changed).
+    void refill() const {
+        if (on_gpu_)
+            for (fill_function fill : fills_) fill_one(fill, state());
+    }
+
+    // Collective over the world (every split): the slots every PE is done with (destroyed, or never a member) go back
+    // to pgas::world, in slot order on every PE.
+    void free_finished_teams() {
+        std::uint64_t everyone = ~std::uint64_t{0};
+        for (std::uint64_t mask : world_->channel().allgather_value(done_with_)) everyone &= mask;
+        for (int slot = 2; slot < team::max_slots; ++slot) {
+            if (!(everyone >> slot & 1u)) continue;
+            team t = teams_.splits[slot].n_pes() > 0 ? teams_.splits[slot] : retired_[slot];
+            world_->destroy_team(t);
+            teams_.splits[slot] = team();
+            retired_[slot] = team();
+            done_with_ &= ~(std::uint64_t{1} << slot);
+            whole_world_ &= ~(std::uint64_t{1} << slot);
+        }
+    }
 
     void fill_one(fill_function fill, const device_state& value) const {
         if (const cudaError_t status = fill(value); status != cudaSuccess)
             fail("nvshmem_init", heap_.my_pe,
                  std::string("could not fill a translation unit's device state: ") + cudaGetErrorString(status));
+    }
+
+    static int current_device() {
+        int device = 0;
+        return cudaGetDevice(&device) == cudaSuccess ? device : 0;
     }
 
     bool want_gpu() const {
@@ -228,7 +368,11 @@ private:
     int inits_ = 0;
     bool on_gpu_ = false;
     std::optional<world> world_;
-    team node_;
+    team_table teams_;
+    team retired_[team::max_slots]{};  // split teams this PE destroyed whose slots are not freed yet
+    std::uint64_t done_with_ = 0;      // bit s: this PE is done with slot s's team (destroyed it, or not a member)
+    std::uint64_t whole_world_ = 1;    // bit s: every PE is a member of one of slot s's teams (may be a parent)
+    static_assert(team::max_slots <= 64, "one bit per team slot");
     heap_view heap_;
     device::context<host> host_ctx_{};
     device::context<nvlink> gpu_ctx_{};

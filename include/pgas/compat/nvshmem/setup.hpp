@@ -5,12 +5,18 @@
 #include <pgas/compat/nvshmem/device_state.hpp>
 #include <pgas/compat/nvshmem/rma.hpp>
 #include <pgas/compat/nvshmem/types.hpp>
+#include <pgas/host/bootstrap/tcp_endpoints.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include <nv/target>
+
+#include <netinet/in.h>
+#include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
 namespace nvshmem_compat {
@@ -42,6 +48,61 @@ inline void release(const char* call, void* ptr) {
     }
 }
 
+/// nvshmemx_get_uniqueid: a new launch's rendezvous, as text in the id: "pgas-uid <host> <port> <token>", where the
+/// host is PGAS_UNIQUEID_HOST (else this machine's name) and the port one free now on every interface, which rank 0
+/// listens on at init.
+inline int make_uniqueid(nvshmemx_uniqueid_t* id) {
+    constexpr const char* call = "nvshmemx_get_uniqueid";
+    if (!id) fail(call, -1, "the id pointer is NULL");
+    std::string host;
+    if (const auto chosen = detail::env("PGAS_UNIQUEID_HOST")) {
+        host = *chosen;
+    } else {
+        char name[256] = {};
+        host = ::gethostname(name, sizeof name - 1) == 0 ? name : "127.0.0.1";
+    }
+    try {
+        const std::string text = "pgas-uid " + host + " " + std::to_string(detail::tcp::free_port(call, INADDR_ANY)) +
+                                 " " + detail::tcp::random_token(call);
+        if (text.size() >= sizeof id->internal)
+            fail(call, -1, "the host name '" + host + "' is too long for a unique id (set PGAS_UNIQUEID_HOST)");
+        *id = nvshmemx_uniqueid_t{};
+        id->version = 1;
+        std::memcpy(id->internal, text.c_str(), text.size() + 1);
+    } catch (const error& e) {
+        fail(call, -1, e);
+    }
+    return NVSHMEMX_SUCCESS;
+}
+
+/// The launch a unique id and nvshmemx_set_attr_uniqueid_args describe; a malformed id or rank ends the process,
+/// saying what is wrong.
+inline launch_info uniqueid_launch(const nvshmemx_init_attr_t& attributes) {
+    constexpr const char* call = "nvshmemx_init_attr";
+    const auto& args = attributes.uid_args;
+    if (args.nranks < 1 || args.myrank < 0 || args.myrank >= args.nranks)
+        fail(call, args.myrank,
+             "the unique id's rank " + std::to_string(args.myrank) + " is outside a world of " +
+                 std::to_string(args.nranks) + " (nvshmemx_set_attr_uniqueid_args)");
+    char host[128] = {}, token[128] = {};
+    int port = 0;
+    const std::string text(args.id.internal, strnlen(args.id.internal, sizeof args.id.internal));
+    if (args.id.version != 1 || std::sscanf(text.c_str(), "pgas-uid %127s %d %127s", host, &port, token) != 3 ||
+        port <= 0 || port > 65535)
+        fail(call, args.myrank,
+             "the unique id was not made by nvshmemx_get_uniqueid (pass the id rank 0 made to every rank): '" + text +
+                 "'");
+    launch_info launch;
+    launch.rank = args.myrank;
+    launch.size = args.nranks;
+    launch.root_host = host;
+    launch.root_port = port;
+    launch.token = token;
+    launch.bootstrap_timeout = read_launch_env().bootstrap_timeout;
+    launch.source = "nvshmemx_init_attr (unique id)";
+    return launch;
+}
+
 /// What nvshmemx_init_attr's unsupported flags are called, for its message.
 inline std::string flag_names(unsigned int flags) {
     std::string names;
@@ -59,23 +120,6 @@ inline std::string flag_names(unsigned int flags) {
     return names.empty() ? std::string("unknown flags") : names;
 }
 
-/// A predefined team as a pgas::team seen from `my_pe`; NVSHMEM_TEAM_INVALID is the empty team, another handle
-/// errc::invalid_argument naming the call.
-PGAS_HD inline team predefined_team(const char* call, nvshmem_team_t handle, const team& node, int my_pe, int n_pes) {
-    switch (handle) {
-        case NVSHMEM_TEAM_WORLD:
-            return team::world_team(my_pe, n_pes);
-        case NVSHMEM_TEAM_SHARED:
-        case NVSHMEMX_TEAM_NODE:
-            return node.bound_to(my_pe);
-        case NVSHMEM_TEAM_INVALID:
-            return team();
-    }
-    detail::report(errc::invalid_argument, call, my_pe,
-                   "team handle is not a team (NVSHMEM_TEAM_WORLD, _SHARED, NVSHMEMX_TEAM_NODE):", handle);
-    return team();
-}
-
 }  // namespace nvshmem_compat
 PGAS_NAMESPACE_END
 
@@ -87,18 +131,18 @@ template <class Op>
 int with_host_team(const char* call, nvshmem_team_t handle, Op&& op) {
     compat::runtime& rt = compat::the_runtime().running(call);
     try {
-        return op(compat::predefined_team(call, handle, rt.node(), rt.heap().my_pe, rt.heap().n_pes));
+        return op(rt.teams().get(call, handle, rt.heap().my_pe, rt.heap().n_pes));
     } catch (const ::pgas::error& e) {
         compat::fail(call, rt.heap().my_pe, e);
     }
 }
 
-// Runs op(team) with the predefined team `handle` of this PE (device: this TU's state; host: the runtime).
+// Runs op(team) with the team `handle` names on this PE (device: this TU's state; host: the runtime).
 template <class Op>
 PGAS_HD int with_team(const char* call, nvshmem_team_t handle, Op&& op) {
     NV_IF_TARGET(NV_IS_DEVICE,
                  (const compat::device_state& s = filled_state(call);
-                  return op(compat::predefined_team(call, handle, s.node, s.heap.my_pe, s.heap.n_pes));),
+                  return op(s.teams.get(call, handle, s.heap.my_pe, s.heap.n_pes));),
                  (return with_host_team(call, handle, op);))
 }
 
@@ -115,10 +159,15 @@ PGAS_HD inline const compat::heap_view& heap(const char* call) {
 /// CUDA code includes <nvshmem.h>, else on the host transport. Ends the process with a message when it fails.
 inline void nvshmem_init() { pgas::nvshmem_compat::the_runtime().init("nvshmem_init"); }
 
-/// nvshmem_init with attributes: flags 0 is nvshmem_init; other flags are not supported yet and return
-/// NVSHMEMX_ERROR_NOT_SUPPORTED with a message naming them (nothing is initialised).
+/// nvshmem_init with attributes: flags 0 is nvshmem_init; NVSHMEMX_INIT_WITH_UNIQUEID starts the world the unique id
+/// and nvshmemx_set_attr_uniqueid_args describe (every rank passes rank 0's id; no launcher needed); other flags are
+/// not supported yet and return NVSHMEMX_ERROR_NOT_SUPPORTED with a message naming them (nothing is initialised).
 inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attributes) {
-    (void)attributes;
+    if (flags == NVSHMEMX_INIT_WITH_UNIQUEID && attributes) {
+        pgas::nvshmem_compat::the_runtime().init("nvshmemx_init_attr",
+                                                 pgas::nvshmem_compat::uniqueid_launch(*attributes));
+        return NVSHMEMX_SUCCESS;
+    }
     if (flags != 0) {
         std::fprintf(stderr,
                      "pgas: nvshmemx_init_attr: flags 0x%x (%s) are not supported yet; flags 0 (as nvshmem_init) "
@@ -127,6 +176,21 @@ inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attribut
         return NVSHMEMX_ERROR_NOT_SUPPORTED;
     }
     pgas::nvshmem_compat::the_runtime().init("nvshmemx_init_attr");
+    return NVSHMEMX_SUCCESS;
+}
+
+/// A unique id for nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, ...): made by one rank (rank 0), passed to every
+/// rank by the program (MPI, torch.distributed, a file); returns 0.
+inline int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t* id) { return pgas::nvshmem_compat::make_uniqueid(id); }
+
+/// Writes this rank, the rank count and rank 0's unique id into `attr` for nvshmemx_init_attr; returns 0.
+inline int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks, const nvshmemx_uniqueid_t* uniqueid,
+                                           nvshmemx_init_attr_t* attr) {
+    if (!uniqueid || !attr)
+        pgas::nvshmem_compat::fail("nvshmemx_set_attr_uniqueid_args", myrank, "the id or attr pointer is NULL");
+    attr->uid_args.myrank = myrank;
+    attr->uid_args.nranks = nranks;
+    attr->uid_args.id = *uniqueid;
     return NVSHMEMX_SUCCESS;
 }
 
@@ -175,4 +239,52 @@ PGAS_NVSHMEM_API int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_
         return pgas_nvshmem_tu::with_team(call, dest_team,
                                           [&](const pgas::team& to) { return from.translate(src_pe, to); });
     });
+}
+
+/// A team's configuration, as NVSHMEM's: the contexts it asks for (pgas has no per-team contexts: ignored).
+typedef struct {
+    int num_contexts;
+} nvshmem_team_config_t;
+
+/// The config_mask bit that says nvshmem_team_config_t::num_contexts is set.
+#define NVSHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+
+/// Collective over the world: the team of `parent_team`'s members start, start + stride, ... (size of them), as
+/// `*new_team` (NVSHMEM_TEAM_INVALID on the PEs outside it); returns 0. Every PE of the world calls, each with its
+/// parent team (the world, the node team on one node, or a split team that holds every PE in its slot, such as
+/// split_2d's rows); another parent makes nothing and returns nonzero with a message. `config` is ignored.
+inline int nvshmem_team_split_strided(nvshmem_team_t parent_team, int start, int stride, int size,
+                                      const nvshmem_team_config_t* config, long config_mask, nvshmem_team_t* new_team) {
+    (void)config, (void)config_mask;
+    return pgas::nvshmem_compat::the_runtime().split<1>(
+        "nvshmem_team_split_strided", parent_team, {new_team}, [&](pgas::world& w, const pgas::team& parent) {
+            return std::array<pgas::team, 1>{w.split_strided(parent, start, stride, size)};
+        });
+}
+
+/// Collective over the world, as nvshmem_team_split_strided: views `parent_team` as rows of `xrange` members;
+/// `*xaxis_team` is this PE's row, `*yaxis_team` its column; returns 0. The configs are ignored.
+inline int nvshmem_team_split_2d(nvshmem_team_t parent_team, int xrange, const nvshmem_team_config_t* xaxis_config,
+                                 long xaxis_mask, nvshmem_team_t* xaxis_team, const nvshmem_team_config_t* yaxis_config,
+                                 long yaxis_mask, nvshmem_team_t* yaxis_team) {
+    (void)xaxis_config, (void)xaxis_mask, (void)yaxis_config, (void)yaxis_mask;
+    return pgas::nvshmem_compat::the_runtime().split<2>("nvshmem_team_split_2d", parent_team, {xaxis_team, yaxis_team},
+                                                        [&](pgas::world& w, const pgas::team& parent) {
+                                                            const auto [x, y] = w.split_2d(parent, xrange);
+                                                            return std::array<pgas::team, 2>{x, y};
+                                                        });
+}
+
+/// By the team's members, after their last use of it: the handle names no team from now on (its slot is reused by a
+/// later split once every member has destroyed it). A predefined or unknown handle ends the process, naming it.
+inline void nvshmem_team_destroy(nvshmem_team_t team) {
+    pgas::nvshmem_compat::the_runtime().destroy("nvshmem_team_destroy", team);
+}
+
+/// The configuration `team` was made with: num_contexts 0 (pgas has no per-team contexts); returns 0.
+inline int nvshmem_team_get_config(nvshmem_team_t team, long config_mask, nvshmem_team_config_t* config) {
+    (void)config_mask;
+    pgas_nvshmem_tu::with_host_team("nvshmem_team_get_config", team, [](const pgas::team&) { return 0; });
+    if (config) config->num_contexts = 0;
+    return 0;
 }

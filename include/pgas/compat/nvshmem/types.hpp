@@ -143,8 +143,8 @@ enum nvshmemx_init_status_type {
     NVSHMEM_STATUS_IS_INITIALIZED,
 };
 
-/// nvshmemx_init_attr's flags. Only 0 (as nvshmem_init) is honoured so far; the others are answered with
-/// NVSHMEMX_ERROR_NOT_SUPPORTED and a message naming the flag.
+/// nvshmemx_init_attr's flags: 0 (as nvshmem_init) and NVSHMEMX_INIT_WITH_UNIQUEID are honoured; the others are
+/// answered with NVSHMEMX_ERROR_NOT_SUPPORTED and a message naming the flag.
 enum nvshmemx_init_flags : unsigned int {
     NVSHMEMX_INIT_THREAD_PES = 1u,
     NVSHMEMX_INIT_WITH_MPI_COMM = 1u << 1,
@@ -152,10 +152,27 @@ enum nvshmemx_init_flags : unsigned int {
     NVSHMEMX_INIT_WITH_UNIQUEID = 1u << 3,
 };
 
-/// nvshmemx_init_attr's attributes: the MPI communicator's address for NVSHMEMX_INIT_WITH_MPI_COMM.
+/// What one PE makes with nvshmemx_get_uniqueid and every PE passes to nvshmemx_set_attr_uniqueid_args: 128 bytes
+/// (pgas writes the rendezvous address and the launch's token in them, as text).
+typedef struct {
+    int version;
+    char internal[124];
+} nvshmemx_uniqueid_t;
+
+/// A unique id with nothing in it.
+#define NVSHMEMX_UNIQUEID_INITIALIZER \
+    {}
+
+/// nvshmemx_init_attr's attributes: the MPI communicator's address for NVSHMEMX_INIT_WITH_MPI_COMM, and what
+/// nvshmemx_set_attr_uniqueid_args sets for NVSHMEMX_INIT_WITH_UNIQUEID.
 typedef struct {
     int version;
     void* mpi_comm;
+    struct {
+        int myrank;
+        int nranks;
+        nvshmemx_uniqueid_t id;
+    } uid_args;
 } nvshmemx_init_attr_t;
 
 /// An attribute set with nothing chosen.

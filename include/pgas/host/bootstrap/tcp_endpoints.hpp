@@ -12,7 +12,9 @@
 #include <vector>
 
 #include <cerrno>
+#include <cstdint>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -156,6 +158,40 @@ inline long peer_uid(int fd) {
 inline void no_delay(int fd) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// A TCP port that is free now on the IPv4 address `bind_address` (INADDR_ANY: every interface): a new launch's
+// rendezvous (pgasrun's, nvshmemx_get_uniqueid's), which rank 0 then binds with SO_REUSEADDR. Throws errc::system
+// naming `call`.
+inline int free_port(const char* call, std::uint32_t bind_address) {
+    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(bind_address);
+    socklen_t length = sizeof address;
+    const bool found = s >= 0 && ::bind(s, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                       ::getsockname(s, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    const int error = errno;
+    if (s >= 0) ::close(s);
+    if (!found)
+        throw_error(errc::system, -1, call, std::string("cannot find a free TCP port: ") + std::strerror(error));
+    return ntohs(address.sin_port);
+}
+
+// 16 bytes of /dev/urandom as 32 hex digits: a new launch's token (launch_info::token). Throws errc::system naming
+// `call`.
+inline std::string random_token(const char* call) {
+    unsigned char bytes[16] = {};
+    const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    const bool read_all = fd >= 0 && ::read(fd, bytes, sizeof bytes) == ssize_t(sizeof bytes);
+    if (fd >= 0) ::close(fd);
+    if (!read_all) throw_error(errc::system, -1, call, "cannot read 16 bytes of /dev/urandom");
+    std::string token;
+    for (unsigned char b : bytes) {
+        token += "0123456789abcdef"[b >> 4];
+        token += "0123456789abcdef"[b & 15];
+    }
+    return token;
 }
 
 }  // namespace tcp
