@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
         int local = 0;
         nvshmem_int_p(&local, 1, 0);  // must not return
     }
-    if (std::strcmp(mode, "not_a_team") == 0) nvshmem_int_sum_reduce(7, word, word, 1);  // must not return
-    if (std::strcmp(mode, "invalid_team") == 0) nvshmem_barrier(NVSHMEM_TEAM_INVALID);   // must not return
+    if (std::strcmp(mode, "bad_comparison") == 0) nvshmem_int_test_any(word, 1, nullptr, 42, 0);  // must not return
+    if (std::strcmp(mode, "not_a_team") == 0) nvshmem_int_sum_reduce(7, word, word, 1);           // must not return
+    if (std::strcmp(mode, "invalid_team") == 0) nvshmem_barrier(NVSHMEM_TEAM_INVALID);            // must not return
     if (std::strcmp(mode, "destroyed_team") == 0) {
         nvshmem_team_t copy = NVSHMEM_TEAM_INVALID;
         nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, nvshmem_n_pes(), nullptr, 0, &copy);

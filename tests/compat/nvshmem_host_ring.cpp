@@ -1,13 +1,15 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
-// transport: a put/get ring, p/g, strided and sized puts, an atomic counter, a signal and barriers; every PE checks
-// what it received. Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts
-// with a unique id: rank 0 makes it and writes it to FILE, the other ranks read it from there.
+// transport: a put/get ring, p/g, strided and sized puts, an atomic counter, a signal, barriers, and the waits and
+// tests over arrays of words (_all/_any/_some and _vector); every PE checks what it received. Started by a launcher it
+// calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a unique id: rank 0 makes it and writes
+// it to FILE, the other ranks read it from there.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
 #include "nvshmem_expect.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +46,55 @@ void init_with_unique_id(const char* file, int rank, int nranks) {
     if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) != NVSHMEMX_SUCCESS) std::exit(1);
 }
 
+// The waits and tests over an array of 4 words, each PE's written only by its left neighbour: none may block where no
+// word can hold, and each must find exactly the words that hold.
+static void waits_over_words(int* slots, int me, int left, int right) {
+    const int none[4] = {1, 1, 1, 1}, not_2[4] = {0, 0, 1, 0}, only_2[4] = {1, 1, 0, 1}, not_3[4] = {0, 0, 0, 1};
+    std::size_t at[4] = {9, 9, 9, 9};
+    // All zero, nothing written yet: the tests answer at once; a wait with every word left out returns at once.
+    expect(nvshmem_int_test_any(slots, 4, nullptr, NVSHMEM_CMP_NE, 0) == SIZE_MAX, "test_any, none holds", 0, 1);
+    expect(nvshmem_int_test_some(slots, 4, at, nullptr, NVSHMEM_CMP_NE, 0) == 0, "test_some, none holds", 0, 1);
+    expect(nvshmem_int_test_all(slots, 4, nullptr, NVSHMEM_CMP_NE, 0) == 0, "test_all, none holds", 1, 0);
+    expect(nvshmem_int_test_all(slots, 4, nullptr, NVSHMEM_CMP_EQ, 0) == 1, "test_all, all hold", 0, 1);
+    expect(nvshmem_int_test_all(slots, 4, none, NVSHMEM_CMP_NE, 0) == 1, "test_all, none selected", 0, 1);
+    expect(nvshmem_int_wait_until_any(slots, 4, none, NVSHMEM_CMP_NE, 0) == SIZE_MAX, "wait_until_any, none selected",
+           0, 1);
+    expect(nvshmem_int_wait_until_some(slots, 4, at, none, NVSHMEM_CMP_NE, 0) == 0, "wait_until_some, none selected", 1,
+           0);
+    nvshmem_barrier_all();
+
+    // The left neighbour sets word 2 alone: wait_until_any blocks until it lands and names it.
+    nvshmem_int_p(slots + 2, 100 + me, right);
+    const std::size_t first = nvshmem_int_wait_until_any(slots, 4, nullptr, NVSHMEM_CMP_NE, 0);
+    expect(first == 2, "wait_until_any's index", (long long)first, 2);
+    expect(nvshmem_int_test_any(slots, 4, not_2, NVSHMEM_CMP_NE, 0) == SIZE_MAX, "test_any, word 2 left out", 0, 1);
+    nvshmem_int_wait_until_all(slots, 4, only_2, NVSHMEM_CMP_EQ, 100 + left);
+    int was[4] = {0, 0, 100 + left, 0};
+    expect(nvshmem_int_test_all_vector(slots, 4, nullptr, NVSHMEM_CMP_EQ, was) == 1, "test_all_vector", 0, 1);
+    nvshmem_barrier_all();
+
+    // Then words 0 and 3 (word 1 stays 0): the vector forms compare each word with its own value.
+    nvshmem_int_p(slots, 5, right);
+    nvshmem_int_p(slots + 3, 9, right);
+    int now[4] = {5, 0, 100 + left, 9};
+    nvshmem_int_wait_until_all_vector(slots, 4, nullptr, NVSHMEM_CMP_EQ, now);
+    std::size_t n = nvshmem_int_wait_until_some(slots, 4, at, nullptr, NVSHMEM_CMP_GT, 0);
+    expect(n == 3 && at[0] == 0 && at[1] == 2 && at[2] == 3, "wait_until_some: 3 words, 0 2 3", (long long)n, 3);
+    int one_per_word[4] = {5, 1, 100 + left, 9};
+    n = nvshmem_int_wait_until_some_vector(slots, 4, at, not_2, NVSHMEM_CMP_EQ, one_per_word);
+    expect(n == 2 && at[0] == 0 && at[1] == 3, "wait_until_some_vector: words 0 3", (long long)n, 2);
+    n = nvshmem_int_test_some_vector(slots, 4, at, not_2, NVSHMEM_CMP_EQ, one_per_word);
+    expect(n == 2 && at[0] == 0 && at[1] == 3, "test_some_vector: words 0 3", (long long)n, 2);
+    int only_3_holds[4] = {6, 1, 0, 9}, only_2_holds[4] = {6, 1, 100 + left, 8};
+    n = nvshmem_int_test_any_vector(slots, 4, nullptr, NVSHMEM_CMP_EQ, only_3_holds);
+    expect(n == 3, "test_any_vector's index", (long long)n, 3);
+    n = nvshmem_int_wait_until_any_vector(slots, 4, not_3, NVSHMEM_CMP_EQ, only_2_holds);
+    expect(n == 2, "wait_until_any_vector's index", (long long)n, 2);
+    expect(nvshmem_int_test_any_vector(slots, 4, not_2, NVSHMEM_CMP_EQ, only_2_holds) == SIZE_MAX,
+           "test_any_vector, the word that holds left out", 0, 1);
+    nvshmem_barrier_all();
+}
+
 int main(int argc, char** argv) {
     if (argc == 5 && std::strcmp(argv[1], "--uid") == 0)
         init_with_unique_id(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
@@ -64,7 +115,8 @@ int main(int argc, char** argv) {
     std::uint64_t* flag = static_cast<std::uint64_t*>(nvshmem_malloc(sizeof(std::uint64_t)));
     double* word = static_cast<double*>(nvshmem_malloc(sizeof(double)));
     std::uint32_t* words32 = static_cast<std::uint32_t*>(nvshmem_malloc(2 * sizeof(std::uint32_t)));
-    if (!ring || !back || !counter || !flag || !word || !words32) {
+    int* slots = static_cast<int*>(nvshmem_calloc(4, sizeof(int)));
+    if (!ring || !back || !counter || !flag || !word || !words32 || !slots) {
         std::fprintf(stderr, "PE %d: nvshmem_malloc returned NULL\n", me);
         return 1;
     }
@@ -114,6 +166,8 @@ int main(int argc, char** argv) {
     expect(ticket >= 0 && ticket < npes, "ticket", ticket, 0);
     expect(nvshmem_ptr(ring, right) != nullptr, "nvshmem_ptr is not NULL", 0, 1);
     nvshmem_barrier_all();
+    waits_over_words(slots, me, left, right);
+    nvshmem_free(slots);
     nvshmem_free(words32);
     nvshmem_free(word);
     nvshmem_free(flag);

@@ -29,7 +29,6 @@ PGAS_HD decltype(auto) atomic(const char* call, const T* dest, int pe, Op&& op) 
             return ::pgas::PGAS_OP(ctx, word ARGS, pe);                                                      \
         });                                                                                                  \
     }
-#define PGAS_NVSHMEM_COMMA ,
 
 // The standard AMOs of one type.
 #define PGAS_NVSHMEM_STANDARD_AMO(TYPE, NAME)                                                                 \

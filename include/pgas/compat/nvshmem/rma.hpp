@@ -12,6 +12,8 @@
 /// How every NVSHMEM entry point of pgas is declared: internal linkage, so that each translation unit's calls reach
 /// its own device state; host and device.
 #define PGAS_NVSHMEM_API static inline PGAS_HD
+/// A comma as one macro argument: the optional parameters (PARAMS) and arguments (ARGS) the generating macros take.
+#define PGAS_NVSHMEM_COMMA ,
 
 namespace {
 namespace pgas_nvshmem_tu {

@@ -1,6 +1,6 @@
-// NVSHMEM's point-to-point synchronisation, signals and ordering: <T>_wait_until and _test (generated over its wait
-// types), signal_op, signal_fetch, signal_wait_until, put_signal, fence, quiet, barrier_all and sync_all, each a
-// one-line forwarder to the pgas call of the same meaning.
+// NVSHMEM's point-to-point synchronisation, signals and ordering: <T>_wait_until and _test, their _all/_any/_some and
+// _vector forms (generated over its wait types), signal_op, signal_fetch, signal_wait_until, put_signal, fence, quiet,
+// barrier_all and sync_all, each a one-line forwarder to the pgas call of the same meaning.
 #pragma once
 
 #include <pgas/compat/nvshmem/device_state.hpp>
@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <nv/target>
 
@@ -56,6 +57,28 @@ template <class T>
 PGAS_HD int test(const char* call, T* ivar, int cmp, T value) {
     return with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
         return ::pgas::test(ctx, heap.symmetric<T>(call, ivar, 1), comparison(call, heap, cmp), value) ? 1 : 0;
+    });
+}
+
+// Which words an _all/_any/_some wait or test looks for.
+enum class word_set { all, any, some };
+
+// nvshmem_<T>_wait_until_all/any/some, _test_all/any/some and their _vector forms: pgas_call(ctx, words, cmp) is the
+// pgas call of the same name on ivars[0, count). Returns what NVSHMEM does: test_all 1 when every selected word holds
+// (else 0), _any the index of a word that holds, or SIZE_MAX when none does (or none is selected), _some how many.
+template <word_set S, class T, class Call>
+PGAS_HD auto watch_words(const char* call, T* ivars, std::size_t count, int cmp, Call&& pgas_call) {
+    return with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
+        const auto words = heap.symmetric<T>(call, ivars, count);
+        const ::pgas::cmp op = comparison(call, heap, cmp);
+        if constexpr (S == word_set::any) {
+            const std::size_t found = pgas_call(ctx, words, op);
+            return found == count ? SIZE_MAX : found;  // pgas answers count for "none"
+        } else if constexpr (S == word_set::all && !std::is_void_v<decltype(pgas_call(ctx, words, op))>) {
+            return pgas_call(ctx, words, op) ? 1 : 0;
+        } else {
+            return pgas_call(ctx, words, op);
+        }
     });
 }
 
@@ -112,6 +135,35 @@ PGAS_HD void barrier_all(const char* call) {
     }
 
 PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT)
+
+// One wait or test over the words ivars[0, nelems): nvshmem_NAME_FN(TYPE* ivars, size_t nelems PARAMS, const int*
+// status, int cmp, VALUE) returning RET, forwarded to pgas::FN (the same name); SET: the words it looks for. PARAMS and
+// ARGS: the _some forms' indices; VALUE: `TYPE cmp_value`, or `TYPE* cmp_values` (one per word) for the _vector forms.
+// A word i with status[i] != 0 is left out (status may be NULL).
+#define PGAS_NVSHMEM_WAIT_SET(TYPE, NAME, RET, FN, SET, PARAMS, ARGS, VALUE, VALUE_ARG)                            \
+    PGAS_NVSHMEM_API RET nvshmem_##NAME##_##FN(TYPE* ivars, std::size_t nelems PARAMS, const int* status, int cmp, \
+                                               VALUE) {                                                            \
+        return pgas_nvshmem_tu::watch_words<pgas_nvshmem_tu::word_set::SET>(                                       \
+            "nvshmem_" #NAME "_" #FN, ivars, nelems, cmp, [&](const auto& ctx, auto words, ::pgas::cmp op) {       \
+                return ::pgas::FN(ctx, words, nelems ARGS, status, op, VALUE_ARG);                                 \
+            });                                                                                                    \
+    }
+// The waits (blocking) and tests (not blocking) over all, any or some of the words, with one comparison value or, for
+// _vector, one per word.
+#define PGAS_NVSHMEM_WAIT_SETS(TYPE, NAME, VECTOR, VALUE, VALUE_ARG)                                                 \
+    PGAS_NVSHMEM_WAIT_SET(TYPE, NAME, void, wait_until_all##VECTOR, all, , , VALUE, VALUE_ARG)                       \
+    PGAS_NVSHMEM_WAIT_SET(TYPE, NAME, std::size_t, wait_until_any##VECTOR, any, , , VALUE, VALUE_ARG)                \
+    PGAS_NVSHMEM_WAIT_SET(TYPE, NAME, std::size_t, wait_until_some##VECTOR, some,                                    \
+                          PGAS_NVSHMEM_COMMA std::size_t* indices, PGAS_NVSHMEM_COMMA indices, VALUE, VALUE_ARG)     \
+    PGAS_NVSHMEM_WAIT_SET(TYPE, NAME, int, test_all##VECTOR, all, , , VALUE, VALUE_ARG)                              \
+    PGAS_NVSHMEM_WAIT_SET(TYPE, NAME, std::size_t, test_any##VECTOR, any, , , VALUE, VALUE_ARG)                      \
+    PGAS_NVSHMEM_WAIT_SET(TYPE, NAME, std::size_t, test_some##VECTOR, some, PGAS_NVSHMEM_COMMA std::size_t* indices, \
+                          PGAS_NVSHMEM_COMMA indices, VALUE, VALUE_ARG)
+#define PGAS_NVSHMEM_TYPED_WAIT_SETS(TYPE, NAME)                    \
+    PGAS_NVSHMEM_WAIT_SETS(TYPE, NAME, , TYPE cmp_value, cmp_value) \
+    PGAS_NVSHMEM_WAIT_SETS(TYPE, NAME, _vector, TYPE* cmp_values, cmp_values)
+
+PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT_SETS)
 
 // put_signal of one type (or of bytes: NAME putmem, TYPE void) by one group.
 #define PGAS_NVSHMEM_PUT_SIGNAL(TYPE, ELEMENT, NAME, PREFIX, NBI, SUFFIX, GROUP, IS_NBI)                            \

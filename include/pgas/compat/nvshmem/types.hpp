@@ -48,8 +48,8 @@
     X(std::uint8_t, uint8)             \
     X(std::uint16_t, uint16)
 
-/// NVSHMEM's point-to-point synchronisation types (wait_until, test). The 2-byte ones (short, ushort, int16,
-/// uint16) are not provided: pgas's waits poll 4- and 8-byte words.
+/// NVSHMEM's point-to-point synchronisation types (wait_until, test and their _all/_any/_some and _vector forms). Its
+/// 2-byte ones (short, ushort) are not provided: pgas's waits poll 4- and 8-byte words.
 #define PGAS_NVSHMEM_WAIT_TYPES(X) PGAS_NVSHMEM_AMO_TYPES(X)
 
 /// NVSHMEM's reduction types that take the bitwise operations (and, or, xor) as well as the arithmetic ones.
