@@ -1,7 +1,7 @@
 // An NVSHMEM program of team collectives, built by a plain C++ compiler against pgas::nvshmem and run on the host
-// transport: reductions (to all, and scattered), fcollect, broadcast, alltoall, their mem forms and team barriers over
-// the predefined teams, then split teams (strided, 2d, a split of a split, destroy and reuse), called from host code;
-// every PE checks what it received.
+// transport: reductions (to all, and scattered; half and bfloat16 too), fcollect, broadcast, alltoall, their mem forms
+// and team barriers over the predefined teams, then split teams (strided, 2d, a split of a split, destroy and reuse),
+// called from host code; every PE checks what it received.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -20,7 +20,9 @@ int main() {
     double* dsrc = static_cast<double*>(nvshmem_malloc(n * sizeof(double)));
     double* ddst = static_cast<double*>(nvshmem_malloc(n * sizeof(double)));
     std::uint64_t* bits = static_cast<std::uint64_t*>(nvshmem_malloc(2 * sizeof(std::uint64_t)));
-    if (!src || !dst || !dsrc || !ddst || !bits) {
+    __half* halves = static_cast<__half*>(nvshmem_malloc(2 * n * sizeof(__half)));
+    __nv_bfloat16* bf16s = static_cast<__nv_bfloat16*>(nvshmem_malloc(2 * n * sizeof(__nv_bfloat16)));
+    if (!src || !dst || !dsrc || !ddst || !bits || !halves || !bf16s) {
         std::fprintf(stderr, "PE %d: nvshmem_malloc returned NULL\n", me);
         return 1;
     }
@@ -37,6 +39,20 @@ int main() {
     bits[0] = std::uint64_t(1) << me;
     nvshmem_uint64_or_reduce(NVSHMEM_TEAM_SHARED, bits + 1, bits, 1);
     expect(bits[1] == (std::uint64_t(1) << npes) - 1, "or", (long long)bits[1], (1ll << npes) - 1);
+
+    // half and bfloat16 sums (pgas adds them in float, rounding once a step): values both formats hold exactly.
+    for (int i = 0; i < n; ++i) {
+        halves[i] = __float2half(me + 0.5f * i);
+        bf16s[i] = __float2bfloat16(me + 0.5f * i);
+    }
+    nvshmem_half_sum_reduce(NVSHMEM_TEAM_WORLD, halves + n, halves, n);
+    nvshmem_bfloat16_sum_reduce(NVSHMEM_TEAM_WORLD, bf16s + n, bf16s, n);
+    for (int i = 0; i < n; ++i) {
+        const float expected = sum_of_pes + npes * 0.5f * i, h = __half2float(halves[n + i]);
+        const float b = __bfloat162float(bf16s[n + i]);
+        expect(h == expected, "half sum (x2)", (long long)(2 * h), (long long)(2 * expected));
+        expect(b == expected, "bfloat16 sum (x2)", (long long)(2 * b), (long long)(2 * expected));
+    }
 
     // In place: prod of 2s.
     src[0] = 2;
@@ -136,6 +152,8 @@ int main() {
         nvshmem_team_destroy(copy);
     }
 
+    nvshmem_free(bf16s);
+    nvshmem_free(halves);
     nvshmem_free(bits);
     nvshmem_free(ddst);
     nvshmem_free(dsrc);

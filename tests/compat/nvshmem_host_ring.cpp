@@ -1,8 +1,8 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
-// transport: a put/get ring, p/g, strided and sized puts, an atomic counter, a signal, barriers, and the waits and
-// tests over arrays of words (_all/_any/_some and _vector); every PE checks what it received. Started by a launcher it
-// calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a unique id: rank 0 makes it and writes
-// it to FILE, the other ranks read it from there.
+// transport: a put/get ring, p/g, strided and sized puts, half and bfloat16, an atomic counter, a signal, barriers, and
+// the waits and tests over arrays of words (_all/_any/_some and _vector); every PE checks what it received. Started by
+// a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a unique id: rank 0 makes
+// it and writes it to FILE, the other ranks read it from there.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -44,6 +44,32 @@ void init_with_unique_id(const char* file, int rank, int nranks) {
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
     nvshmemx_set_attr_uniqueid_args(rank, nranks, &id, &attr);
     if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) != NVSHMEMX_SUCCESS) std::exit(1);
+}
+
+// half and bfloat16 (NVSHMEM's 2-byte floating-point RMA types): a put around the ring and a get back, p and g, with
+// values both formats hold exactly.
+static void half_and_bfloat16(int me, int left, int right) {
+    __half* h = static_cast<__half*>(nvshmem_malloc(4 * sizeof(__half)));
+    __nv_bfloat16* b = static_cast<__nv_bfloat16*>(nvshmem_malloc(sizeof(__nv_bfloat16)));
+    __half mine[4], back[4];
+    for (int i = 0; i < 4; ++i) mine[i] = __float2half(me + 0.25f * i);
+    nvshmem_half_put(h, mine, 4, right);
+    nvshmem_bfloat16_p(b, __float2bfloat16(0.5f + me), right);
+    nvshmem_barrier_all();
+    for (int i = 0; i < 4; ++i)
+        expect(__half2float(h[i]) == left + 0.25f * i, "half put from the left (x4)",
+               (long long)(4 * __half2float(h[i])), 4 * left + i);
+    expect(__bfloat162float(b[0]) == 0.5f + left, "bfloat16 p from the left (x2)",
+           (long long)(2 * __bfloat162float(b[0])), 2 * left + 1);
+    nvshmem_half_get(back, h, 4, right);  // the right PE's copy holds mine
+    for (int i = 0; i < 4; ++i)
+        expect(__half2float(back[i]) == me + 0.25f * i, "half get from the right (x4)",
+               (long long)(4 * __half2float(back[i])), 4 * me + i);
+    const float got = __bfloat162float(nvshmem_bfloat16_g(b, right));
+    expect(got == 0.5f + me, "bfloat16 g from the right (x2)", (long long)(2 * got), 2 * me + 1);
+    nvshmem_barrier_all();
+    nvshmem_free(b);
+    nvshmem_free(h);
 }
 
 // The waits and tests over an array of 4 words, each PE's written only by its left neighbour: none may block where no
@@ -166,6 +192,7 @@ int main(int argc, char** argv) {
     expect(ticket >= 0 && ticket < npes, "ticket", ticket, 0);
     expect(nvshmem_ptr(ring, right) != nullptr, "nvshmem_ptr is not NULL", 0, 1);
     nvshmem_barrier_all();
+    half_and_bfloat16(me, left, right);
     waits_over_words(slots, me, left, right);
     nvshmem_free(slots);
     nvshmem_free(words32);

@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <cuda_bf16.h>  // __nv_bfloat16, NVSHMEM's bfloat16 (declared for a plain C++ compiler too)
+#include <cuda_fp16.h>  // __half, NVSHMEM's half
+
 // X-macro tables: each X(TYPE, TYPENAME) row generates one member of every typed family that takes that table.
 
 /// NVSHMEM's bitwise AMO types (and, or, xor and their fetching forms).
@@ -33,9 +36,8 @@
     X(float, float)                        \
     X(double, double)
 
-/// NVSHMEM's standard RMA types (p, g, put, get and their _nbi, _warp, _block forms): the extended AMO types and the
-/// 1- and 2-byte integers. half and bfloat16 are not provided yet (their CUDA headers would make <nvshmem.h> unusable
-/// from a plain C++ compiler).
+/// NVSHMEM's standard RMA types (p, g, put, get and their _nbi, _warp, _block forms): the extended AMO types, the
+/// 1- and 2-byte integers, half and bfloat16.
 #define PGAS_NVSHMEM_RMA_TYPES(X)      \
     PGAS_NVSHMEM_EXTENDED_AMO_TYPES(X) \
     X(char, char)                      \
@@ -46,7 +48,9 @@
     X(std::int8_t, int8)               \
     X(std::int16_t, int16)             \
     X(std::uint8_t, uint8)             \
-    X(std::uint16_t, uint16)
+    X(std::uint16_t, uint16)           \
+    X(__half, half)                    \
+    X(__nv_bfloat16, bfloat16)
 
 /// NVSHMEM's point-to-point synchronisation types (wait_until, test and their _all/_any/_some and _vector forms). Its
 /// 2-byte ones (short, ushort) are not provided: pgas's waits poll 4- and 8-byte words.
@@ -74,14 +78,16 @@
     X(std::size_t, size)
 
 /// NVSHMEM's reduction types for the arithmetic operations (max, min, sum, prod): the bitwise ones, char, schar,
-/// ptrdiff, float and double (half and bfloat16 not yet, as for RMA).
+/// ptrdiff, float, double, half and bfloat16 (pgas reduces the last two in float).
 #define PGAS_NVSHMEM_ARITH_REDUCE_TYPES(X) \
     PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(X)   \
     X(char, char)                          \
     X(signed char, schar)                  \
     X(std::ptrdiff_t, ptrdiff)             \
     X(float, float)                        \
-    X(double, double)
+    X(double, double)                      \
+    X(__half, half)                        \
+    X(__nv_bfloat16, bfloat16)
 
 /// The bitwise reduction operations: EACH(TYPE, TYPENAME, NVSHMEM's OP name, pgas::op's operator).
 #define PGAS_NVSHMEM_BITWISE_REDUCE_OPS(EACH, TYPE, NAME) \
