@@ -1,4 +1,4 @@
-// Host-side forms of put/get/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs), each one kernel
+// Host-side forms of put/get/p/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs), each one kernel
 // launched programmatically (host/stream/launch.cuh); barriers and collectives: host/stream/collectives.cuh.
 #pragma once
 
@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -63,6 +64,13 @@ PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* 
     on_block_slice(count, [&](std::size_t first, std::size_t n) {
         ::pgas::get<block>(ctx, dst + first, src + std::ptrdiff_t(first), n, pe);
     });
+}
+
+// One thread writes the element its parameters carry.
+template <class Tr, class T>
+PGAS_KERNEL void p_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<T> dst, T value, int pe) {
+    begin_stream_kernel();
+    ::pgas::p(ctx, dst, value, pe);
 }
 
 template <class Tr>
@@ -131,6 +139,23 @@ void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src,
     PGAS_NVTX_RANGE("pgas::get_on_stream");
     detail::rma_stream::launch_spread<T>(detail::rma_stream::get_kernel<Tr, T>, ctx, dst, src, count, pe, stream,
                                          "get_on_stream");
+}
+
+/// Enqueues p(dst on pe <- value) on `stream`: one element, carried by value in the kernel's parameters (the
+/// caller's variable may go at once); capturable in a CUDA graph.
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; the write is issued when the stream reaches it and visible at `pe` after
+///   a later quiet_on_stream (or signal_on_stream), like put_on_stream's.
+/// - **Transports:** every pgas::rma_transport (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) trap in the kernel with the device op's diagnostic (the next CUDA call
+///   reports it); a failed launch throws pgas::error (errc::cuda) here.
+template <class Tr, class T>
+void p_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe,
+                 cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::p_on_stream");
+    detail::launch_on_stream(detail::rma_stream::p_kernel<Tr, T>, 1, 1, stream, ctx.my_pe(), "p_on_stream", ctx, dst,
+                             value, pe);
 }
 
 /// Enqueues `op value` on the signal word `sig` of PE `pe`, after every put enqueued before it (the kernel runs
