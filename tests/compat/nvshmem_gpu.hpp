@@ -1,8 +1,10 @@
 // What the two translation units of the NVSHMEM GPU program share: the symmetric words and the second TU's launcher.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 // Symmetric words from nvshmem_malloc (raw pointers, as NVSHMEM programs pass them).
@@ -20,6 +22,8 @@ struct shared_words {
     int* thread_max;             // nvshmem_int_max_reduce by one thread of a kernel
     int* team_sum;               // nvshmemx_int_sum_reduce_block over a split team (its handle passed to the kernel)
     int* team_me;                // nvshmem_team_my_pe of that team, in the kernel
+    __half* half_from_left;      // nvshmem_half_p from the left neighbour
+    std::size_t* any_index;      // what nvshmem_uint64_wait_until_any returned for the signal (its index, 0)
 };
 
 // The number of ints of each collective block.

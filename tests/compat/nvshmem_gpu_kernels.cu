@@ -1,7 +1,7 @@
 // The second translation unit of the NVSHMEM GPU program: its kernel reaches the heap through this TU's own device
-// state (no -rdc), with an atomic ticket and a put-with-signal the next PE waits for, and device collectives by a block
-// and by a thread in a kernel started by nvshmemx_collective_launch, and a reduction over a split team made after this
-// TU's state was first filled (its handle passed by value).
+// state (no -rdc), with an atomic ticket and a put-with-signal the next PE waits for (signal_wait_until and
+// wait_until_any), and device collectives by a block and by a thread in a kernel started by nvshmemx_collective_launch,
+// and a reduction over a split team made after this TU's state was first filled (its handle passed by value).
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -14,6 +14,7 @@ __global__ void ticket_and_signal(shared_words words) {
     const int payload = 100 + me;
     nvshmem_putmem_signal(words.payload, &payload, sizeof payload, words.signal, 1, NVSHMEM_SIGNAL_SET, right);
     words.seen_signal[0] = nvshmem_signal_wait_until(words.signal, NVSHMEM_CMP_EQ, 1);
+    words.any_index[0] = nvshmem_uint64_wait_until_any(words.signal, 1, nullptr, NVSHMEM_CMP_EQ, 1);
     nvshmem_barrier_all();
 }
 

@@ -1,8 +1,8 @@
 // An NVSHMEM program in NVSHMEM's style, built by nvcc without -rdc against pgas::nvshmem, with kernels in two
-// translation units (each reaches the heap through its own device state): p and putmem_nbi around a ring with quiet and
-// barrier_all here, an atomic ticket and a signal in nvshmem_gpu_kernels.cu; device collectives there (by a block and a
-// thread, started by nvshmemx_collective_launch), on-stream barrier, reduce, fcollect and put here, and a host-side
-// reduction with the heap on the GPU. Every PE checks what it received;
+// translation units (each reaches the heap through its own device state): p (int and half) and putmem_nbi around a ring
+// with quiet and barrier_all here, an atomic ticket and a signal in nvshmem_gpu_kernels.cu; device collectives there
+// (by a block and a thread, started by nvshmemx_collective_launch), on-stream barrier, reduce, fcollect, put, p and g
+// here, and a host-side reduction with the heap on the GPU. Every PE checks what it received;
 // --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
@@ -26,6 +26,7 @@ __global__ void ring(shared_words words) {
     const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
     const int right = (me + 1) % npes;
     nvshmem_int_p(words.from_left, me, right);
+    nvshmem_half_p(words.half_from_left, __float2half(me + 0.5f), right);
     int block[4] = {me, me * 10, me * 100, me * 1000};
     nvshmem_putmem_nbi(words.block, block, sizeof block, right);
     nvshmem_quiet();  // block[] is a local array: it must stay until the put completes
@@ -80,6 +81,9 @@ int main(int argc, char** argv) {
     int* stream_gathered = static_cast<int*>(nvshmem_malloc(coll_count * npes * sizeof(int)));
     int* stream_put = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
     int* host_sum = static_cast<int*>(nvshmem_malloc(coll_count * sizeof(int)));
+    words.half_from_left = static_cast<__half*>(nvshmem_malloc(sizeof(__half)));
+    words.any_index = static_cast<std::size_t*>(nvshmem_malloc(sizeof(std::size_t)));
+    int* stream_p = static_cast<int*>(nvshmem_malloc(sizeof(int)));
     int coll_values[coll_count];
     for (int i = 0; i < coll_count; ++i) coll_values[i] = 10 * me + i;
     CUDA_CHECK(cudaMemcpy(words.coll_src, coll_values, sizeof coll_values, cudaMemcpyHostToDevice));
@@ -100,8 +104,10 @@ int main(int argc, char** argv) {
     nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, stream_sum, words.coll_src, coll_count, stream);
     nvshmemx_int_fcollect_on_stream(NVSHMEMX_TEAM_NODE, stream_gathered, words.coll_src, coll_count, stream);
     nvshmemx_int_put_on_stream(stream_put, words.coll_src, coll_count, (me + 1) % npes, stream);
+    nvshmemx_int_p_on_stream(stream_p, 70 + me, (me + 1) % npes, stream);
     nvshmemx_quiet_on_stream(stream);
     nvshmemx_barrier_on_stream(NVSHMEM_TEAM_WORLD, stream);
+    const int stream_g = nvshmemx_int_g_on_stream(stream_p, (me + 1) % npes, stream);  // waits for the stream
     CUDA_CHECK(cudaStreamSynchronize(stream));
     nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, host_sum, words.coll_src, coll_count);  // host code, heap on the GPU
 
@@ -115,6 +121,10 @@ int main(int argc, char** argv) {
     nvshmem_team_destroy(copy);
 
     int wrong = check("from_left", read(words.from_left), left);
+    wrong += check("half_from_left (x2)", (long long)(2 * __half2float(read(words.half_from_left))), 2 * left + 1);
+    wrong += check("wait_until_any's index", (long long)read(words.any_index), 0);
+    wrong += check("stream_p", read(stream_p), 70 + left);
+    wrong += check("g_on_stream of what p_on_stream wrote", stream_g, 70 + me);
     const long long block_expected[4] = {left, left * 10, left * 100, left * 1000};
     for (int i = 0; i < 4; ++i) wrong += check("block[i]", read(words.block + i), block_expected[i]);
     const int ticket = read(words.ticket);
@@ -141,6 +151,9 @@ int main(int argc, char** argv) {
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));
+    nvshmem_free(stream_p);
+    nvshmem_free(words.any_index);
+    nvshmem_free(words.half_from_left);
     nvshmem_free(host_sum);
     nvshmem_free(stream_put);
     nvshmem_free(stream_gathered);

@@ -1,4 +1,4 @@
-// NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, put_signal, signal_op, signal_wait_until and the team
+// NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, p/g, put_signal, signal_op, signal_wait_until and the team
 // collectives, each enqueued on a CUDA stream) as forwarders to pgas's on-stream functions: nvcc translation units
 // only; from a plain C++ one a call fails to compile, saying so.
 #pragma once
@@ -11,13 +11,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime_api.h>
 
 // PGAS_NVSHMEM_ON_STREAM(RET, NAME, (PARAMS), BODY...): one on-stream entry point (host code). In an nvcc translation
 // unit BODY enqueues pgas's on-stream form (heap on this process's GPU) or, on the host transport, runs the call at
 // once (nothing on a GPU to order it with). A plain C++ compiler cannot launch kernels: there the entry point is
-// declared, and a call is a compile-time error naming it.
+// declared, and a call is a compile-time error naming it (its return is spelled type_identity_t<RET>() so that a RET of
+// several words, unsigned long long, reads as one type).
 #if defined(__CUDACC__)
 #define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) \
     template <int PgasLazy = 0>                        \
@@ -31,7 +33,7 @@
         static_assert(PgasLazy < 0, "pgas: " #NAME                                                                   \
                                     " enqueues a kernel on a CUDA stream: call it from a translation "               \
                                     "unit compiled by nvcc (a .cu file), not from one a plain C++ compiler builds"); \
-        return RET();                                                                                                \
+        return std::type_identity_t<RET>();                                                                          \
     }
 #endif
 
@@ -83,6 +85,27 @@ void put_signal_on_stream(const char* call, T* dest, const T* source, std::size_
                                          heap.symmetric<std::uint64_t>(call, sig_addr, 1), signal,
                                          signal_operation(call, heap, sig_op), pe, stream);
         });
+}
+
+// nvshmemx_<T>_p_on_stream: pgas::p_on_stream (the value travels in the kernel's parameters; on the host transport a
+// p at once).
+template <class T>
+void p_on_stream(const char* call, T* dest, T value, int pe, cudaStream_t stream) {
+    on_stream(
+        call, [&] { p(call, dest, value, pe); },
+        [&](const auto& ctx, const compat::heap_view& heap) {
+            heap.check_pe(call, pe);
+            ::pgas::p_on_stream(ctx, heap.symmetric<T>(call, dest, 1), value, pe, stream);
+        });
+}
+
+// nvshmemx_<T>_g_on_stream: it returns the element, so it waits for `stream` (the stream's earlier work completes
+// first) and then reads it as nvshmem_<T>_g from host code does.
+template <class T>
+T g_on_stream(const char* call, const T* source, int pe, cudaStream_t stream) {
+    compat::runtime& rt = compat::the_runtime().running(call);
+    if (rt.on_gpu()) rt.copy_check(call, cudaStreamSynchronize(stream));
+    return g(call, source, pe);
 }
 
 // nvshmemx_barrier_on_stream / team_sync_on_stream of a predefined team (Barrier: quiet first).
@@ -183,10 +206,16 @@ PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_wait_until_on_stream,
     PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, GET_NBI, false)                                        \
     PGAS_NVSHMEM_PUT_SIGNAL_ON_STREAM(TYPE, ELEMENT, PUT_SIGNAL)                                          \
     PGAS_NVSHMEM_PUT_SIGNAL_ON_STREAM(TYPE, ELEMENT, PUT_SIGNAL_NBI)
-#define PGAS_NVSHMEM_TYPED_RMA_ON_STREAM(TYPE, NAME)                                                             \
-    PGAS_NVSHMEM_RMA_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_put_on_stream, nvshmemx_##NAME##_put_nbi_on_stream, \
-                               nvshmemx_##NAME##_get_on_stream, nvshmemx_##NAME##_get_nbi_on_stream,             \
-                               nvshmemx_##NAME##_put_signal_on_stream, nvshmemx_##NAME##_put_signal_nbi_on_stream)
+// The on-stream RMA of one type: the transfers and put_signal, then p and g (one element; g waits for the stream).
+#define PGAS_NVSHMEM_TYPED_RMA_ON_STREAM(TYPE, NAME)                                                                 \
+    PGAS_NVSHMEM_RMA_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_put_on_stream, nvshmemx_##NAME##_put_nbi_on_stream,     \
+                               nvshmemx_##NAME##_get_on_stream, nvshmemx_##NAME##_get_nbi_on_stream,                 \
+                               nvshmemx_##NAME##_put_signal_on_stream, nvshmemx_##NAME##_put_signal_nbi_on_stream)   \
+    PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_##NAME##_p_on_stream,                                                      \
+                           (TYPE * dest, TYPE value, int pe, cudaStream_t stream),                                   \
+                           pgas_nvshmem_tu::p_on_stream("nvshmemx_" #NAME "_p_on_stream", dest, value, pe, stream);) \
+    PGAS_NVSHMEM_ON_STREAM(TYPE, nvshmemx_##NAME##_g_on_stream, (const TYPE* source, int pe, cudaStream_t stream),   \
+                           return pgas_nvshmem_tu::g_on_stream("nvshmemx_" #NAME "_g_on_stream", source, pe, stream);)
 
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA_ON_STREAM)
 PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_putmem_nbi_on_stream,
