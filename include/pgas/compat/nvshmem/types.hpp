@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 #include <cuda_bf16.h>  // __nv_bfloat16, NVSHMEM's bfloat16 (declared for a plain C++ compiler too)
 #include <cuda_fp16.h>  // __half, NVSHMEM's half
@@ -129,6 +130,11 @@ enum nvshmem_signal_op_type {
     NVSHMEM_SIGNAL_SET = 0,
     NVSHMEM_SIGNAL_ADD,
 };
+
+/// What NVSHMEM's own programs report errors with (its perftests' utilities call it): "<file>:<line>: <message>" on
+/// stderr.
+#define NVSHMEMI_ERROR_PRINT(...) \
+    (std::fprintf(stderr, "%s:%d: ", __FILE__, __LINE__), std::fprintf(stderr, __VA_ARGS__), std::fputc('\n', stderr))
 
 /// Return codes of the calls that return one (nvshmemx_init_attr, nvshmemx_collective_launch).
 enum nvshmemx_status {
