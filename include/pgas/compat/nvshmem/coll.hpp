@@ -16,13 +16,6 @@
 
 #include <nv/target>
 
-/// How the collective and on-stream entry points are declared: as PGAS_NVSHMEM_API, but function templates with one
-/// defaulted parameter, so that a translation unit compiles only the collectives it calls (there are about a thousand,
-/// each a driver and, on the host side, a kernel launch); a call reads as NVSHMEM's (taking the address needs `<>`).
-#define PGAS_NVSHMEM_LAZY_API   \
-    template <int PgasLazy = 0> \
-    static inline PGAS_HD
-
 namespace {
 namespace pgas_nvshmem_tu {
 
@@ -187,20 +180,20 @@ PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
 }  // namespace
 
 // The collectives of one group: NAME_reduce etc. by PREFIX/SUFFIX (nvshmem/"", nvshmemx/_warp, nvshmemx/_block).
-#define PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP)                                 \
-    PGAS_NVSHMEM_LAZY_API int PREFIX##_##NAME##_##OPNAME##_reduce##SUFFIX(nvshmem_team_t team, TYPE* dest,           \
-                                                                          const TYPE* source, std::size_t nreduce) { \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                           \
-            #PREFIX "_" #NAME "_" #OPNAME "_reduce" #SUFFIX, team,                                                   \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reduce, TYPE, ::pgas::op::PGASOP##_t>{                 \
-                dest, source, nreduce, 0, {}});                                                                      \
-    }                                                                                                                \
-    PGAS_NVSHMEM_LAZY_API int PREFIX##_##NAME##_##OPNAME##_reducescatter##SUFFIX(                                    \
-        nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nreduce) {                                  \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                           \
-            #PREFIX "_" #NAME "_" #OPNAME "_reducescatter" #SUFFIX, team,                                            \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reducescatter, TYPE, ::pgas::op::PGASOP##_t>{          \
-                dest, source, nreduce, 0, {}});                                                                      \
+#define PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP)                                   \
+    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_reduce##SUFFIX(nvshmem_team_t team, TYPE* dest,                  \
+                                                                     const TYPE* source, std::size_t nreduce) {        \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                             \
+            #PREFIX "_" #NAME "_" #OPNAME "_reduce" #SUFFIX, team,                                                     \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reduce, TYPE, ::pgas::op::PGASOP##_t>{                   \
+                dest, source, nreduce, 0, {}});                                                                        \
+    }                                                                                                                  \
+    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_reducescatter##SUFFIX(nvshmem_team_t team, TYPE* dest,           \
+                                                                            const TYPE* source, std::size_t nreduce) { \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                             \
+            #PREFIX "_" #NAME "_" #OPNAME "_reducescatter" #SUFFIX, team,                                              \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reducescatter, TYPE, ::pgas::op::PGASOP##_t>{            \
+                dest, source, nreduce, 0, {}});                                                                        \
     }
 #define PGAS_NVSHMEM_REDUCE(TYPE, NAME, OPNAME, PGASOP)                          \
     PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, nvshmem, , thread)     \
@@ -214,22 +207,22 @@ PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCE)
 
 // broadcast, fcollect and alltoall of one type (or of bytes: TYPE void, ELEMENT std::byte) by one group, named
 // BROADCAST, FCOLLECT and ALLTOALL.
-#define PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FN, KIND, GROUP)                                                   \
-    PGAS_NVSHMEM_LAZY_API int FN(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems) { \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                  \
-            #FN, team,                                                                                      \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT>{                               \
-                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}});          \
+#define PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FN, KIND, GROUP)                                              \
+    PGAS_NVSHMEM_API int FN(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems) { \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                             \
+            #FN, team,                                                                                 \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT>{                          \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}});     \
     }
-#define PGAS_NVSHMEM_MOVES(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL, GROUP)                                  \
-    PGAS_NVSHMEM_LAZY_API int BROADCAST(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems, \
-                                        int PE_root) {                                                           \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                       \
-            #BROADCAST, team,                                                                                    \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT>{                               \
-                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}});         \
-    }                                                                                                            \
-    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FCOLLECT, fcollect, GROUP)                                                  \
+#define PGAS_NVSHMEM_MOVES(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL, GROUP)                             \
+    PGAS_NVSHMEM_API int BROADCAST(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems, \
+                                   int PE_root) {                                                           \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                  \
+            #BROADCAST, team,                                                                               \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT>{                          \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}});    \
+    }                                                                                                       \
+    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FCOLLECT, fcollect, GROUP)                                             \
     PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, ALLTOALL, alltoall, GROUP)
 #define PGAS_NVSHMEM_TYPED_MOVES(TYPE, NAME)                                                                         \
     PGAS_NVSHMEM_MOVES(TYPE, TYPE, nvshmem_##NAME##_broadcast, nvshmem_##NAME##_fcollect, nvshmem_##NAME##_alltoall, \
@@ -248,30 +241,30 @@ PGAS_NVSHMEM_MOVES(void, std::byte, nvshmemx_broadcastmem_block, nvshmemx_fcolle
 
 /// Every PE of `team` completes its earlier operations, then they meet (a thread on the device,
 /// or host code); returns 0.
-PGAS_NVSHMEM_LAZY_API int nvshmem_barrier(nvshmem_team_t team) {
+PGAS_NVSHMEM_API int nvshmem_barrier(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::thread, true>("nvshmem_barrier", team);
 }
 /// nvshmem_barrier by every thread of a warp.
-PGAS_NVSHMEM_LAZY_API int nvshmemx_barrier_warp(nvshmem_team_t team) {
+PGAS_NVSHMEM_API int nvshmemx_barrier_warp(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::warp, true>("nvshmemx_barrier_warp", team);
 }
 /// nvshmem_barrier by every thread of a block.
-PGAS_NVSHMEM_LAZY_API int nvshmemx_barrier_block(nvshmem_team_t team) {
+PGAS_NVSHMEM_API int nvshmemx_barrier_block(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::block, true>("nvshmemx_barrier_block", team);
 }
 /// The PEs of `team` meet, without completing earlier operations; returns 0.
-PGAS_NVSHMEM_LAZY_API int nvshmem_team_sync(nvshmem_team_t team) {
+PGAS_NVSHMEM_API int nvshmem_team_sync(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::thread, false>("nvshmem_team_sync", team);
 }
 /// nvshmem_team_sync by every thread of a warp.
-PGAS_NVSHMEM_LAZY_API int nvshmemx_team_sync_warp(nvshmem_team_t team) {
+PGAS_NVSHMEM_API int nvshmemx_team_sync_warp(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::warp, false>("nvshmemx_team_sync_warp", team);
 }
 /// nvshmem_team_sync by every thread of a block.
-PGAS_NVSHMEM_LAZY_API int nvshmemx_team_sync_block(nvshmem_team_t team) {
+PGAS_NVSHMEM_API int nvshmemx_team_sync_block(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::block, false>("nvshmemx_team_sync_block", team);
 }
 /// OpenSHMEM's name for nvshmem_team_sync.
-PGAS_NVSHMEM_LAZY_API int nvshmem_sync(nvshmem_team_t team) {
+PGAS_NVSHMEM_API int nvshmem_sync(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::thread, false>("nvshmem_sync", team);
 }
