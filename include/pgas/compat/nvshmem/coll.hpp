@@ -179,22 +179,20 @@ PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
 }  // namespace pgas_nvshmem_tu
 }  // namespace
 
-// The collectives of one group: NAME_reduce etc. by PREFIX/SUFFIX (nvshmem/"", nvshmemx/_warp, nvshmemx/_block).
-#define PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP)                                   \
-    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_reduce##SUFFIX(nvshmem_team_t team, TYPE* dest,                  \
-                                                                     const TYPE* source, std::size_t nreduce) {        \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                             \
-            #PREFIX "_" #NAME "_" #OPNAME "_reduce" #SUFFIX, team,                                                     \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reduce, TYPE, ::pgas::op::PGASOP##_t>{                   \
-                dest, source, nreduce, 0, {}});                                                                        \
-    }                                                                                                                  \
-    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_reducescatter##SUFFIX(nvshmem_team_t team, TYPE* dest,           \
-                                                                            const TYPE* source, std::size_t nreduce) { \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                             \
-            #PREFIX "_" #NAME "_" #OPNAME "_reducescatter" #SUFFIX, team,                                              \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::reducescatter, TYPE, ::pgas::op::PGASOP##_t>{            \
-                dest, source, nreduce, 0, {}});                                                                        \
+// One reduction of one group: NAME_OPNAME_KIND by PREFIX/SUFFIX (nvshmem/"", nvshmemx/_warp, nvshmemx/_block), KIND
+// reduce (to every PE) or reducescatter.
+#define PGAS_NVSHMEM_REDUCTION(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP, KIND)                         \
+    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_##KIND##SUFFIX(nvshmem_team_t team, TYPE* dest,           \
+                                                                     const TYPE* source, std::size_t nreduce) { \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                      \
+            #PREFIX "_" #NAME "_" #OPNAME "_" #KIND #SUFFIX, team,                                              \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, TYPE, ::pgas::op::PGASOP##_t>{              \
+                dest, source, nreduce, 0, {}});                                                                 \
     }
+// The reductions of one group: NAME_OPNAME_reduce and _reducescatter.
+#define PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP)  \
+    PGAS_NVSHMEM_REDUCTION(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP, reduce) \
+    PGAS_NVSHMEM_REDUCTION(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP, reducescatter)
 #define PGAS_NVSHMEM_REDUCE(TYPE, NAME, OPNAME, PGASOP)                          \
     PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, nvshmem, , thread)     \
     PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, nvshmemx, _warp, warp) \
