@@ -120,23 +120,13 @@ TEST_CASE("bad input: a channel out of range and quiet(ctx, pe) with a bad PE na
     w.launch_host([&](const test::ctx& ctx) {
         for (int c : {-1, 4, 1000}) {
             CAPTURE(c);
-            try {
-                (void)ctx.on_channel(c);
-                FAIL("no error");
-            } catch (const pgas::error& e) {
-                CHECK(e.code() == pgas::errc::invalid_argument);
-                const std::string text = e.what();
-                CHECK_MESSAGE(test::contains(text, "on_channel on PE " + std::to_string(ctx.my_pe())), text);
-                CHECK_MESSAGE(test::contains(text, std::to_string(c)), text);
-            }
+            const std::string text =
+                test::error_of([&] { (void)ctx.on_channel(c); }, pgas::errc::invalid_argument);
+            CHECK_MESSAGE(test::contains(text, "on_channel on PE " + std::to_string(ctx.my_pe())), text);
+            CHECK_MESSAGE(test::contains(text, std::to_string(c)), text);
         }
-        try {
-            pgas::quiet(ctx, 2);
-            FAIL("no error");
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::pe_out_of_range);
-            CHECK_MESSAGE(test::contains(e.what(), "quiet on PE " + std::to_string(ctx.my_pe())), e.what());
-        }
+        const std::string text = test::error_of([&] { pgas::quiet(ctx, 2); }, pgas::errc::pe_out_of_range);
+        CHECK_MESSAGE(test::contains(text, "quiet on PE " + std::to_string(ctx.my_pe())), text);
     });
 }
 
@@ -154,30 +144,20 @@ TEST_CASE("channels per peer: world_options::channels, else PGAS_CHANNELS, else 
     for (const char* text : {"0", "33", "-1", "four", "2x"}) {
         CAPTURE(text);
         scoped_env env("PGAS_CHANNELS", text);
-        try {
-            (void)pgas::world::init_local(1, test::options());
-            FAIL("no error");
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::invalid_argument);
-            const std::string message = e.what();
-            CHECK_MESSAGE(test::contains(message, "world init"), message);
-            CHECK_MESSAGE(test::contains(message, "PGAS_CHANNELS"), message);
-            CHECK_MESSAGE(test::contains(message, std::string("got '") + text + "'"), message);
-        }
+        const std::string message =
+            test::error_of([] { (void)pgas::world::init_local(1, test::options()); }, pgas::errc::invalid_argument);
+        CHECK_MESSAGE(test::contains(message, "world init"), message);
+        CHECK_MESSAGE(test::contains(message, "PGAS_CHANNELS"), message);
+        CHECK_MESSAGE(test::contains(message, std::string("got '") + text + "'"), message);
     }
     for (int channels : {-3, 33}) {
         CAPTURE(channels);
         auto o = test::options();
         o.channels = channels;
-        try {
-            (void)pgas::world::init_local(1, o);
-            FAIL("no error");
-        } catch (const pgas::error& e) {
-            const std::string message = e.what();
-            CHECK_MESSAGE(test::contains(message, "world init on PE 0: channels must be an integer in [1, 32], got '" +
-                                                      std::to_string(channels) + "'"),
-                          message);
-        }
+        const std::string message = test::error_of([&] { (void)pgas::world::init_local(1, o); });
+        CHECK_MESSAGE(test::contains(message, "world init on PE 0: channels must be an integer in [1, 32], got '" +
+                                                  std::to_string(channels) + "'"),
+                      message);
     }
 }
 
