@@ -18,6 +18,18 @@ int main(int argc, char** argv) {
         return status == NVSHMEMX_ERROR_NOT_SUPPORTED && nvshmemx_init_status() == NVSHMEM_STATUS_NOT_INITIALIZED ? 0
                                                                                                                   : 1;
     }
+    if (std::strcmp(mode, "bad_uniqueid") == 0 || std::strcmp(mode, "uniqueid_rank") == 0) {
+        nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;  // never filled by nvshmemx_get_uniqueid
+        if (std::strcmp(mode, "uniqueid_rank") == 0) nvshmemx_get_uniqueid(&id);
+        nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+        nvshmemx_set_attr_uniqueid_args(std::strcmp(mode, "uniqueid_rank") == 0 ? 5 : 0, 2, &id, &attr);
+        nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);  // must not return
+        return 0;
+    }
+    if (std::strcmp(mode, "error_print") == 0) {  // NVSHMEM's perftests report with it
+        NVSHMEMI_ERROR_PRINT("value %d", 7);
+        return 0;
+    }
     nvshmem_init();
     if (std::strcmp(mode, "after_finalize") == 0) {
         nvshmem_finalize();
