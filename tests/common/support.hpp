@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -44,28 +45,32 @@ std::size_t first_wrong(const T* got, std::size_t count, F&& expected) {
 // Whether text contains part (doctest 2.4's Contains takes no std::string).
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// The pgas::error that body() throws, or none when it returns: for what error_of below does not give (the error's
+// pe(), a code that differs from PE to PE).
+template <class Body>
+std::optional<pgas::error> thrown(Body&& body) {
+    try {
+        body();
+    } catch (const pgas::error& e) {
+        return e;
+    }
+    return std::nullopt;
+}
+
 // The message of the pgas::error that body() throws, or "no error" when it returns (so that a check of the message
 // fails then too).
 template <class Body>
 std::string error_of(Body&& body) {
-    try {
-        body();
-    } catch (const pgas::error& e) {
-        return e.what();
-    }
-    return "no error";
+    const std::optional<pgas::error> e = thrown(body);
+    return e ? e->what() : "no error";
 }
 
 // The same, and the error's code must be `expected`.
 template <class Body>
 std::string error_of(Body&& body, pgas::errc expected) {
-    try {
-        body();
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == expected);
-        return e.what();
-    }
-    return "no error";
+    const std::optional<pgas::error> e = thrown(body);
+    if (e) CHECK(e->code() == expected);
+    return e ? e->what() : "no error";
 }
 
 template <class... Ts>

@@ -132,14 +132,11 @@ TEST_CASE("a wait whose polls yield slowly still names a stopped process soon af
     runtime.timeout_ns = 60'000'000'000;
     runtime.heartbeats = &table;
     const auto start = steady_clock::now();
-    std::string what;
-    try {
+    const std::string what = test::error_of([&] {
         pgas::detail::poll_until(
             runtime, 0, "slow wait", [] { return false; }, [](std::uint64_t) { FAIL("timed out instead"); },
             pgas::detail::no_hook{}, [](unsigned) { std::this_thread::sleep_for(milliseconds(5)); });
-    } catch (const pgas::error& e) {
-        what = e.what();
-    }
+    });
     const auto waited = duration_cast<milliseconds>(steady_clock::now() - start).count();
     CHECK_MESSAGE(what.find("PE 1 stopped responding") != std::string::npos, what);
     CHECK_MESSAGE(waited < 500, "named after " << waited << " ms");
@@ -165,13 +162,9 @@ void awaited_waits(awaiting_ctx& ctx, const std::string& named) {
     std::uint64_t counter = 0;
     SUBCASE("left without arriving: named at once, not after the 500 ms bound") {
         const auto start = steady_clock::now();
-        std::string what;
-        try {
-            pgas::detail::wait_address(ctx, "barrier", &counter, 0, pgas::cmp::ge, std::uint64_t{1}, 1);
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::peer_failed);
-            what = e.what();
-        }
+        const std::string what = test::error_of(
+            [&] { pgas::detail::wait_address(ctx, "barrier", &counter, 0, pgas::cmp::ge, std::uint64_t{1}, 1); },
+            pgas::errc::peer_failed);
         const auto waited = duration_cast<milliseconds>(steady_clock::now() - start).count();
         CHECK_MESSAGE(what.find(named) != std::string::npos, what);
         CHECK_MESSAGE(waited < 100, "named after " << waited << " ms");

@@ -15,13 +15,9 @@ TEST_CASE("destroy_team frees the slot: 500 teams made and destroyed in turn, 62
     }
     std::vector<pgas::team> alive;
     for (int i = 0; i < 62; ++i) alive.push_back(w.split_strided(w.team_world(), 0, 1, 3));
-    try {
-        (void)w.split_strided(w.team_world(), 0, 1, 3);
-        FAIL("no error");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::invalid_argument);
-        CHECK_MESSAGE(test::contains(e.what(), "at most 62 split teams may be alive at once"), e.what());
-    }
+    const std::string text =
+        test::error_of([&] { (void)w.split_strided(w.team_world(), 0, 1, 3); }, pgas::errc::invalid_argument);
+    CHECK_MESSAGE(test::contains(text, "at most 62 split teams may be alive at once"), text);
     w.destroy_team(alive[17]);
     auto again = w.split_strided(w.team_world(), 0, 1, 3);  // takes the freed slot
     CHECK(again.n_pes() == 3);
@@ -61,17 +57,13 @@ TEST_CASE("bad input: destroying a destroyed team (through a copy, also after it
     auto reuse = w.split_strided(w.team_world(), 0, 1, 1);
     CHECK(reuse.slot() == copy.slot());
     for (int step = 0; step < 2; ++step) {
-        try {
+        const std::string text = test::error_of([&] {
             if (step == 0) w.destroy_team(copy);
             else (void)w.split_strided(copy, 0, 1, 1);
-            FAIL("no error");
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::invalid_argument);
-            const std::string text = e.what();
-            CHECK_MESSAGE(test::contains(text, step == 0 ? "destroy_team" : "split_strided"), text);
-            CHECK_MESSAGE(test::contains(text, "slot " + std::to_string(copy.slot()) + " (generation"), text);
-            CHECK_MESSAGE(test::contains(text, "was destroyed"), text);
-        }
+        }, pgas::errc::invalid_argument);
+        CHECK_MESSAGE(test::contains(text, step == 0 ? "destroy_team" : "split_strided"), text);
+        CHECK_MESSAGE(test::contains(text, "slot " + std::to_string(copy.slot()) + " (generation"), text);
+        CHECK_MESSAGE(test::contains(text, "was destroyed"), text);
     }
     auto world_team = w.team_world();
     CHECK_THROWS_WITH_AS(w.destroy_team(world_team), doctest::Contains("the world team cannot be destroyed"), pgas::error);
@@ -85,13 +77,10 @@ TEST_CASE("bad input: PEs destroying different teams are found on every PE") {
     pgas::world::run_threads(2, [&](pgas::world& w) {
         auto a = w.split_strided(w.team_world(), 0, 1, 2);
         auto b = w.split_strided(w.team_world(), 0, 1, 2);
-        try {
-            w.destroy_team(w.my_pe() == 0 ? a : b);
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::collective_mismatch);
-            CHECK_MESSAGE(test::contains(e.what(), "destroy_team on PE " + std::to_string(w.my_pe())), e.what());
-            ++errors;
-        }
+        const std::string text =
+            test::error_of([&] { w.destroy_team(w.my_pe() == 0 ? a : b); }, pgas::errc::collective_mismatch);
+        CHECK_MESSAGE(test::contains(text, "destroy_team on PE " + std::to_string(w.my_pe())), text);
+        if (text != "no error") ++errors;
     }, test::options());
     CHECK(errors == 2);
 }

@@ -171,18 +171,14 @@ TEST_CASE("a *_vector wait that cannot finish times out naming the first selecte
     const int status[4] = {1, 0, 0, 0};
     for (int which = 0; which < 3; ++which) {
         CAPTURE(which);
-        try {
+        const std::string text = test::error_of([&] {
             std::size_t indices[4];
             if (which == 0) pgas::wait_until_all_vector(ctx, words, 4, status, pgas::cmp::ge, want);
             if (which == 1) (void)pgas::wait_until_any_vector(ctx, words, 4, status, pgas::cmp::ge, want);
             if (which == 2) (void)pgas::wait_until_some_vector(ctx, words, 4, indices, status, pgas::cmp::ge, want);
-            FAIL("wait returned");
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::timeout);
-            const std::string text = e.what();
-            CHECK_MESSAGE(test::contains(text, "_vector on PE 0"), text);
-            CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string((words + 1).offset()) + " >= 9 (seen 7)"),
-                          text);
-        }
+        }, pgas::errc::timeout);
+        CHECK_MESSAGE(test::contains(text, "_vector on PE 0"), text);
+        CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string((words + 1).offset()) + " >= 9 (seen 7)"),
+                      text);
     }
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 using doctest::Contains;
@@ -61,44 +62,33 @@ TEST_CASE("bad input: alloc(count, alignment) with an alignment that is no power
     auto w = pgas::world::init_local(2, test::options());
     for (long long alignment : {0LL, -8LL, 24LL, 4LL, 4LL << 20}) {
         CAPTURE(alignment);
-        try {
-            (void)w.alloc<double>(4, alignment);
-            FAIL("no error");
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::invalid_argument);
-            const std::string text = e.what();
-            CHECK_MESSAGE(test::contains(text, "alloc(count, alignment)"), text);
-            CHECK_MESSAGE(test::contains(text, "got " + std::to_string(alignment)), text);
-            CHECK_MESSAGE(test::contains(text, "alignof(T) = 8"), text);
-        }
+        const std::string text =
+            test::error_of([&] { (void)w.alloc<double>(4, alignment); }, pgas::errc::invalid_argument);
+        CHECK_MESSAGE(test::contains(text, "alloc(count, alignment)"), text);
+        CHECK_MESSAGE(test::contains(text, "got " + std::to_string(alignment)), text);
+        CHECK_MESSAGE(test::contains(text, "alignof(T) = 8"), text);
     }
 }
 
 TEST_CASE("bad input: alloc alignments that differ between PEs are found on every PE") {
     std::atomic<int> errors{0};
     pgas::world::run_threads(3, [&](pgas::world& w) {
-        try {
-            (void)w.alloc<int>(10, w.my_pe() == 2 ? 4096 : 512);
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::collective_mismatch);
-            const std::string text = e.what();
-            CHECK_MESSAGE(test::contains(text, "alloc(count, alignment) on PE " + std::to_string(w.my_pe())), text);
-            CHECK_MESSAGE(test::contains(text, "alignment = "), text);
-            ++errors;
-        }
+        const std::string text = test::error_of([&] { (void)w.alloc<int>(10, w.my_pe() == 2 ? 4096 : 512); },
+                                                pgas::errc::collective_mismatch);
+        CHECK_MESSAGE(test::contains(text, "alloc(count, alignment) on PE " + std::to_string(w.my_pe())), text);
+        CHECK_MESSAGE(test::contains(text, "alignment = "), text);
+        if (text != "no error") ++errors;
     }, test::options());
     CHECK(errors == 3);
     errors = 0;
     pgas::world::run_threads(2, [&](pgas::world& w) {  // the default alignment on one PE, an explicit one on the other
-        try {
-            (void)(w.my_pe() == 0 ? w.alloc<int>(10) : w.alloc<int>(10, 4096));
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::collective_mismatch);
-            CHECK_MESSAGE(test::contains(e.what(), w.my_pe() == 0 ? "alignment = 0 here but 4096 on PE 1"
-                                                                  : "alignment = 4096 here but 0 on PE 0"),
-                          e.what());
-            ++errors;
-        }
+        const std::string text =
+            test::error_of([&] { (void)(w.my_pe() == 0 ? w.alloc<int>(10) : w.alloc<int>(10, 4096)); },
+                           pgas::errc::collective_mismatch);
+        CHECK_MESSAGE(test::contains(text, w.my_pe() == 0 ? "alignment = 0 here but 4096 on PE 1"
+                                                          : "alignment = 4096 here but 0 on PE 0"),
+                      text);
+        if (text != "no error") ++errors;
     }, test::options());
     CHECK(errors == 2);
 }
@@ -152,16 +142,15 @@ TEST_CASE("bad input: zero or negative counts") {
 TEST_CASE("bad input: heap exhaustion says requested and free sizes") {
     auto w = pgas::world::init_local(1, test::options());
     const auto free = w.heap_free_bytes();
-    try {
-        (void)w.alloc<std::uint64_t>(free);  // 8x too many bytes
-        FAIL("alloc did not throw");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::heap_exhausted);
-        CHECK(e.pe() == 0);
-        CHECK_MESSAGE(test::contains(std::string(e.what()), "requested " + std::to_string(free) + " elements of 8 bytes"), std::string(e.what()));
-        CHECK_MESSAGE(test::contains(std::string(e.what()), std::to_string(free) + " bytes free"), std::string(e.what()));
-        CHECK_MESSAGE(test::contains(std::string(e.what()), "PGAS_HEAP_SIZE"), std::string(e.what()));
-    }
+    // free elements of 8 bytes: 8x too many bytes
+    const std::optional<pgas::error> e = test::thrown([&] { (void)w.alloc<std::uint64_t>(free); });
+    REQUIRE_MESSAGE(e.has_value(), "alloc did not throw");
+    CHECK(e->code() == pgas::errc::heap_exhausted);
+    CHECK(e->pe() == 0);
+    const std::string text = e->what();
+    CHECK_MESSAGE(test::contains(text, "requested " + std::to_string(free) + " elements of 8 bytes"), text);
+    CHECK_MESSAGE(test::contains(text, std::to_string(free) + " bytes free"), text);
+    CHECK_MESSAGE(test::contains(text, "PGAS_HEAP_SIZE"), text);
     auto most = w.alloc<char>(free - 4096);  // fragmentation is reported too
     CHECK_THROWS_WITH_AS(w.alloc<char>(8192), Contains("largest free block 4096"), pgas::error);
     w.free(most);
@@ -170,12 +159,10 @@ TEST_CASE("bad input: heap exhaustion says requested and free sizes") {
 TEST_CASE("bad input: allocation sizes that differ between PEs") {
     std::atomic<int> errors{0};
     pgas::world::run_threads(3, [&](pgas::world& w) {
-        try {
-            (void)w.alloc<int>(w.my_pe() == 1 ? 20 : 10);
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::collective_mismatch);
-            CHECK(e.pe() == w.my_pe());
-            const std::string text = e.what();
+        if (const std::optional<pgas::error> e = test::thrown([&] { (void)w.alloc<int>(w.my_pe() == 1 ? 20 : 10); })) {
+            CHECK(e->code() == pgas::errc::collective_mismatch);
+            CHECK(e->pe() == w.my_pe());
+            const std::string text = e->what();
             CHECK_MESSAGE(test::contains(text, "alloc on PE " + std::to_string(w.my_pe())), text);
             CHECK_MESSAGE(test::contains(text, w.my_pe() == 1 ? "on PE 0" : "80 on PE 1"), text);
             ++errors;
@@ -225,16 +212,11 @@ TEST_CASE("a wait that cannot finish times out with the PE, address, condition a
     auto flag = w.alloc<std::uint64_t>(1);
     auto ctx = w.context<pgas::host>(1);
     *w.local(flag, 1) = 3;
-    try {
-        pgas::signal_wait_until(ctx, flag, pgas::cmp::ge, 5);
-        FAIL("wait returned");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::timeout);
-        const std::string text = e.what();
-        CHECK_MESSAGE(test::contains(text, "signal_wait_until on PE 1"), text);
-        CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string(flag.offset()) + " >= 5 (seen 3)"), text);
-        CHECK_MESSAGE(test::is_wait_timeout(text), text);  // the format of the proxy's and IBGDA's timeouts too
-    }
+    const std::string text =
+        test::error_of([&] { pgas::signal_wait_until(ctx, flag, pgas::cmp::ge, 5); }, pgas::errc::timeout);
+    CHECK_MESSAGE(test::contains(text, "signal_wait_until on PE 1"), text);
+    CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string(flag.offset()) + " >= 5 (seen 3)"), text);
+    CHECK_MESSAGE(test::is_wait_timeout(text), text);  // the format of the proxy's and IBGDA's timeouts too
 }
 
 TEST_CASE("a PE that fails makes the others stop waiting instead of hanging") {
