@@ -32,7 +32,7 @@ inline const env_var library_vars[] = {
      "host/world.hpp (world::init*)", "symmetric heap per PE; world_options::heap_bytes overrides it"},
     {"NVSHMEM_SYMMETRIC_SIZE", env_group::library, "unset (PGAS_HEAP_SIZE's default)",
      "bytes, or a number with K/M/G/T (binary), as PGAS_HEAP_SIZE", "compat/nvshmem/runtime.hpp (nvshmem_init)",
-     "what an NVSHMEM program may allocate per PE on pgas::nvshmem (the heap is this plus pgas's reserved area); wins over PGAS_HEAP_SIZE there"},
+     "at least what an NVSHMEM program may allocate per PE on pgas::nvshmem (rounded up to 2 MiB, plus 2 MiB; pgas's reserved area on top); wins over PGAS_HEAP_SIZE there"},
     {"PGAS_UNIQUEID_HOST", env_group::library, "this machine's host name", "a host name or IPv4 address",
      "compat/nvshmem/setup.hpp (nvshmemx_get_uniqueid)",
      "where the other ranks reach rank 0 for a unique id's rendezvous (NVSHMEMX_INIT_WITH_UNIQUEID)"},

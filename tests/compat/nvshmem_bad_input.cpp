@@ -37,9 +37,12 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (std::strcmp(mode, "symmetric_size") == 0) {  // run with NVSHMEM_SYMMETRIC_SIZE=8M, PGAS_HEAP_SIZE=16M
+        // as NVSHMEM's perftests: two small buffers, then exactly the size asked for; then more than ever fits
+        void* small[2] = {nvshmem_malloc(sizeof(double)), nvshmem_malloc(sizeof(double))};
+        void* eight = nvshmem_malloc(std::size_t(8) << 20);
         void* twelve = nvshmem_malloc(std::size_t(12) << 20);
-        void* four = nvshmem_malloc(std::size_t(4) << 20);
-        std::printf("12 MiB: %s; 4 MiB: %s\n", twelve ? "a block" : "NULL", four ? "a block" : "NULL");
+        std::printf("small: %s; 8 MiB: %s; 12 MiB: %s\n", small[0] && small[1] ? "blocks" : "NULL",
+                    eight ? "a block" : "NULL", twelve ? "a block" : "NULL");
         nvshmem_finalize();
         return 0;
     }

@@ -164,9 +164,11 @@ public:
         }
         try {
             world_options options;
-            // NVSHMEM's size is what the program may allocate; pgas's heap holds its reserved area besides
-            if (const std::uint64_t usable = detail::env_size("NVSHMEM_SYMMETRIC_SIZE", 0); usable != 0)
-                options.heap_bytes = usable + detail::heap_layout::user_offset;
+            // NVSHMEM's size is a floor on what the program may allocate ("at least as large"): programs such as
+            // NVSHMEM's perftests allocate exactly that size after a few small buffers, so the usable part is the
+            // size rounded up to 2 MiB plus 2 MiB; pgas's reserved area comes on top
+            if (const std::uint64_t asked = detail::env_size("NVSHMEM_SYMMETRIC_SIZE", 0); asked != 0)
+                options.heap_bytes = usable_heap_bytes(asked) + detail::heap_layout::user_offset;
             if (want_gpu())
                 world_.emplace(launch ? world::init_gpu(*launch, options, current_device()) : world::init_gpu(options));
             else
@@ -322,6 +324,12 @@ private:
     }
 
     device_state state() const { return {filled_magic, heap_, teams_, gpu_ctx_}; }
+
+    // What NVSHMEM_SYMMETRIC_SIZE = asked lets the program allocate: asked rounded up to 2 MiB, plus 2 MiB.
+    static constexpr std::uint64_t usable_heap_bytes(std::uint64_t asked) {
+        constexpr std::uint64_t granule = std::uint64_t{2} << 20;
+        return (asked + granule - 1) / granule * granule + granule;
+    }
 
     // Every translation unit's device state, again (the teams changed).
     void refill() const {
