@@ -296,19 +296,15 @@ TEST_CASE("ibgda windows: a PE whose NIC refuses the registration fails every PE
         const int me = w.my_pe();
         std::vector<std::uint64_t> mine(elements, untouched);
         if (me == 1) ib.emulated_nic().refuse_next_registration(1);
-        try {
-            (void)w.register_window(mine.data(), elements);
-            FAIL("no error");
-        } catch (const pgas::error& e) {
-            CHECK(e.code() == pgas::errc::transport_unavailable);
-            if (me == 1)
-                CHECK(std::string(e.what()) == "pgas: register_window on PE 1: the emulated NIC refused to register "
-                                               "the buffer (512 bytes; ibgda_emulated_nic::refuse_next_registration)");
-            else
-                CHECK(std::string(e.what()) == "pgas: register_window on PE " + std::to_string(me) +
-                                                   ": PE 1 could not register its buffer with its NIC (its own error "
-                                                   "says why); no window was registered");
-        }
+        const std::string text =
+            test::error_of([&] { (void)w.register_window(mine.data(), elements); }, pgas::errc::transport_unavailable);
+        if (me == 1)
+            CHECK(text == "pgas: register_window on PE 1: the emulated NIC refused to register the buffer (512 bytes; "
+                          "ibgda_emulated_nic::refuse_next_registration)");
+        else
+            CHECK(text == "pgas: register_window on PE " + std::to_string(me) +
+                              ": PE 1 could not register its buffer with its NIC (its own error says why); no window "
+                              "was registered");
         CHECK(w.live_windows() == 0);
         CHECK(ib.live_windows() == 0);
         // The next registration works everywhere.
