@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -26,13 +27,9 @@ pgas::error failure_of(int n, Body&& body, std::int64_t timeout_ms = 5000) {
     auto w = pgas::world::init_local(n, short_timeout(timeout_ms));
     auto a = w.alloc<std::int32_t>(64);
     auto b = w.alloc<std::int32_t>(64);
-    try {
-        w.launch_host([&](const ctx& c) { body(w, c, a, b); });
-    } catch (const pgas::error& e) {
-        return e;
-    }
-    FAIL("no pgas::error was thrown");
-    return pgas::error(pgas::errc::invalid_argument, -1, "", "");
+    const std::optional<pgas::error> e = test::thrown([&] { w.launch_host([&](const ctx& c) { body(w, c, a, b); }); });
+    REQUIRE_MESSAGE(e.has_value(), "no pgas::error was thrown");
+    return *e;
 }
 
 }  // namespace
