@@ -174,15 +174,11 @@ TEST_CASE("tcp bootstrap: a peer that never comes is an error on every PE within
 
 TEST_CASE("tcp bootstrap: a timeout names at most 8 missing PEs and counts the rest") {
     // A message listing every missing PE would be 448 KB on one line at 65,536 PEs.
-    try {
-        tcp_bootstrap root(test::launch(0, 65536, test::free_port(), 300ms));
-        FAIL("a world of 65536 formed alone");
-    } catch (const pgas::error& e) {
-        const std::string what = e.what();
-        CHECK_MESSAGE(test::contains(what, "PE(s) 1, 2, 3, 4, 5, 6, 7, 8 and 65527 more (65535 in all) did not connect"),
-                      what);
-        CHECK(what.size() < 1000);
-    }
+    const std::string what =
+        test::error_of([] { tcp_bootstrap root(test::launch(0, 65536, test::free_port(), 300ms)); });
+    CHECK_MESSAGE(test::contains(what, "PE(s) 1, 2, 3, 4, 5, 6, 7, 8 and 65527 more (65535 in all) did not connect"),
+                  what);
+    CHECK(what.size() < 1000);
     CHECK(pgas::detail::pe_list({3}) == "3");
     CHECK(pgas::detail::pe_list({}) == "?");
 }
@@ -190,15 +186,11 @@ TEST_CASE("tcp bootstrap: a timeout names at most 8 missing PEs and counts the r
 TEST_CASE("tcp bootstrap: no root is a bounded connect error") {
     const int port = test::free_port();
     const auto start = test::clock_type::now();
-    try {
-        tcp_bootstrap b(test::launch(1, 2, port, 500ms));
-        FAIL("joined a world without a root");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::timeout);
-        CHECK_MESSAGE(test::contains(e.what(), "cannot reach the root (PE 0) at 127.0.0.1:" + std::to_string(port) +
-                                                   " within 500 ms: Connection refused"),
-                      e.what());
-    }
+    const std::string text =
+        test::error_of([&] { tcp_bootstrap b(test::launch(1, 2, port, 500ms)); }, pgas::errc::timeout);
+    CHECK_MESSAGE(test::contains(text, "cannot reach the root (PE 0) at 127.0.0.1:" + std::to_string(port) +
+                                           " within 500 ms: Connection refused"),
+                  text);
     CHECK(test::seconds_since(start) < 3);
 }
 
@@ -211,15 +203,11 @@ TEST_CASE("tcp bootstrap: a root address in use is a clear error") {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     REQUIRE(::bind(squatter.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
     REQUIRE(::listen(squatter.get(), 1) == 0);
-    try {
-        tcp_bootstrap b(test::launch(0, 2, port, 500ms));
-        FAIL("the root listened on a port in use");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::bootstrap);
-        CHECK_MESSAGE(test::contains(e.what(), "the root cannot listen on 127.0.0.1:" + std::to_string(port) +
-                                                   ": Address already in use"),
-                      e.what());
-    }
+    const std::string text =
+        test::error_of([&] { tcp_bootstrap b(test::launch(0, 2, port, 500ms)); }, pgas::errc::bootstrap);
+    CHECK_MESSAGE(test::contains(text, "the root cannot listen on 127.0.0.1:" + std::to_string(port) +
+                                           ": Address already in use"),
+                  text);
 }
 
 TEST_CASE("tcp bootstrap: a peer that has left is an error on every other PE at once, and stays one") {
@@ -463,13 +451,9 @@ TEST_CASE("unix rendezvous: a live root's socket is never unlinked - a second ro
     REQUIRE(tcp::is_socket(path));
     struct stat before {};
     REQUIRE(::lstat(path.c_str(), &before) == 0);
-    try {
-        tcp_bootstrap second(unix_launch(0, 2, path));
-        FAIL("a second root took the live rendezvous socket");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::bootstrap);
-        CHECK_MESSAGE(test::contains(e.what(), "the rendezvous socket " + path + " is in use by a live root"), e.what());
-    }
+    const std::string text =
+        test::error_of([&] { tcp_bootstrap second(unix_launch(0, 2, path)); }, pgas::errc::bootstrap);
+    CHECK_MESSAGE(test::contains(text, "the rendezvous socket " + path + " is in use by a live root"), text);
     struct stat after {};
     CHECK((::lstat(path.c_str(), &after) == 0 && after.st_ino == before.st_ino));
     {
