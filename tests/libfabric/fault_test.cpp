@@ -8,17 +8,13 @@
 #include <string>
 
 TEST_CASE("bad provider name: the error lists what was found") {
-    try {
-        test::run("no-such-provider", 1, [](pgas::world&, pgas::libfabric_domain&) {});
-        FAIL("no error");
-    } catch (const pgas::error& e) {
-        const std::string text = e.what();
-        CHECK(e.code() == pgas::errc::transport_unavailable);
-        CHECK_MESSAGE(test::contains(text, "provider 'no-such-provider' (PGAS_FI_PROVIDER) was not found"), text);
-        CHECK_MESSAGE(test::contains(text, "providers found:"), text);
-        CHECK_MESSAGE(test::contains(text, "shm"), text);
-        CHECK_MESSAGE(test::contains(text, "tcp;ofi_rxm"), text);
-    }
+    const std::string text =
+        test::error_of([] { test::run("no-such-provider", 1, [](pgas::world&, pgas::libfabric_domain&) {}); },
+                       pgas::errc::transport_unavailable);
+    CHECK_MESSAGE(test::contains(text, "provider 'no-such-provider' (PGAS_FI_PROVIDER) was not found"), text);
+    CHECK_MESSAGE(test::contains(text, "providers found:"), text);
+    CHECK_MESSAGE(test::contains(text, "shm"), text);
+    CHECK_MESSAGE(test::contains(text, "tcp;ofi_rxm"), text);
 }
 
 TEST_CASE("the net provider advertises atomics it does not implement: rejected with the reason") {
@@ -30,14 +26,9 @@ TEST_CASE("the net provider advertises atomics it does not implement: rejected w
         return;
     }
     fi_freeinfo(raw);
-    try {
-        test::run("net", 1, [](pgas::world&, pgas::libfabric_domain&) {});
-        FAIL("net was accepted");
-    } catch (const pgas::error& e) {
-        const std::string text = e.what();
-        CHECK_MESSAGE(test::contains(text, "provider 'net' (PGAS_FI_PROVIDER) is not usable"), text);
-        CHECK_MESSAGE(test::contains(text, "net: atomics advertised but not implemented"), text);
-    }
+    const std::string text = test::error_of([] { test::run("net", 1, [](pgas::world&, pgas::libfabric_domain&) {}); });
+    CHECK_MESSAGE(test::contains(text, "provider 'net' (PGAS_FI_PROVIDER) is not usable"), text);
+    CHECK_MESSAGE(test::contains(text, "net: atomics advertised but not implemented"), text);
 }
 
 TEST_CASE("atomics check (unit): one -FI_ENOSYS answer rejects the provider and is named") {
@@ -55,12 +46,9 @@ TEST_CASE("atomics check (unit): one -FI_ENOSYS answer rejects the provider and 
 TEST_CASE("interface pinning: a tcp domain that is not PGAS_FI_IFACE is refused") {
     auto o = test::fabric("tcp;ofi_rxm");
     o.iface = "no-such-iface0";
-    try {
-        test::run("tcp;ofi_rxm", 1, [](pgas::world&, pgas::libfabric_domain&) {}, o);
-        FAIL("no error");
-    } catch (const pgas::error& e) {
-        CHECK_MESSAGE(test::contains(e.what(), "no domain on PGAS_FI_IFACE=no-such-iface0"), e.what());
-    }
+    const std::string text =
+        test::error_of([&] { test::run("tcp;ofi_rxm", 1, [](pgas::world&, pgas::libfabric_domain&) {}, o); });
+    CHECK_MESSAGE(test::contains(text, "no domain on PGAS_FI_IFACE=no-such-iface0"), text);
 }
 
 // What libfabric_domain asks for a GPU heap (want_hmem): a provider without
@@ -71,16 +59,12 @@ TEST_CASE("a GPU heap with a provider that has no FI_HMEM is refused naming FI_H
         MESSAGE("tcp;ofi_rxm has FI_HMEM in this libfabric: nothing to refuse");
         return;
     }
-    try {
-        (void)pgas::ofi::select_provider(test::fabric("tcp;ofi_rxm"), true, true, 0);
-        FAIL("tcp;ofi_rxm accepted for a GPU heap");
-    } catch (const pgas::error& e) {
-        const std::string text = e.what();
-        CHECK(e.code() == pgas::errc::transport_unavailable);
-        CHECK_MESSAGE(test::contains(text, "provider 'tcp;ofi_rxm' (PGAS_FI_PROVIDER) is not usable for a GPU heap"), text);
-        CHECK_MESSAGE(test::contains(text, "tcp;ofi_rxm: has no FI_HMEM"), text);
-        CHECK_MESSAGE(test::contains(text, "gpu_producers"), text);
-    }
+    const std::string text =
+        test::error_of([] { (void)pgas::ofi::select_provider(test::fabric("tcp;ofi_rxm"), true, true, 0); },
+                       pgas::errc::transport_unavailable);
+    CHECK_MESSAGE(test::contains(text, "provider 'tcp;ofi_rxm' (PGAS_FI_PROVIDER) is not usable for a GPU heap"), text);
+    CHECK_MESSAGE(test::contains(text, "tcp;ofi_rxm: has no FI_HMEM"), text);
+    CHECK_MESSAGE(test::contains(text, "gpu_producers"), text);
     // A host heap (want_hmem false) takes it as before.
     CHECK(pgas::ofi::select_provider(test::fabric("tcp;ofi_rxm"), true, false, 0) != nullptr);
 }
@@ -224,18 +208,13 @@ TEST_CASE("a remote range outside the heap fails the proxy - waits report PE and
                     // Past the registered heap: the device API's checks would refuse it, so go below them.
                     std::uint64_t v = 1;
                     ctx.transport.put_nbi<pgas::thread>(w.heap_bytes() + (std::uint64_t{1} << 30), &v, 8, 1);
-                    try {
-                        ctx.transport.quiet<pgas::thread>();
-                        FAIL("no error");
-                    } catch (const pgas::error& e) {
-                        const std::string text = e.what();
-                        CHECK_MESSAGE(test::contains(text, "quiet on PE 0"), text);
-                        CHECK(e.code() == pgas::errc::transport_unavailable);
-                        CHECK_MESSAGE(test::contains(text, "the proxy thread failed"), text);
-                        CHECK_MESSAGE(test::contains(text, "fi_write to PE 1"), text);
-                        CHECK_MESSAGE(test::contains(text, "is outside the symmetric heap"), text);
-                        CHECK(!fabric.failure().empty());
-                    }
+                    const std::string text = test::error_of([&] { ctx.transport.quiet<pgas::thread>(); },
+                                                            pgas::errc::transport_unavailable);
+                    CHECK_MESSAGE(test::contains(text, "quiet on PE 0"), text);
+                    CHECK_MESSAGE(test::contains(text, "the proxy thread failed"), text);
+                    CHECK_MESSAGE(test::contains(text, "fi_write to PE 1"), text);
+                    CHECK_MESSAGE(test::contains(text, "is outside the symmetric heap"), text);
+                    CHECK(!fabric.failure().empty());
                 }
             }, o, test::options(1500));
         }
@@ -250,16 +229,10 @@ TEST_CASE("a dead proxy thread makes waits time out naming the PE and the comman
         auto ctx = fabric.context();
         if (ctx.my_pe() == 0) {
             fabric.simulate_proxy_death();
-            try {
-                (void)pgas::g(ctx, x, 1);
-                FAIL("no timeout");
-            } catch (const pgas::error& e) {
-                const std::string text = e.what();
-                CHECK(e.code() == pgas::errc::timeout);
-                CHECK_MESSAGE(test::contains(text, "get on PE 0"), text);
-                CHECK_MESSAGE(test::contains(text, "oldest outstanding: get of 8 bytes to PE 1"), text);
-                CHECK_MESSAGE(test::contains(text, "is the proxy thread alive"), text);
-            }
+            const std::string text = test::error_of([&] { (void)pgas::g(ctx, x, 1); }, pgas::errc::timeout);
+            CHECK_MESSAGE(test::contains(text, "get on PE 0"), text);
+            CHECK_MESSAGE(test::contains(text, "oldest outstanding: get of 8 bytes to PE 1"), text);
+            CHECK_MESSAGE(test::contains(text, "is the proxy thread alive"), text);
         }
     }, {}, test::options(1000));
 }

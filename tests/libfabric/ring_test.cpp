@@ -2,6 +2,7 @@
 #include <pgas/transport/proxy/proxy_ops.hpp>
 #include <pgas/host/proxy/service.hpp>
 
+#include "../common/support.hpp"
 #include "../wait_timeout_format.hpp"
 
 #include <doctest/doctest.h>
@@ -209,13 +210,8 @@ TEST_CASE("a ring that stays full times out naming the wait") {
     std::uint64_t v = 1;
     f.t.put_nbi<pgas::thread>(0, &v, 8, 1);
     f.t.put_nbi<pgas::thread>(8, &v, 8, 1);
-    try {
-        f.t.put_nbi<pgas::thread>(16, &v, 8, 1);
-        FAIL("no timeout");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::timeout);
-        CHECK_MESSAGE(std::string(e.what()).find("a free ring slot (ring full)") != std::string::npos, e.what());
-    }
+    const std::string text = test::error_of([&] { f.t.put_nbi<pgas::thread>(16, &v, 8, 1); }, pgas::errc::timeout);
+    CHECK_MESSAGE(test::contains(text, "a free ring slot (ring full)"), text);
     f.backend.open = true;
 }
 
@@ -224,16 +220,10 @@ TEST_CASE("a dead proxy thread: device waits time out with a diagnostic instead 
     f.proxy.simulate_death();
     std::uint64_t v = 1;
     f.t.put_nbi<pgas::thread>(0, &v, 8, 1);
-    try {
-        f.t.quiet<pgas::thread>();
-        FAIL("no timeout");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::timeout);
-        const std::string text = e.what();
-        CHECK_MESSAGE(text.find("quiet on PE 0") != std::string::npos, text);
-        CHECK_MESSAGE(text.find("is the proxy thread alive") != std::string::npos, text);
-        CHECK_MESSAGE(test::is_wait_timeout(text), text);  // the format of every wait's timeout
-    }
+    const std::string text = test::error_of([&] { f.t.quiet<pgas::thread>(); }, pgas::errc::timeout);
+    CHECK_MESSAGE(test::contains(text, "quiet on PE 0"), text);
+    CHECK_MESSAGE(test::contains(text, "is the proxy thread alive"), text);
+    CHECK_MESSAGE(test::is_wait_timeout(text), text);  // the format of every wait's timeout
 }
 
 TEST_CASE("a stopped proxy ends waits at once with its reason") {

@@ -98,14 +98,10 @@ TEST_CASE("libfabric windows: put/get/nbi/p/g/put_signal/atomics at element offs
             if (me == 0) CHECK(mine.data[60] == 7);
 
             // The device checks refuse a range past the end, naming the call and the last element.
-            try {
-                pgas::put(ctx, win + 60, src.data(), 5, right);
-                FAIL("no error");
-            } catch (const pgas::error& e) {
-                CHECK(std::string(e.what()) ==
-                      "pgas: put on PE " + std::to_string(me) + ": range past the end of the window, last element 64");
-                CHECK(e.code() == pgas::errc::invalid_argument);
-            }
+            const std::string text =
+                test::error_of([&] { pgas::put(ctx, win + 60, src.data(), 5, right); }, pgas::errc::invalid_argument);
+            CHECK(text ==
+                  "pgas: put on PE " + std::to_string(me) + ": range past the end of the window, last element 64");
             pgas::barrier_all(ctx);
             w.release_window(win);
             CHECK(fabric.live_windows() == 0);
@@ -172,17 +168,12 @@ TEST_CASE("libfabric windows: the proxy checks the range against the target's re
                 // Below the device API's checks: byte 60 of a 64-byte buffer, 8 bytes.
                 std::uint64_t v = 1;
                 ctx.transport.window_put_nbi<pgas::thread>(win.table_offset(), 60, &v, 8, 1);
-                try {
-                    ctx.transport.quiet<pgas::thread>();
-                    FAIL("no error");
-                } catch (const pgas::error& e) {
-                    const std::string text = e.what();
-                    CHECK_MESSAGE(test::contains(text, "the proxy thread failed"), text);
-                    CHECK_MESSAGE(test::contains(text, "fi_write to PE 1 (8 bytes at byte 60 of window " +
-                                                           std::to_string(win.table_offset()) +
-                                                           ") is outside PE 1's buffer (64 bytes)"),
-                                  text);
-                }
+                const std::string text = test::error_of([&] { ctx.transport.quiet<pgas::thread>(); });
+                CHECK_MESSAGE(test::contains(text, "the proxy thread failed"), text);
+                CHECK_MESSAGE(test::contains(text, "fi_write to PE 1 (8 bytes at byte 60 of window " +
+                                                       std::to_string(win.table_offset()) +
+                                                       ") is outside PE 1's buffer (64 bytes)"),
+                              text);
             }
             CHECK(mine[7] == 0);  // nothing was posted
         }, {}, test::options(1500));
@@ -200,16 +191,11 @@ TEST_CASE("libfabric windows: a command naming a released window fails the proxy
             if (ctx.my_pe() == 0) {
                 std::uint64_t v = 1;
                 ctx.transport.window_put_nbi<pgas::thread>(win.table_offset(), 0, &v, 8, 1);
-                try {
-                    ctx.transport.quiet<pgas::thread>();
-                    FAIL("no error");
-                } catch (const pgas::error& e) {
-                    const std::string text = e.what();
-                    CHECK_MESSAGE(test::contains(text, "fi_write to PE 1 names window " +
-                                                           std::to_string(win.table_offset()) +
-                                                           ", which is not registered with this libfabric domain"),
-                                  text);
-                }
+                const std::string text = test::error_of([&] { ctx.transport.quiet<pgas::thread>(); });
+                CHECK_MESSAGE(test::contains(text, "fi_write to PE 1 names window " +
+                                                       std::to_string(win.table_offset()) +
+                                                       ", which is not registered with this libfabric domain"),
+                              text);
             }
         }, {}, test::options(1500));
     });
