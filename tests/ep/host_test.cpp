@@ -239,11 +239,7 @@ TEST_CASE("bad input: PEs that build their buffers for different shapes") {
         pgas::world::run_threads(3, [&](pgas::world& w) {
             pgas::ep::config c = small(false);
             if (w.my_pe() == 2) c.top_k = 3;
-            try {
-                const low_latency_buffer buf(w, c);
-            } catch (const pgas::error& e) {
-                errors[std::size_t(w.my_pe())] = e.what();
-            }
+            errors[std::size_t(w.my_pe())] = test::error_of([&] { const low_latency_buffer buf(w, c); });
         }, [] {
             pgas::world_options o;
             o.heap_bytes = std::uint64_t{32} << 20;
