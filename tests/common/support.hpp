@@ -46,7 +46,7 @@ std::size_t first_wrong(const T* got, std::size_t count, F&& expected) {
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The pgas::error that body() throws, or none when it returns: for what error_of below does not give (the error's
-// pe(), a code that differs from PE to PE).
+// pe(), or the error itself for a helper that hands it on).
 template <class Body>
 std::optional<pgas::error> thrown(Body&& body) {
     try {
