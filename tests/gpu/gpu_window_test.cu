@@ -8,6 +8,7 @@
 #include <pgas/pgas.hpp>
 
 #include "support.cuh"
+#include "../common/support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -190,16 +191,12 @@ void check_window_ops(int n, memory kind = memory::cuda_malloc) {
 }
 
 std::string error_of(pgas::world& w, const std::vector<long long*>& pointers, int elements) {
-    try {
+    return test::error_of([&] {
         if (pointers.size() == 1)
             (void)w.register_window(pointers[0], elements);
         else
             (void)w.register_window(pointers, elements);
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::invalid_argument);
-        return e.what();
-    }
-    return "no error";
+    }, pgas::errc::invalid_argument);
 }
 
 // Local PE 0 passes a good buffer, the last local PE a bad one: the error names that PE and the value.
@@ -247,15 +244,11 @@ void check_size_mismatch(int n) {
     auto w = make_world(n);
     device_buffers buffers(w, 512);
     const int elements = w.my_pe() == 1 ? 512 : 256;
-    try {
-        (void)w.register_window(buffers.pointers[0], elements);
-        FAIL("no error");
-    } catch (const pgas::error& e) {
-        CHECK(e.code() == pgas::errc::collective_mismatch);
-        const std::string on = "pgas: register_window on PE " + std::to_string(w.my_pe()) + ": ";
-        CHECK(std::string(e.what()) == (w.my_pe() == 1 ? on + "bytes = 4096 here but 2048 on PE 0"
-                                                       : on + "bytes = 2048 here but 4096 on PE 1"));
-    }
+    const std::string text = test::error_of([&] { (void)w.register_window(buffers.pointers[0], elements); },
+                                            pgas::errc::collective_mismatch);
+    const std::string on = "pgas: register_window on PE " + std::to_string(w.my_pe()) + ": ";
+    CHECK(text == (w.my_pe() == 1 ? on + "bytes = 4096 here but 2048 on PE 0"
+                                  : on + "bytes = 2048 here but 4096 on PE 1"));
 }
 
 }  // namespace
