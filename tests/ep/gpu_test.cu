@@ -9,6 +9,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "check.hpp"
 #include "toy_expert.cuh"
+#include "../common/support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -156,24 +157,14 @@ void wide_block_error(const std::vector<int>& devices) {
     const throughput_buffer buf(g.w, c);
     const auto in = ep_test::check::make_inputs(c, int(devices.size()), routing::uneven, 5);
     const auto batches = ep_test::check::batches(c, in);
-    try {
-        pgas::ep::dispatch_on_stream(buf, 0, batches[0], g.streams[0]);
-        FAIL("a 1024-thread dispatch launched");
-    } catch (const pgas::error& e) {
-        const std::string what = e.what();
-        CHECK(what.find("ep::dispatch (throughput) on PE 0") != std::string::npos);
-        CHECK(what.find("config::threads = 1024") != std::string::npos);
-        CHECK(what.find("launches at most") != std::string::npos);
-    }
+    const std::string what = test::error_of([&] { pgas::ep::dispatch_on_stream(buf, 0, batches[0], g.streams[0]); });
+    CHECK_MESSAGE(test::contains(what, "ep::dispatch (throughput) on PE 0"), what);
+    CHECK_MESSAGE(test::contains(what, "config::threads = 1024"), what);
+    CHECK_MESSAGE(test::contains(what, "launches at most"), what);
     // Asked for the blocks of that width, resident_blocks refuses too (it answered 1 block, which then never launched).
-    try {
-        (void)pgas::ep::resident_blocks(devices[0], 1, 1024);
-        FAIL("resident_blocks answered for 1024-thread blocks");
-    } catch (const pgas::error& e) {
-        const std::string what = e.what();
-        CHECK(what.find("ep::resident_blocks") != std::string::npos);
-        CHECK(what.find("threads = 1024") != std::string::npos);
-    }
+    const std::string refused = test::error_of([&] { (void)pgas::ep::resident_blocks(devices[0], 1, 1024); });
+    CHECK_MESSAGE(test::contains(refused, "ep::resident_blocks"), refused);
+    CHECK_MESSAGE(test::contains(refused, "threads = 1024"), refused);
 }
 // Rows that do not fill the kernels' tiles: bf16 hidden 200 (25 vectors: a partial last tile of the combine's sum),
 // fp8 hidden 384 (three 128-value groups: the cast's half-warp steps end mid-warp).
