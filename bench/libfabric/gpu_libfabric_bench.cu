@@ -16,6 +16,7 @@
 
 #include "ring_only.hpp"
 
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <atomic>

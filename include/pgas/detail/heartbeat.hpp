@@ -3,6 +3,7 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/error.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/detail/clock.hpp>
 #include <pgas/detail/heap_layout.hpp>
 
@@ -10,8 +11,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-
-#include <cuda/atomic>
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
@@ -52,8 +51,8 @@ inline std::uint64_t heartbeat_bound_ns(std::uint64_t timeout_ns) {
     return timeout_ns / 4 > heartbeat_min_bound_ns ? timeout_ns / 4 : heartbeat_min_bound_ns;
 }
 
-inline cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> heartbeat_word(std::uint64_t* word) {
-    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word);
+inline detail::atomic_ref<std::uint64_t, detail::thread_scope::system> heartbeat_word(std::uint64_t* word) {
+    return detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(*word);
 }
 
 // The word inside a shared-memory heap.
@@ -80,7 +79,7 @@ public:
     heartbeat_stamp& operator=(const heartbeat_stamp&) = delete;
     // Release: a reader that acquires "left" sees every write this PE made before (has_left).
     ~heartbeat_stamp() {
-        if (own_) heartbeat_word(own_).store(heartbeat_left | now_ns(), cuda::memory_order_release);
+        if (own_) heartbeat_word(own_).store(heartbeat_left | now_ns(), detail::memory_order_release);
     }
 
     void attach(std::uint64_t* own_word) {
@@ -88,7 +87,7 @@ public:
         beat();
     }
     void beat() const {
-        if (own_) heartbeat_word(own_).store(now_ns(), cuda::memory_order_relaxed);
+        if (own_) heartbeat_word(own_).store(now_ns(), detail::memory_order_relaxed);
     }
     // The world failed: it did not leave in good order, and its peers learn of it from the bootstrap (a peer
     // waiting would otherwise name this PE as the one that left, not the one that failed first).
@@ -105,7 +104,7 @@ inline int stale_peer(const heartbeat_table& table, std::uint64_t now, std::uint
     if (table.bound_ns == 0 || table.words == nullptr) return -1;
     for (int q = 0; q < table.n_pes; ++q) {
         if (q == table.self) continue;
-        const std::uint64_t stamp = heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed);
+        const std::uint64_t stamp = heartbeat_word(table.words[q]).load(detail::memory_order_relaxed);
         if (stamp == heartbeat_none || (stamp & heartbeat_left) != 0 || stamp >= now) continue;
         if (now - stamp <= table.bound_ns) continue;
         if (silent_ns) *silent_ns = now - stamp;
@@ -121,7 +120,7 @@ inline int left_peer(const heartbeat_table& table) {
     std::uint64_t first_at = ~std::uint64_t{0};
     for (int q = 0; q < table.n_pes; ++q) {
         const std::uint64_t stamp =
-            q == table.self ? 0 : heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed);
+            q == table.self ? 0 : heartbeat_word(table.words[q]).load(detail::memory_order_relaxed);
         if ((stamp & heartbeat_left) != 0 && stamp < first_at) {
             first = q;
             first_at = stamp;
@@ -135,7 +134,7 @@ inline int left_peer(const heartbeat_table& table) {
 inline bool has_left(const heartbeat_table& table, int q) {
     if (table.words == nullptr || q < 0 || q >= table.n_pes || q == table.self || table.words[q] == nullptr)
         return false;
-    return (heartbeat_word(table.words[q]).load(cuda::memory_order_acquire) & heartbeat_left) != 0;
+    return (heartbeat_word(table.words[q]).load(detail::memory_order_acquire) & heartbeat_left) != 0;
 }
 
 // The watcher's side of runtime_state::left (GPU heaps): every peer found left is marked in `left` (by world PE;
@@ -145,7 +144,7 @@ inline void mark_left_peers(const heartbeat_table& table, int* left) {
     if (left == nullptr) return;
     for (int q = 0; q < table.n_pes; ++q)
         if (has_left(table, q))
-            cuda::atomic_ref<int, cuda::thread_scope_system>(left[q]).store(1, cuda::memory_order_release);
+            detail::atomic_ref<int, detail::thread_scope::system>(left[q]).store(1, detail::memory_order_release);
 }
 
 // A wait's error for peer q, silent for `silent` ns (more than the table's bound).
@@ -171,7 +170,7 @@ inline void mark_left_peers(const heartbeat_table& table, int* left) {
     const int first = left_peer(table);
     if (first >= 0 && first != awaited) {
         const auto at = [&](int q) {
-            return heartbeat_word(table.words[q]).load(cuda::memory_order_relaxed) & ~heartbeat_left;
+            return heartbeat_word(table.words[q]).load(detail::memory_order_relaxed) & ~heartbeat_left;
         };
         const std::uint64_t first_at = at(first), awaited_at = at(awaited);
         char before[64];

@@ -4,13 +4,13 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/scope.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#include <cuda/atomic>
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -190,21 +190,21 @@ PGAS_HD inline void store16(T* p, const vec16<T>& v) {
 // barrier a round trip on 2xH200 (2.0 us per barrier against 1.22 us for
 // red.release.sys followed by ld.acquire polls; bench_coll_tune's barrier2 forms).
 PGAS_HD inline void add_release(std::uint64_t* word, std::uint64_t v) {
-    NV_IF_TARGET(
-        NV_IS_DEVICE,
-        (asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(word), "l"(v)
-                      : "memory");),
-        (cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).fetch_add(v, cuda::memory_order_release);))
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(word), "l"(v)
+                               : "memory");),
+                 (detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(*word).fetch_add(
+                     v, detail::memory_order_release);))
 }
 
 // --- LL lines: 8-byte words and 16-byte units of flag-in-data packets (coll/detail/ll.hpp) ---
 
 PGAS_HD inline void store_relaxed(std::uint64_t* word, std::uint64_t value) {
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(value, cuda::memory_order_relaxed);
+    detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(*word).store(value, detail::memory_order_relaxed);
 }
 PGAS_HD inline std::uint64_t load_relaxed(const std::uint64_t* word) {
-    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*const_cast<std::uint64_t*>(word))
-        .load(cuda::memory_order_relaxed);
+    return detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(*const_cast<std::uint64_t*>(word))
+        .load(detail::memory_order_relaxed);
 }
 
 // Asks for the line holding p in L1 and goes on (nothing on the host): a later load of it finds it there, its trip

@@ -5,6 +5,7 @@
 #include <pgas/core/error.hpp>
 #include <pgas/core/ordering.hpp>
 #include <pgas/core/runtime_state.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/detail/clock.hpp>
 #include <pgas/detail/heartbeat.hpp>
 
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <type_traits>
 
-#include <cuda/atomic>
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -20,8 +20,8 @@ namespace detail {
 
 template <class T>
 PGAS_HD T load_acquire(const T* address) {
-    cuda::atomic_ref<T, cuda::thread_scope_system> word(*const_cast<T*>(address));
-    return word.load(cuda::memory_order_acquire);
+    detail::atomic_ref<T, detail::thread_scope::system> word(*const_cast<T*>(address));
+    return word.load(detail::memory_order_acquire);
 }
 
 // The peer-failure flag (runtime_state::abort_flag: failed PE + 1, 0 while none). Other host threads write it
@@ -183,8 +183,8 @@ enum class polling { acquire, relaxed };
 
 template <class T>
 PGAS_HD T load_relaxed_word(const T* address) {
-    cuda::atomic_ref<T, cuda::thread_scope_system> word(*const_cast<T*>(address));
-    return word.load(cuda::memory_order_relaxed);
+    detail::atomic_ref<T, detail::thread_scope::system> word(*const_cast<T*>(address));
+    return word.load(detail::memory_order_relaxed);
 }
 
 // Polls *address until `op value` holds and returns the value that made it hold; on timeout calls

@@ -3,13 +3,12 @@
 
 #include <pgas/core/scope.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/transport/concepts.hpp>
 
 #include <cstddef>
 #include <type_traits>
-
-#include <cuda/atomic>
 
 PGAS_NAMESPACE_BEGIN
 
@@ -122,8 +121,8 @@ PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_i
     detail::require_rma<Tr>();
     detail::check_rma<Tr, T>(ctx, "p", dst.offset(), 1, pe);
     if constexpr (load_store_transport<Tr> && (sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>) {
-        cuda::atomic_ref<T, cuda::thread_scope_system> word(*ctx.peer(dst, pe));
-        word.store(value, cuda::memory_order_relaxed);
+        detail::atomic_ref<T, detail::thread_scope::system> word(*ctx.peer(dst, pe));
+        word.store(value, detail::memory_order_relaxed);
     } else {
         ctx.transport.template put<thread>(dst.offset(), &value, sizeof(T), pe);
     }
@@ -142,8 +141,8 @@ PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, symmetric_ptr<T> s
     detail::check_rma<Tr, T>(ctx, "g", src.offset(), 1, pe);
     using V = std::remove_cv_t<T>;
     if constexpr (load_store_transport<Tr> && (sizeof(V) == 4 || sizeof(V) == 8) && std::is_arithmetic_v<V>) {
-        cuda::atomic_ref<V, cuda::thread_scope_system> word(*const_cast<V*>(ctx.peer(src, pe)));
-        return word.load(cuda::memory_order_relaxed);
+        detail::atomic_ref<V, detail::thread_scope::system> word(*const_cast<V*>(ctx.peer(src, pe)));
+        return word.load(detail::memory_order_relaxed);
     } else {
         V value;
         ctx.transport.template get<thread>(&value, src.offset(), sizeof(V), pe);

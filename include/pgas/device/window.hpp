@@ -6,6 +6,7 @@
 #include <pgas/core/scope.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
 #include <pgas/core/window.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/detail/memory_ops.hpp>
 #include <pgas/device/atomic.hpp>
 #include <pgas/device/context.hpp>
@@ -16,8 +17,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-
-#include <cuda/atomic>
 
 PGAS_NAMESPACE_BEGIN
 
@@ -244,7 +243,7 @@ PGAS_HD void p(const device::context<Tr>& ctx, window<T> dst, std::type_identity
     }
     T* target = detail::window_target(ctx, "p", dst, 1, pe);
     if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>)
-        cuda::atomic_ref<T, cuda::thread_scope_system>(*target).store(value, cuda::memory_order_relaxed);
+        detail::atomic_ref<T, detail::thread_scope::system>(*target).store(value, detail::memory_order_relaxed);
     else
         *target = value;
 }
@@ -265,7 +264,7 @@ PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, window<T> src, int
     }
     V* source = const_cast<V*>(detail::window_target(ctx, "g", src, 1, pe));
     if constexpr ((sizeof(V) == 4 || sizeof(V) == 8) && std::is_arithmetic_v<V>)
-        return cuda::atomic_ref<V, cuda::thread_scope_system>(*source).load(cuda::memory_order_relaxed);
+        return detail::atomic_ref<V, detail::thread_scope::system>(*source).load(detail::memory_order_relaxed);
     else
         return detail::load_peer(source);
 }
@@ -327,8 +326,8 @@ PGAS_HD T atomic_fetch(const device::context<Tr>& ctx, window<T> src, int pe) {
     if constexpr (detail::window_by_name<Tr>)
         return detail::window_atomic(ctx, "atomic_fetch", amo::fetch, src, T{}, T{}, pe);
     else
-        return cuda::atomic_ref<T, cuda::thread_scope_system>(*detail::window_word(ctx, "atomic_fetch", src, pe))
-            .load(cuda::memory_order_relaxed);
+        return detail::atomic_ref<T, detail::thread_scope::system>(*detail::window_word(ctx, "atomic_fetch", src, pe))
+            .load(detail::memory_order_relaxed);
 }
 
 /// Atomically writes `value` into the word of window `dst` on PE `pe` (a word another PE may poll).
@@ -345,8 +344,8 @@ PGAS_HD void atomic_set(const device::context<Tr>& ctx, window<T> dst, std::type
                                                        pe);
         return;
     }
-    cuda::atomic_ref<T, cuda::thread_scope_system>(*detail::window_word(ctx, "atomic_set", dst, pe))
-        .store(value, cuda::memory_order_relaxed);
+    detail::atomic_ref<T, detail::thread_scope::system>(*detail::window_word(ctx, "atomic_set", dst, pe))
+        .store(value, detail::memory_order_relaxed);
 }
 
 /// Atomically adds `value` to the word of window `dst` on PE `pe` and returns the old value.
@@ -359,8 +358,9 @@ PGAS_HD T atomic_fetch_add(const device::context<Tr>& ctx, window<T> dst, std::t
     if constexpr (detail::window_by_name<Tr>)
         return detail::window_atomic(ctx, "atomic_fetch_add", amo::fetch_add, dst, T(value), T{}, pe);
     else
-        return cuda::atomic_ref<T, cuda::thread_scope_system>(*detail::window_word(ctx, "atomic_fetch_add", dst, pe))
-            .fetch_add(value, cuda::memory_order_relaxed);
+        return detail::atomic_ref<T, detail::thread_scope::system>(
+                   *detail::window_word(ctx, "atomic_fetch_add", dst, pe))
+            .fetch_add(value, detail::memory_order_relaxed);
 }
 
 /// Atomically adds `value` to the word of window `dst` on PE `pe`, no old value wanted.
@@ -391,8 +391,8 @@ PGAS_HD T atomic_compare_swap(const device::context<Tr>& ctx, window<T> dst, std
                               std::type_identity_t<T> value, int pe) {
     if constexpr (detail::window_by_name<Tr>)
         return detail::window_atomic(ctx, "atomic_compare_swap", amo::compare_swap, dst, T(value), T(expected), pe);
-    cuda::atomic_ref<T, cuda::thread_scope_system>(*detail::window_word(ctx, "atomic_compare_swap", dst, pe))
-        .compare_exchange_strong(expected, value, cuda::memory_order_relaxed);
+    detail::atomic_ref<T, detail::thread_scope::system>(*detail::window_word(ctx, "atomic_compare_swap", dst, pe))
+        .compare_exchange_strong(expected, value, detail::memory_order_relaxed);
     return expected;
 }
 

@@ -14,6 +14,7 @@
 // The bodies are PGAS_HD templates over the transport, as in ep/low_latency.hpp.
 #pragma once
 
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/detail/memory_ops.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/device/rma.hpp>
@@ -27,8 +28,6 @@
 
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda/atomic>
 
 PGAS_NAMESPACE_BEGIN
 namespace ep {
@@ -93,7 +92,8 @@ PGAS_HD void sum_arrived(const pgas::device::context<Tr>& ctx, const throughput_
         for (int j = 0; j * per < tokens; ++j) {
             if (grid::lane() == 0) {
                 pgas::wait_until(ctx, b.chunk_sig + j, pgas::cmp::ge, pushes);
-                cuda::atomic_ref<int, cuda::thread_scope_block>(published).store(j + 1, cuda::memory_order_release);
+                pgas::detail::atomic_ref<int, pgas::detail::thread_scope::block>(published).store(
+                    j + 1, pgas::detail::memory_order_release);
             }
         }
         if (waiters == 1) return;
@@ -104,7 +104,8 @@ PGAS_HD void sum_arrived(const pgas::device::context<Tr>& ctx, const throughput_
     int seen = 0;
     auto ready = [&](int t) {
         while (t / per >= seen)
-            seen = cuda::atomic_ref<int, cuda::thread_scope_block>(published).load(cuda::memory_order_acquire);
+            seen = pgas::detail::atomic_ref<int, pgas::detail::thread_scope::block>(published).load(
+                pgas::detail::memory_order_acquire);
     };
 #else
     const int worker = summer, workers = summers;
@@ -146,7 +147,8 @@ PGAS_HD void count_destinations(const pgas::device::context<Tr>& ctx, const thro
             if (e < 0 || e >= c.experts) bad_expert(call, me, i / k, i % k, e, c.experts);
         }
         if (first_on_pe(idx + (i - i % k), i % k, nl))
-            cuda::atomic_ref<int, cuda::thread_scope_block>(count[e / nl]).fetch_add(1, cuda::memory_order_relaxed);
+            pgas::detail::atomic_ref<int, pgas::detail::thread_scope::block>(count[e / nl])
+                .fetch_add(1, pgas::detail::memory_order_relaxed);
     }
     if (c.fp8 && a.cast)
         cast_tokens(ctx.local(b.io.x), ctx.local(b.io.x8), ctx.local(b.io.x_scale), c.hidden, mine.begin, mine.end);
@@ -277,8 +279,8 @@ PGAS_HD void localize_received(const pgas::device::context<Tr>& ctx, const throu
             const int e = choice_of[at];
             if (e / nl == me) {
                 choice_of[at] = e - me * nl;
-                cuda::atomic_ref<int, cuda::thread_scope_block>(experts[e - me * nl])
-                    .fetch_add(1, cuda::memory_order_relaxed);
+                pgas::detail::atomic_ref<int, pgas::detail::thread_scope::block>(experts[e - me * nl])
+                    .fetch_add(1, pgas::detail::memory_order_relaxed);
             } else {
                 choice_of[at] = -1;
                 weight_of[at] = 0.0f;
@@ -288,8 +290,8 @@ PGAS_HD void localize_received(const pgas::device::context<Tr>& ctx, const throu
     pgas::block::sync();
     for (int le = int(grid::thread()); le < nl; le += int(grid::threads()))
         if (experts[le] != 0)
-            cuda::atomic_ref<int, cuda::thread_scope_device>(ctx.local(b.expert_count)[le])
-                .fetch_add(experts[le], cuda::memory_order_relaxed);
+            pgas::detail::atomic_ref<int, pgas::detail::thread_scope::device>(ctx.local(b.expert_count)[le])
+                .fetch_add(experts[le], pgas::detail::memory_order_relaxed);
 }
 }  // namespace detail
 

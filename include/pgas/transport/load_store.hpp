@@ -3,12 +3,11 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/ordering.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/detail/memory_ops.hpp>
 
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda/atomic>
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
@@ -63,7 +62,7 @@ public:
     template <class G>
     PGAS_HD void fence() const {
         G::sync();
-        if (G::rank() == 0) cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+        if (G::rank() == 0) detail::atomic_thread_fence<detail::thread_scope::system>(detail::memory_order_seq_cst);
         G::sync();
     }
     template <class G>
@@ -89,20 +88,20 @@ public:
     // One thread: the remote atomic `op` on a naturally aligned word.
     template <class V>
     PGAS_HD V atomic(amo op, std::uint64_t offset, V operand, V expected, int pe) const {
-        cuda::atomic_ref<V, cuda::thread_scope_system> word(*static_cast<V*>(self().peer_address(offset, pe)));
+        detail::atomic_ref<V, detail::thread_scope::system> word(*static_cast<V*>(self().peer_address(offset, pe)));
         switch (op) {
             case amo::fetch:
-                return word.load(cuda::memory_order_relaxed);
+                return word.load(detail::memory_order_relaxed);
             case amo::set:
-                word.store(operand, cuda::memory_order_relaxed);
+                word.store(operand, detail::memory_order_relaxed);
                 return V{};
             case amo::swap:
-                return word.exchange(operand, cuda::memory_order_relaxed);
+                return word.exchange(operand, detail::memory_order_relaxed);
             case amo::compare_swap:
-                word.compare_exchange_strong(expected, operand, cuda::memory_order_relaxed);
+                word.compare_exchange_strong(expected, operand, detail::memory_order_relaxed);
                 return expected;  // old value either way
             case amo::fetch_add:
-                return word.fetch_add(operand, cuda::memory_order_relaxed);
+                return word.fetch_add(operand, detail::memory_order_relaxed);
             case amo::fetch_and:
                 if constexpr (requires { word.fetch_and(operand); }) return word.fetch_and(operand);
                 break;
@@ -124,7 +123,8 @@ public:
     PGAS_HD void signal(std::uint64_t offset, std::uint64_t value, signal_op op, int pe) const {
         auto* word = static_cast<std::uint64_t*>(self().peer_address(offset, pe));
         if (op == signal_op::set)
-            cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*word).store(value, cuda::memory_order_release);
+            detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(*word).store(value,
+                                                                                         detail::memory_order_release);
         else
             add_release(word, value);
     }

@@ -3,6 +3,7 @@
 
 #include <pgas/core/config.hpp>
 #include <pgas/core/symmetric_ptr.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/device/context.hpp>
 #include <pgas/device/signal.hpp>
 #include <pgas/device/sync.hpp>
@@ -10,7 +11,6 @@
 
 #include <cstdint>
 
-#include <cuda/atomic>
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -55,11 +55,12 @@ PGAS_HD inline int block_rank(bool flag, int& total) {
 
 template <class T>
 PGAS_HD T load_relaxed(const T* p) {
-    return cuda::atomic_ref<T, cuda::thread_scope_system>(*const_cast<T*>(p)).load(cuda::memory_order_relaxed);
+    return pgas::detail::atomic_ref<T, pgas::detail::thread_scope::system>(*const_cast<T*>(p))
+        .load(pgas::detail::memory_order_relaxed);
 }
 template <class T>
 PGAS_HD void store_relaxed(T* p, T v) {
-    cuda::atomic_ref<T, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_relaxed);
+    pgas::detail::atomic_ref<T, pgas::detail::thread_scope::system>(*p).store(v, pgas::detail::memory_order_relaxed);
 }
 
 // Tokens [begin, end) of this block: contiguous ranges, so a source's rows

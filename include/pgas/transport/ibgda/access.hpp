@@ -2,11 +2,11 @@
 #pragma once
 
 #include <pgas/core/config.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 
 #include <cstdint>
 #include <cstring>
 
-#include <cuda/atomic>
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -32,20 +32,20 @@ struct ibgda_system_access {
                      (std::memcpy(slot, words, 64);))
     }
     PGAS_HD void fence_before_doorbell_record() const {
-        cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+        detail::atomic_thread_fence<detail::thread_scope::system>(detail::memory_order_release);
     }
     // Relaxed after the release fence on the GPU. On the host (the emulated NIC's producers) a release store as
     // well: the same ordering, and one ThreadSanitizer can see (it does not model standalone fences, and took the
     // NIC thread's read of a put's source for a race with the PE's write before the put).
     PGAS_HD void write_doorbell_record(std::uint32_t* send_counter, std::uint32_t big_endian) const {
         NV_IF_TARGET(NV_IS_DEVICE,
-                     (cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(*send_counter)
-                          .store(big_endian, cuda::memory_order_relaxed);),
-                     (cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(*send_counter)
-                          .store(big_endian, cuda::memory_order_release);))
+                     (detail::atomic_ref<std::uint32_t, detail::thread_scope::system>(*send_counter)
+                          .store(big_endian, detail::memory_order_relaxed);),
+                     (detail::atomic_ref<std::uint32_t, detail::thread_scope::system>(*send_counter)
+                          .store(big_endian, detail::memory_order_release);))
     }
     PGAS_HD void fence_before_doorbell() const {
-        cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+        detail::atomic_thread_fence<detail::thread_scope::system>(detail::memory_order_seq_cst);
     }
     // The doorbell register is MMIO on a real NIC (a UAR page mapped for the
     // GPU): there st.mmio keeps the GPU from merging or dropping the store.
@@ -59,16 +59,17 @@ struct ibgda_system_access {
                           return;),
                          (*reinterpret_cast<volatile std::uint64_t*>(reg) = value; return;))
         }
-        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*reg).store(value, cuda::memory_order_release);
+        detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(*reg).store(value,
+                                                                                    detail::memory_order_release);
     }
     // A ring CQ's consumer index, so the NIC may reuse the CQEs before it.
     PGAS_HD void write_cq_doorbell_record(std::uint32_t* consumer, std::uint32_t big_endian) const {
-        cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(*consumer).store(big_endian,
-                                                                                    cuda::memory_order_release);
+        detail::atomic_ref<std::uint32_t, detail::thread_scope::system>(*consumer).store(big_endian,
+                                                                                         detail::memory_order_release);
     }
     PGAS_HD std::uint64_t read_cqe_tail(const std::uint64_t* cqe) const {
-        return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(*const_cast<std::uint64_t*>(cqe + 7))
-            .load(cuda::memory_order_acquire);
+        return detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(*const_cast<std::uint64_t*>(cqe + 7))
+            .load(detail::memory_order_acquire);
     }
     PGAS_HD std::uint8_t read_cqe_byte(const std::uint64_t* cqe, unsigned at) const {
         return reinterpret_cast<const volatile std::uint8_t*>(cqe)[at];

@@ -3,6 +3,7 @@
 
 #include <pgas/core/error.hpp>
 #include <pgas/core/runtime_state.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/detail/wait.hpp>
 #include <pgas/transport/ibgda/cqe.hpp>
 #include <pgas/transport/ibgda/queue.hpp>
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <string>
 
-#include <cuda/atomic>
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -26,11 +26,11 @@ struct ibgda_waiter {
 };
 
 PGAS_HD inline std::uint64_t ibgda_load(const ibgda_counter& c) {
-    return cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(const_cast<std::uint64_t&>(c.value))
-        .load(cuda::memory_order_acquire);
+    return detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(const_cast<std::uint64_t&>(c.value))
+        .load(detail::memory_order_acquire);
 }
 PGAS_HD inline void ibgda_store(ibgda_counter& c, std::uint64_t v) {
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(c.value).store(v, cuda::memory_order_release);
+    detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(c.value).store(v, detail::memory_order_release);
 }
 
 // "pgas: <call> on PE <me>: ibgda work request to PE <pe> failed: <op> (WQE <n>,
@@ -66,8 +66,8 @@ PGAS_HD inline bool account(ibgda_qp& qp, const std::uint64_t* cqe, mlx5::cqe_ta
         e.wqe_opcode = tail.wqe_opcode();
         e.wqe_counter = tail.wqe_counter();
         std::uint64_t expected = 0;
-        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.error.value)
-            .compare_exchange_strong(expected, e.pack(), cuda::memory_order_acq_rel);
+        detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(qp.error.value)
+            .compare_exchange_strong(expected, e.pack(), detail::memory_order_acq_rel);
         return false;
     }
     (void)cqe;
@@ -76,13 +76,13 @@ PGAS_HD inline bool account(ibgda_qp& qp, const std::uint64_t* cqe, mlx5::cqe_ta
     if (ahead >= qp.blocks) return true;  // a CQE already accounted for
     const std::uint64_t start = done + ahead;
     const std::uint64_t end =
-        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.wqe_end[start & (qp.blocks - 1)])
-            .load(cuda::memory_order_relaxed);
+        detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(qp.wqe_end[start & (qp.blocks - 1)])
+            .load(detail::memory_order_relaxed);
     // The block may already hold a newer WQE if other pollers moved on and a
     // producer reused it: then its end is a ring ahead, and this CQE is stale.
     if (end <= start || end - start > mlx5::max_wqe_building_blocks) return true;
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.completed.value)
-        .fetch_max(end, cuda::memory_order_acq_rel);
+    detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(qp.completed.value)
+        .fetch_max(end, detail::memory_order_acq_rel);
     return true;
 }
 }  // namespace ibgda_cq
@@ -111,9 +111,9 @@ PGAS_HD void ibgda_poll(const Access& access, const ibgda_waiter& w, ibgda_qp& q
             report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(ibgda_load(qp.error)));
         return;
     }
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> poller(qp.cq_poller.value);
+    detail::atomic_ref<std::uint64_t, detail::thread_scope::system> poller(qp.cq_poller.value);
     std::uint64_t idle = 0;
-    if (!poller.compare_exchange_strong(idle, 1, cuda::memory_order_acquire)) return;
+    if (!poller.compare_exchange_strong(idle, 1, detail::memory_order_acquire)) return;
     bool failed = false;
     std::uint64_t consumed = qp.cq_consumed.value;
     const std::uint64_t first = consumed;
@@ -134,7 +134,7 @@ PGAS_HD void ibgda_poll(const Access& access, const ibgda_waiter& w, ibgda_qp& q
         ibgda_store(qp.cq_consumed, consumed);
         access.write_cq_doorbell_record(qp.cq_doorbell_record, mlx5::be32(std::uint32_t(consumed & 0xffffffu)));
     }
-    poller.store(0, cuda::memory_order_release);
+    poller.store(0, detail::memory_order_release);
     if (failed) report_ibgda_error(call, w.my_pe, qp, ibgda_error::unpack(ibgda_load(qp.error)));
 }
 

@@ -2,13 +2,13 @@
 #pragma once
 
 #include <pgas/core/config.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/transport/ibgda/completion.hpp>
 #include <pgas/transport/ibgda/queue.hpp>
 #include <pgas/transport/ibgda/wqe.hpp>
 
 #include <cstdint>
 
-#include <cuda/atomic>
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -48,12 +48,12 @@ PGAS_HD inline ibgda_reservation ibgda_reserve(ibgda_qp& qp, unsigned blocks) {
          const int leader = __ffs(peers) - 1; const unsigned rank = __popc(peers & ((1u << lane_id) - 1u));
          const unsigned total = __popc(peers) * blocks; unsigned long long base = 0;
          if (int(lane_id) == leader) base =
-             cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device>(qp.reserved.value)
-                 .fetch_add(total, cuda::memory_order_relaxed);
+             detail::atomic_ref<std::uint64_t, detail::thread_scope::device>(qp.reserved.value)
+                 .fetch_add(total, detail::memory_order_relaxed);
          base = __shfl_sync(peers, base, leader); r.start = base + std::uint64_t(rank) * blocks; r.group_start = base;
          r.group_end = base + total; r.peers = peers; r.leader = int(lane_id) == leader;),
-        (r.start = cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.reserved.value)
-                       .fetch_add(blocks, cuda::memory_order_relaxed);
+        (r.start = detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(qp.reserved.value)
+                       .fetch_add(blocks, detail::memory_order_relaxed);
          r.group_start = r.start; r.group_end = r.start + blocks;))
     return r;
 }
@@ -76,7 +76,8 @@ PGAS_HD void ibgda_wait_slot(const Access& access, const ibgda_waiter& w, ibgda_
     auto& held = qp.held[start & (qp.blocks - 1)];
     ibgda_wait(access, w, qp, call, "a free send queue slot (send queue full)", [&] {
         return ibgda_load(qp.completed) >= need &&
-               cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(held).load(cuda::memory_order_acquire) == 0;
+               detail::atomic_ref<std::uint32_t, detail::thread_scope::system>(held).load(
+                   detail::memory_order_acquire) == 0;
     });
 }
 
@@ -112,11 +113,11 @@ PGAS_HD std::uint64_t ibgda_post(const Access& access, const ibgda_waiter& w, ib
     ibgda_wait_slot(access, w, qp, r.start, blocks, call);
     const std::uint32_t mask = qp.blocks - 1;
     if (options.hold_scratch)
-        cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(qp.held[r.start & mask])
-            .store(1, cuda::memory_order_relaxed);
+        detail::atomic_ref<std::uint32_t, detail::thread_scope::system>(qp.held[r.start & mask])
+            .store(1, detail::memory_order_relaxed);
     const mlx5::wqe wqe = build(mlx5::wqe_header{std::uint16_t(r.start), qp.qpn, flags}, r.start);
-    cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system>(qp.wqe_end[r.start & mask])
-        .store(r.start + blocks, cuda::memory_order_relaxed);
+    detail::atomic_ref<std::uint64_t, detail::thread_scope::system>(qp.wqe_end[r.start & mask])
+        .store(r.start + blocks, detail::memory_order_relaxed);
     for (unsigned b = 0; b < blocks; ++b)
         access.write_block(qp.send_queue + ((r.start + b) & mask) * 16u, wqe.word + 16u * b);
     std::uint64_t doorbell_value = wqe.doorbell_value();
@@ -133,8 +134,8 @@ PGAS_HD std::uint64_t ibgda_post(const Access& access, const ibgda_waiter& w, ib
 
 // Releases the scratch of a fetch's block after its value was read.
 PGAS_HD inline void ibgda_release_scratch(ibgda_qp& qp, std::uint64_t start) {
-    cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system>(qp.held[start & (qp.blocks - 1)])
-        .store(0, cuda::memory_order_release);
+    detail::atomic_ref<std::uint32_t, detail::thread_scope::system>(qp.held[start & (qp.blocks - 1)])
+        .store(0, detail::memory_order_release);
 }
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 #include <pgas/core/config.hpp>
 #include <pgas/core/error.hpp>
 #include <pgas/core/runtime_state.hpp>
+#include <pgas/detail/atomic_ref.hpp>
 #include <pgas/detail/clock.hpp>
 #include <pgas/detail/wait.hpp>
 #include <pgas/transport/proxy/command.hpp>
@@ -11,11 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <string>
-#include <thread>
 
-#include <cuda/atomic>
+#include <pthread.h>
+
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -26,8 +26,8 @@ namespace detail {
 using pgas::detail::load_acquire;
 template <class T>
 PGAS_HD void store_release(T* address, T value) {
-    cuda::atomic_ref<T, cuda::thread_scope_system> word(*address);
-    word.store(value, cuda::memory_order_release);
+    pgas::detail::atomic_ref<T, pgas::detail::thread_scope::system> word(*address);
+    word.store(value, pgas::detail::memory_order_release);
 }
 
 #if defined(__CUDACC__)
@@ -101,20 +101,20 @@ struct ring_view {
     // the acquire orders our writes to the slot after the proxy's last reads
     // of its previous command, through the release chain proxy -> cache.
     PGAS_HD reservation reserve() const {
-        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> cached(*credit);
+        pgas::detail::atomic_ref<std::uint64_t, pgas::detail::thread_scope::system> cached(*credit);
         NV_IF_TARGET(
             NV_IS_DEVICE,
             (const unsigned mask = __activemask(); const unsigned lane = detail::lane_id();
              const unsigned leader = unsigned(__ffs(int(mask))) - 1u;
              const unsigned rank = unsigned(__popc(mask & ((1u << lane) - 1u))); unsigned long long base = 0;
              if (lane == leader) {
-                 cuda::atomic_ref<std::uint64_t, cuda::thread_scope_device> counter(*tail);
-                 base = counter.fetch_add(std::uint64_t(__popc(mask)), cuda::memory_order_relaxed);
-             } const std::uint64_t seen = cached.load(cuda::memory_order_acquire);
+                 pgas::detail::atomic_ref<std::uint64_t, pgas::detail::thread_scope::device> counter(*tail);
+                 base = counter.fetch_add(std::uint64_t(__popc(mask)), pgas::detail::memory_order_relaxed);
+             } const std::uint64_t seen = cached.load(pgas::detail::memory_order_acquire);
              base = __shfl_sync(mask, base, int(leader)); return reservation{std::uint64_t(base) + rank, seen};),
-            (cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> counter(*tail);
-             const std::uint64_t ticket = counter.fetch_add(1, cuda::memory_order_relaxed);
-             return reservation{ticket, cached.load(cuda::memory_order_acquire)};))
+            (pgas::detail::atomic_ref<std::uint64_t, pgas::detail::thread_scope::system> counter(*tail);
+             const std::uint64_t ticket = counter.fetch_add(1, pgas::detail::memory_order_relaxed);
+             return reservation{ticket, cached.load(pgas::detail::memory_order_acquire)};))
     }
 
     // The slot of a reserved ticket, once the ring has a credit for it: a
@@ -126,10 +126,10 @@ struct ring_view {
     // says the ring may be full.
     PGAS_HD command& acquire_slot(reservation r, const char* call) const {
         if (r.ticket >= r.credit + capacity) {
-            cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> cached(*credit);
+            pgas::detail::atomic_ref<std::uint64_t, pgas::detail::thread_scope::system> cached(*credit);
             spin(call, "a free ring slot (ring full)", r.ticket, [&] {
                 const std::uint64_t completed = detail::load_acquire(&control->completed);
-                cached.store(completed, cuda::memory_order_release);  // passes the proxy's release on
+                cached.store(completed, pgas::detail::memory_order_release);  // passes the proxy's release on
                 return r.ticket < completed + capacity;
             });
         }
@@ -166,8 +166,8 @@ struct ring_view {
     // for but earlier ones do not): from a GPU the counter then costs no
     // device-memory round trip of its own (0.20 us on H200, gpu_push_parts).
     PGAS_HD void wait_reserved(const char* call) const {
-        cuda::atomic_ref<std::uint64_t, cuda::thread_scope_system> counter(*tail);
-        const std::uint64_t reserved = counter.load(cuda::memory_order_relaxed);
+        pgas::detail::atomic_ref<std::uint64_t, pgas::detail::thread_scope::system> counter(*tail);
+        const std::uint64_t reserved = counter.load(pgas::detail::memory_order_relaxed);
         const std::uint64_t completed = detail::load_acquire(&control->completed);
         if (completed >= reserved) return;
         wait_completed(reserved - 1, call);
@@ -182,9 +182,10 @@ struct ring_view {
         std::uint32_t index = reply_hint() % reply_count;
         spin(call, "a free reply entry", 0, [&] {
             for (std::uint32_t tries = 0; tries < 32; ++tries, index = (index + 1) % reply_count) {
-                cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system> word(reply_claims[index / 32]);
+                pgas::detail::atomic_ref<std::uint32_t, pgas::detail::thread_scope::system> word(
+                    reply_claims[index / 32]);
                 const std::uint32_t bit = 1u << (index % 32);
-                if ((word.fetch_or(bit, cuda::memory_order_acquire) & bit) == 0) return true;
+                if ((word.fetch_or(bit, pgas::detail::memory_order_acquire) & bit) == 0) return true;
             }
             return false;
         });
@@ -201,8 +202,8 @@ struct ring_view {
         const auto* from = reinterpret_cast<const std::uint64_t*>(reply.payload);
         for (std::size_t i = 0; i < (bytes + 7) / 8; ++i) words[i] = from[i];
         std::memcpy(out, words, bytes);
-        cuda::atomic_ref<std::uint32_t, cuda::thread_scope_system> word(reply_claims[entry / 32]);
-        word.fetch_and(~(1u << (entry % 32)), cuda::memory_order_release);
+        pgas::detail::atomic_ref<std::uint32_t, pgas::detail::thread_scope::system> word(reply_claims[entry / 32]);
+        word.fetch_and(~(1u << (entry % 32)), pgas::detail::memory_order_release);
     }
 
     // Every wait on the proxy is detail::poll_until with the ring's back-off
@@ -223,7 +224,7 @@ struct ring_view {
 private:
     // Where claim_reply starts looking: on a GPU the caller's hardware thread
     // slot (SM, warp slot, lane), unique among resident threads; on the host
-    // a hash of the thread.
+    // the thread's handle, spread by a multiplicative hash.
     PGAS_HD static std::uint32_t reply_hint() {
         NV_IF_TARGET(NV_IS_DEVICE,
                      (unsigned sm, warp; asm volatile("mov.u32 %0, %%smid;"
@@ -231,7 +232,7 @@ private:
                       asm volatile("mov.u32 %0, %%warpid;"
                                    : "=r"(warp));
                       return (sm * 64u + warp) * 32u + detail::lane_id();),
-                     (return std::uint32_t(std::hash<std::thread::id>{}(std::this_thread::get_id()));))
+                     (return std::uint32_t((std::uint64_t(pthread_self()) * 0x9E3779B97F4A7C15ull) >> 32);))
     }
 
     // One step of back-off in spin. On the GPU it sleeps: lanes of one warp

@@ -1,0 +1,134 @@
+// detail::atomic_ref: cuda::atomic_ref's shape, for the operations pgas uses, on the compilers' own builtins
+// (__nv_atomic_* on the GPU, __atomic_* on the host), without <cuda/atomic>'s ~50k lines in every translation unit.
+#pragma once
+
+#include <pgas/core/config.hpp>
+
+#include <nv/target>
+
+PGAS_NAMESPACE_BEGIN
+namespace detail {
+
+/// Which threads an atomic operation is atomic with (and orders against): one block, one GPU, or every GPU and the
+/// host (cuda::thread_scope_block / _device / _system). The host ignores it: its atomics are system-wide.
+enum class thread_scope { block, device, system };
+
+/// An ordering as a type, so that each operation's ordering is the compile-time constant the builtins take.
+template <int Builtin>
+struct memory_order {
+    static constexpr int value = Builtin;
+};
+inline constexpr memory_order<__ATOMIC_RELAXED> memory_order_relaxed{};
+inline constexpr memory_order<__ATOMIC_ACQUIRE> memory_order_acquire{};
+inline constexpr memory_order<__ATOMIC_RELEASE> memory_order_release{};
+inline constexpr memory_order<__ATOMIC_ACQ_REL> memory_order_acq_rel{};
+inline constexpr memory_order<__ATOMIC_SEQ_CST> memory_order_seq_cst{};
+
+// nvcc's scope constant for S: a macro, since __NV_THREAD_SCOPE_* exist only where nvcc compiles (device branches).
+#define PGAS_NV_SCOPE(S)                                                      \
+    ((S) == ::pgas::detail::thread_scope::block    ? __NV_THREAD_SCOPE_BLOCK  \
+     : (S) == ::pgas::detail::thread_scope::device ? __NV_THREAD_SCOPE_DEVICE \
+                                                   : __NV_THREAD_SCOPE_SYSTEM)
+
+/// Atomic access to one naturally aligned word of 4 or 8 bytes in global, shared or host memory. The GPU side emits
+/// what cuda::atomic_ref does (ld.acquire.sys, atom.add.release.sys, ...) minus its check for local memory: pgas never
+/// points one at a thread's stack. fetch_max on the host is a compare-exchange loop (GCC has no fetch_max builtin).
+template <class T, thread_scope Scope>
+class atomic_ref {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic_ref: 4- or 8-byte words only");
+
+public:
+    PGAS_HD explicit atomic_ref(T& word) : word_(&word) {}
+
+    template <int O>
+    PGAS_HD T load(memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_load_n(word_, O, PGAS_NV_SCOPE(Scope));),
+                     (return __atomic_load_n(word_, O);))
+    }
+    template <int O>
+    PGAS_HD void store(T value, memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (__nv_atomic_store_n(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                     (__atomic_store_n(word_, value, O);))
+    }
+    template <int O>
+    PGAS_HD T exchange(T value, memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_exchange_n(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                     (return __atomic_exchange_n(word_, value, O);))
+    }
+    /// On failure `expected` becomes the word's value; the failure ordering is O without its release part. System
+    /// scope only (nvcc's builtin takes its orderings and scope as literals, so each combination is spelled out).
+    template <int O>
+    PGAS_HD bool compare_exchange_strong(T& expected, T desired, memory_order<O>) const {
+        static_assert(Scope == thread_scope::system, "atomic_ref::compare_exchange_strong: system scope only");
+        static_assert(O != __ATOMIC_SEQ_CST, "atomic_ref::compare_exchange_strong: no seq_cst");
+        NV_IF_TARGET(
+            NV_IS_DEVICE,
+            (if constexpr (O == __ATOMIC_RELAXED) return __nv_atomic_compare_exchange_n(
+                 word_, &expected, desired, false, __NV_ATOMIC_RELAXED, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_SYSTEM);
+             else if constexpr (O == __ATOMIC_ACQUIRE) return __nv_atomic_compare_exchange_n(
+                 word_, &expected, desired, false, __NV_ATOMIC_ACQUIRE, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_SYSTEM);
+             else if constexpr (O == __ATOMIC_RELEASE) return __nv_atomic_compare_exchange_n(
+                 word_, &expected, desired, false, __NV_ATOMIC_RELEASE, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_SYSTEM);
+             else return __nv_atomic_compare_exchange_n(word_, &expected, desired, false, __NV_ATOMIC_ACQ_REL,
+                                                        __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_SYSTEM);),
+            (constexpr int on_failure = O == __ATOMIC_RELEASE   ? __ATOMIC_RELAXED
+                                        : O == __ATOMIC_ACQ_REL ? __ATOMIC_ACQUIRE
+                                                                : O;
+             return __atomic_compare_exchange_n(word_, &expected, desired, false, O, on_failure);))
+    }
+    template <int O>
+    PGAS_HD T fetch_add(T value, memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_add(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                     (return __atomic_fetch_add(word_, value, O);))
+    }
+    template <int O>
+    PGAS_HD T fetch_or(T value, memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_or(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                     (return __atomic_fetch_or(word_, value, O);))
+    }
+    template <int O>
+    PGAS_HD T fetch_and(T value, memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_and(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                     (return __atomic_fetch_and(word_, value, O);))
+    }
+    template <int O>
+    PGAS_HD T fetch_max(T value, memory_order<O> order) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_max(word_, value, O, PGAS_NV_SCOPE(Scope));), ({
+                         T seen = load(memory_order_relaxed);
+                         while (seen < value && !compare_exchange_strong(seen, value, order)) {
+                         }
+                         return seen;
+                     }))
+    }
+
+private:
+    T* word_;
+};
+
+/// A fence at the given scope: fence.sc for seq_cst, fence.acq_rel for the others (cuda::atomic_thread_fence's
+/// instructions; nvcc's fence builtin takes no ordering or scope that depends on a template parameter).
+template <thread_scope Scope, int O>
+PGAS_HD inline void atomic_thread_fence(memory_order<O>) {
+    static_assert(O != __ATOMIC_RELAXED, "atomic_thread_fence: a relaxed fence orders nothing");
+    NV_IF_TARGET(NV_IS_DEVICE,
+                 (
+                     if constexpr (O == __ATOMIC_SEQ_CST) {
+                         if constexpr (Scope == thread_scope::system)
+                             asm volatile("fence.sc.sys;" ::: "memory");
+                         else if constexpr (Scope == thread_scope::device)
+                             asm volatile("fence.sc.gpu;" ::: "memory");
+                         else
+                             asm volatile("fence.sc.cta;" ::: "memory");
+                     } else {
+                         if constexpr (Scope == thread_scope::system)
+                             asm volatile("fence.acq_rel.sys;" ::: "memory");
+                         else if constexpr (Scope == thread_scope::device)
+                             asm volatile("fence.acq_rel.gpu;" ::: "memory");
+                         else
+                             asm volatile("fence.acq_rel.cta;" ::: "memory");
+                     }),
+                 (__atomic_thread_fence(O);))
+}
+
+}  // namespace detail
+PGAS_NAMESPACE_END
