@@ -14,13 +14,13 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -118,8 +118,8 @@ inline tcp::unique_fd receive_fd(int connection, note& what) {
 inline std::array<unsigned char, 16> agree_on_session(bootstrap& channel) {
     std::array<unsigned char, 16> session{};
     if (channel.rank() == 0) {
-        std::random_device random;
-        for (auto& b : session) b = static_cast<unsigned char>(random());
+        if (::getrandom(session.data(), session.size(), 0) != ssize_t(session.size()))
+            fail(channel.rank(), "cannot draw a random session (getrandom)", errno);
     }
     return channel.allgather_value(session)[0];
 }

@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 PGAS_NAMESPACE_BEGIN
@@ -34,9 +34,12 @@ struct node_key {
     static node_key mine() {
         node_key key;
         ::gethostname(key.host.data(), key.host.size() - 1);
-        std::string boot;
-        std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-        std::strncpy(key.boot.data(), boot.c_str(), key.boot.size() - 1);
+        if (const int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC); fd >= 0) {
+            const ssize_t n = ::read(fd, key.boot.data(), key.boot.size() - 1);
+            ::close(fd);
+            key.boot[std::size_t(n > 0 ? n : 0)] = '\0';
+            key.boot[std::strcspn(key.boot.data(), " \n")] = '\0';  // the id without its newline
+        }
         const ssize_t n = ::readlink("/proc/self/ns/net", key.netns.data(), key.netns.size() - 1);
         if (n < 0) key.netns[0] = '\0';
         return key;
