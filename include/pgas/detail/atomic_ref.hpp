@@ -4,6 +4,8 @@
 
 #include <pgas/core/config.hpp>
 
+#include <type_traits>
+
 #include <nv/target>
 
 PGAS_NAMESPACE_BEGIN
@@ -30,9 +32,9 @@ inline constexpr memory_order<__ATOMIC_SEQ_CST> memory_order_seq_cst{};
      : (S) == ::pgas::detail::thread_scope::device ? __NV_THREAD_SCOPE_DEVICE \
                                                    : __NV_THREAD_SCOPE_SYSTEM)
 
-/// Atomic access to one naturally aligned word of 4 or 8 bytes in global, shared or host memory. The GPU side emits
-/// what cuda::atomic_ref does (ld.acquire.sys, atom.add.release.sys, ...) minus its check for local memory: pgas never
-/// points one at a thread's stack. fetch_max on the host is a compare-exchange loop (GCC has no fetch_max builtin).
+/// Atomic access to one naturally aligned word of 4 or 8 bytes (integer or floating point) in global, shared or host
+/// memory. The GPU side emits what cuda::atomic_ref does (ld.acquire.sys, atom.add.release.sys, ...) minus its check
+/// for local memory: pgas never points one at a thread's stack.
 template <class T, thread_scope Scope>
 class atomic_ref {
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic_ref: 4- or 8-byte words only");
@@ -42,18 +44,22 @@ public:
 
     template <int O>
     PGAS_HD T load(memory_order<O>) const {
-        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_load_n(word_, O, PGAS_NV_SCOPE(Scope));),
-                     (return __atomic_load_n(word_, O);))
+        T seen;
+        NV_IF_TARGET(NV_IS_DEVICE, (__nv_atomic_load(word_, &seen, O, PGAS_NV_SCOPE(Scope));),
+                     (__atomic_load(word_, &seen, O);))
+        return seen;
     }
     template <int O>
     PGAS_HD void store(T value, memory_order<O>) const {
-        NV_IF_TARGET(NV_IS_DEVICE, (__nv_atomic_store_n(word_, value, O, PGAS_NV_SCOPE(Scope));),
-                     (__atomic_store_n(word_, value, O);))
+        NV_IF_TARGET(NV_IS_DEVICE, (__nv_atomic_store(word_, &value, O, PGAS_NV_SCOPE(Scope));),
+                     (__atomic_store(word_, &value, O);))
     }
     template <int O>
     PGAS_HD T exchange(T value, memory_order<O>) const {
-        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_exchange_n(word_, value, O, PGAS_NV_SCOPE(Scope));),
-                     (return __atomic_exchange_n(word_, value, O);))
+        T old;
+        NV_IF_TARGET(NV_IS_DEVICE, (__nv_atomic_exchange(word_, &value, &old, O, PGAS_NV_SCOPE(Scope));),
+                     (__atomic_exchange(word_, &value, &old, O);))
+        return old;
     }
     /// On failure `expected` becomes the word's value; the failure ordering is O without its release part. System
     /// scope only (nvcc's builtin takes its orderings and scope as literals, so each combination is spelled out).
@@ -63,23 +69,28 @@ public:
         static_assert(O != __ATOMIC_SEQ_CST, "atomic_ref::compare_exchange_strong: no seq_cst");
         NV_IF_TARGET(
             NV_IS_DEVICE,
-            (if constexpr (O == __ATOMIC_RELAXED) return __nv_atomic_compare_exchange_n(
-                 word_, &expected, desired, false, __NV_ATOMIC_RELAXED, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_SYSTEM);
-             else if constexpr (O == __ATOMIC_ACQUIRE) return __nv_atomic_compare_exchange_n(
-                 word_, &expected, desired, false, __NV_ATOMIC_ACQUIRE, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_SYSTEM);
-             else if constexpr (O == __ATOMIC_RELEASE) return __nv_atomic_compare_exchange_n(
-                 word_, &expected, desired, false, __NV_ATOMIC_RELEASE, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_SYSTEM);
-             else return __nv_atomic_compare_exchange_n(word_, &expected, desired, false, __NV_ATOMIC_ACQ_REL,
-                                                        __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_SYSTEM);),
+            (if constexpr (O == __ATOMIC_RELAXED) return __nv_atomic_compare_exchange(
+                 word_, &expected, &desired, false, __NV_ATOMIC_RELAXED, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_SYSTEM);
+             else if constexpr (O == __ATOMIC_ACQUIRE) return __nv_atomic_compare_exchange(
+                 word_, &expected, &desired, false, __NV_ATOMIC_ACQUIRE, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_SYSTEM);
+             else if constexpr (O == __ATOMIC_RELEASE) return __nv_atomic_compare_exchange(
+                 word_, &expected, &desired, false, __NV_ATOMIC_RELEASE, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_SYSTEM);
+             else return __nv_atomic_compare_exchange(word_, &expected, &desired, false, __NV_ATOMIC_ACQ_REL,
+                                                      __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_SYSTEM);),
             (constexpr int on_failure = O == __ATOMIC_RELEASE   ? __ATOMIC_RELAXED
                                         : O == __ATOMIC_ACQ_REL ? __ATOMIC_ACQUIRE
                                                                 : O;
-             return __atomic_compare_exchange_n(word_, &expected, desired, false, O, on_failure);))
+             return __atomic_compare_exchange(word_, &expected, &desired, false, O, on_failure);))
     }
     template <int O>
     PGAS_HD T fetch_add(T value, memory_order<O>) const {
-        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_add(word_, value, O, PGAS_NV_SCOPE(Scope));),
-                     (return __atomic_fetch_add(word_, value, O);))
+        if constexpr (std::is_floating_point_v<T>) {
+            NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_add(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                         (return update<O>([value](T seen) { return seen + value; });))
+        } else {
+            NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_add(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                         (return __atomic_fetch_add(word_, value, O);))
+        }
     }
     template <int O>
     PGAS_HD T fetch_or(T value, memory_order<O>) const {
@@ -92,16 +103,22 @@ public:
                      (return __atomic_fetch_and(word_, value, O);))
     }
     template <int O>
-    PGAS_HD T fetch_max(T value, memory_order<O> order) const {
-        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_max(word_, value, O, PGAS_NV_SCOPE(Scope));), ({
-                         T seen = load(memory_order_relaxed);
-                         while (seen < value && !compare_exchange_strong(seen, value, order)) {
-                         }
-                         return seen;
-                     }))
+    PGAS_HD T fetch_max(T value, memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_max(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                     (return update<O>([value](T seen) { return seen < value ? value : seen; });))
     }
 
 private:
+    // Host read-modify-writes GCC has no builtin for (fetch_max, a floating-point add): a compare-exchange loop.
+    template <int O, class F>
+    T update(F next) const {
+        T seen;
+        __atomic_load(word_, &seen, __ATOMIC_RELAXED);
+        T want = next(seen);
+        while (!__atomic_compare_exchange(word_, &seen, &want, false, O, __ATOMIC_RELAXED)) want = next(seen);
+        return seen;
+    }
+
     T* word_;
 };
 
