@@ -87,6 +87,9 @@ public:
         if constexpr (std::is_floating_point_v<T>) {
             NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_add(word_, value, O, PGAS_NV_SCOPE(Scope));),
                          (return update<O>([value](T seen) { return seen + value; });))
+        } else if constexpr (std::is_signed_v<T> && sizeof(T) == 8) {  // PTX has no atom.add.s64: add as unsigned
+            using U = std::make_unsigned_t<T>;
+            return T(atomic_ref<U, Scope>(reinterpret_cast<U&>(*word_)).fetch_add(U(value), memory_order<O>{}));
         } else {
             NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_add(word_, value, O, PGAS_NV_SCOPE(Scope));),
                          (return __atomic_fetch_add(word_, value, O);))
