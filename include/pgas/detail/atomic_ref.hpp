@@ -106,6 +106,11 @@ public:
                      (return __atomic_fetch_and(word_, value, O);))
     }
     template <int O>
+    PGAS_HD T fetch_xor(T value, memory_order<O>) const {
+        NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_xor(word_, value, O, PGAS_NV_SCOPE(Scope));),
+                     (return __atomic_fetch_xor(word_, value, O);))
+    }
+    template <int O>
     PGAS_HD T fetch_max(T value, memory_order<O>) const {
         NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_max(word_, value, O, PGAS_NV_SCOPE(Scope));),
                      (return update<O>([value](T seen) { return seen < value ? value : seen; });))

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 PGAS_NAMESPACE_BEGIN
 namespace detail {
@@ -102,14 +103,16 @@ public:
                 return expected;  // old value either way
             case amo::fetch_add:
                 return word.fetch_add(operand, detail::memory_order_relaxed);
+            // Bitwise ops exist for integer words only (the device API refuses them on floats at compile time);
+            // seq_cst as cuda::atomic_ref's default was: fence.sc.sys, then the atom
             case amo::fetch_and:
-                if constexpr (requires { word.fetch_and(operand); }) return word.fetch_and(operand);
+                if constexpr (std::is_integral_v<V>) return word.fetch_and(operand, detail::memory_order_seq_cst);
                 break;
             case amo::fetch_or:
-                if constexpr (requires { word.fetch_or(operand); }) return word.fetch_or(operand);
+                if constexpr (std::is_integral_v<V>) return word.fetch_or(operand, detail::memory_order_seq_cst);
                 break;
             case amo::fetch_xor:
-                if constexpr (requires { word.fetch_xor(operand); }) return word.fetch_xor(operand);
+                if constexpr (std::is_integral_v<V>) return word.fetch_xor(operand, detail::memory_order_seq_cst);
                 break;
         }
         return V{};
