@@ -8,6 +8,10 @@
 
 #include <nv/target>
 
+#if defined(__NVCC__) && (__CUDACC_VER_MAJOR__ < 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 8))
+#error "pgas needs nvcc 12.8 or newer: its GPU atomics are nvcc's __nv_atomic builtins (pgas/detail/atomic_ref.hpp)"
+#endif
+
 PGAS_NAMESPACE_BEGIN
 namespace detail {
 
