@@ -134,30 +134,21 @@ private:
     T* word_;
 };
 
-/// A fence at the given scope: fence.sc for seq_cst, fence.acq_rel for the others (cuda::atomic_thread_fence's
-/// instructions; nvcc's fence builtin takes no ordering or scope that depends on a template parameter).
-template <thread_scope Scope, int O>
+/// A fence at system scope (what pgas's fences order: peers' and the host's view of this thread's accesses):
+/// fence.sc.sys for seq_cst, fence.acq_rel.sys for the others, cuda::atomic_thread_fence's instructions (nvcc's fence
+/// builtin would make a release fence fence.sc).
+template <int O>
 PGAS_HD inline void atomic_thread_fence(memory_order<O>) {
     static_assert(O != __ATOMIC_RELAXED, "atomic_thread_fence: a relaxed fence orders nothing");
     NV_IF_TARGET(NV_IS_DEVICE,
-                 (
-                     if constexpr (O == __ATOMIC_SEQ_CST) {
-                         if constexpr (Scope == thread_scope::system)
-                             asm volatile("fence.sc.sys;" ::: "memory");
-                         else if constexpr (Scope == thread_scope::device)
-                             asm volatile("fence.sc.gpu;" ::: "memory");
-                         else
-                             asm volatile("fence.sc.cta;" ::: "memory");
-                     } else {
-                         if constexpr (Scope == thread_scope::system)
-                             asm volatile("fence.acq_rel.sys;" ::: "memory");
-                         else if constexpr (Scope == thread_scope::device)
-                             asm volatile("fence.acq_rel.gpu;" ::: "memory");
-                         else
-                             asm volatile("fence.acq_rel.cta;" ::: "memory");
-                     }),
+                 (if constexpr (O == __ATOMIC_SEQ_CST) asm volatile("fence.sc.sys;" ::
+                                                                        : "memory");
+                  else asm volatile("fence.acq_rel.sys;" ::
+                                        : "memory");),
                  (__atomic_thread_fence(O);))
 }
 
 }  // namespace detail
 PGAS_NAMESPACE_END
+
+#undef PGAS_NV_SCOPE  // expanded where the bodies above were defined; not for other headers

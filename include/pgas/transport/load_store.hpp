@@ -63,7 +63,7 @@ public:
     template <class G>
     PGAS_HD void fence() const {
         G::sync();
-        if (G::rank() == 0) detail::atomic_thread_fence<detail::thread_scope::system>(detail::memory_order_seq_cst);
+        if (G::rank() == 0) detail::atomic_thread_fence(detail::memory_order_seq_cst);
         G::sync();
     }
     template <class G>

@@ -31,9 +31,7 @@ struct ibgda_system_access {
                           make_uint4(words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]);),
                      (std::memcpy(slot, words, 64);))
     }
-    PGAS_HD void fence_before_doorbell_record() const {
-        detail::atomic_thread_fence<detail::thread_scope::system>(detail::memory_order_release);
-    }
+    PGAS_HD void fence_before_doorbell_record() const { detail::atomic_thread_fence(detail::memory_order_release); }
     // Relaxed after the release fence on the GPU. On the host (the emulated NIC's producers) a release store as
     // well: the same ordering, and one ThreadSanitizer can see (it does not model standalone fences, and took the
     // NIC thread's read of a put's source for a race with the PE's write before the put).
@@ -44,9 +42,7 @@ struct ibgda_system_access {
                      (detail::atomic_ref<std::uint32_t, detail::thread_scope::system>(*send_counter)
                           .store(big_endian, detail::memory_order_release);))
     }
-    PGAS_HD void fence_before_doorbell() const {
-        detail::atomic_thread_fence<detail::thread_scope::system>(detail::memory_order_seq_cst);
-    }
+    PGAS_HD void fence_before_doorbell() const { detail::atomic_thread_fence(detail::memory_order_seq_cst); }
     // The doorbell register is MMIO on a real NIC (a UAR page mapped for the
     // GPU): there st.mmio keeps the GPU from merging or dropping the store.
     // `mmio` is false where the "register" is ordinary memory (the emulated
