@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
         nvshmem_team_destroy(copy);
         nvshmem_int_sum_reduce(copy, word, word, 1);  // must not return
     }
+    if (std::strcmp(mode, "maxloc_overlap") == 0) {  // dest one pair past source, two pairs each
+        double2* pairs = static_cast<double2*>(nvshmem_malloc(3 * sizeof(double2)));
+        nvshmem_double2_maxloc_reduce(NVSHMEM_TEAM_WORLD, pairs + 1, pairs, 2);  // must not return
+    }
     if (std::strcmp(mode, "destroy_world") == 0) nvshmem_team_destroy(NVSHMEM_TEAM_WORLD);  // must not return
     if (std::strcmp(mode, "collective_launch") == 0) {
         // No GPU here (host transport): the launch cannot happen, and says so with NVSHMEM's code.

@@ -26,6 +26,7 @@ __global__ void collectives(shared_words words) {
     nvshmemx_int_sum_reduce_block(NVSHMEM_TEAM_WORLD, words.block_sum, words.coll_src, coll_count);
     nvshmemx_int_fcollect_block(NVSHMEM_TEAM_WORLD, words.gathered, words.coll_src, coll_count);
     nvshmemx_barrier_block(NVSHMEMX_TEAM_NODE);
+    nvshmemx_double2_maxloc_reduce_block(NVSHMEM_TEAM_WORLD, words.maxloc + 1, words.maxloc, 1);
     if (threadIdx.x == 0) {
         nvshmem_int_max_reduce(NVSHMEM_TEAM_SHARED, words.thread_max, words.coll_src, coll_count);
         nvshmem_team_sync(NVSHMEM_TEAM_WORLD);

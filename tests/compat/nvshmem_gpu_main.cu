@@ -84,9 +84,12 @@ int main(int argc, char** argv) {
     words.half_from_left = static_cast<__half*>(nvshmem_malloc(sizeof(__half)));
     words.any_index = static_cast<std::size_t*>(nvshmem_malloc(sizeof(std::size_t)));
     int* stream_p = static_cast<int*>(nvshmem_malloc(sizeof(int)));
+    words.maxloc = static_cast<double2*>(nvshmem_malloc(2 * sizeof(double2)));
     int coll_values[coll_count];
     for (int i = 0; i < coll_count; ++i) coll_values[i] = 10 * me + i;
     CUDA_CHECK(cudaMemcpy(words.coll_src, coll_values, sizeof coll_values, cudaMemcpyHostToDevice));
+    const double2 my_pair{double(me % 2), double(10 + me)};  // PEs 1, 3, ... hold the largest: PE 1's location wins
+    CUDA_CHECK(cudaMemcpy(words.maxloc, &my_pair, sizeof my_pair, cudaMemcpyHostToDevice));
     nvshmem_barrier_all();
 
     cudaStream_t stream;
@@ -136,6 +139,9 @@ int main(int argc, char** argv) {
     wrong += check("nvshmem_team_split_strided's status", split, 0);
     wrong += check("team_my_pe of the split team, in a kernel", read(words.team_me), me);
     const int sum_of_pes = npes * (npes - 1) / 2;
+    const double2 maxloc = read(words.maxloc + 1);
+    wrong += check("maxloc value", (long long)maxloc.x, npes > 1 ? 1 : 0);
+    wrong += check("maxloc location", (long long)maxloc.y, npes > 1 ? 11 : 10);
     for (int i = 0; i < coll_count; ++i) {
         wrong += check("block_sum[i]", read(words.block_sum + i), 10 * sum_of_pes + npes * i);
         wrong += check("thread_max[i]", read(words.thread_max + i), 10 * (npes - 1) + i);
@@ -151,6 +157,7 @@ int main(int argc, char** argv) {
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));
+    nvshmem_free(words.maxloc);
     nvshmem_free(stream_p);
     nvshmem_free(words.any_index);
     nvshmem_free(words.half_from_left);

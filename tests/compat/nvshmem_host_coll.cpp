@@ -1,5 +1,5 @@
 // An NVSHMEM program of team collectives, built by a plain C++ compiler against pgas::nvshmem and run on the host
-// transport: reductions (to all, and scattered; half and bfloat16 too), fcollect, broadcast, alltoall, their mem forms
+// transport: reductions (to all, and scattered; half and bfloat16 too; double2 maxloc), fcollect, broadcast, alltoall, their mem forms
 // and team barriers over the predefined teams, then split teams (strided, 2d, a split of a split, destroy and reuse),
 // called from host code; every PE checks what it received.
 #include <nvshmem.h>
@@ -86,6 +86,20 @@ int main() {
     for (int j = 0; j < npes; ++j)
         for (int i = 0; i < n; ++i)
             expect(dst[j * n + i] == 100 * j + 10 * me + i, "alltoall", dst[j * n + i], 100 * j + 10 * me + i);
+
+    // maxloc: the largest value, at the smallest location among the PEs that hold it (PEs 1, 3, ... hold 1.0 in
+    // pair 0; every PE holds 5.0 in pair 1, at locations that fall with the PE), into dest pairs apart from source.
+    double2* pairs = static_cast<double2*>(nvshmem_malloc(4 * sizeof(double2)));
+    pairs[0] = double2{double(me % 2), double(10 + me)};
+    pairs[1] = double2{5.0, double(100 - me)};
+    expect(nvshmem_double2_maxloc_reduce(NVSHMEM_TEAM_WORLD, pairs + 2, pairs, 2) == 0, "maxloc's return", 1, 0);
+    const bool odd_pe = npes > 1;
+    expect(pairs[2].x == (odd_pe ? 1.0 : 0.0), "maxloc value", (long long)pairs[2].x, odd_pe ? 1 : 0);
+    expect(pairs[2].y == (odd_pe ? 11.0 : 10.0), "maxloc location", (long long)pairs[2].y, odd_pe ? 11 : 10);
+    expect(pairs[3].x == 5.0 && pairs[3].y == double(100 - (npes - 1)), "maxloc tie location", (long long)pairs[3].y,
+           100 - (npes - 1));
+    expect(pairs[0].x == double(me % 2) && pairs[1].y == double(100 - me), "maxloc leaves source", (long long)pairs[1].y,
+           100 - me);
 
     // Team barriers and syncs: a put before nvshmem_barrier is visible after it (the sync first: every PE has checked
     // its alltoall block before dst is written again).

@@ -13,6 +13,8 @@
 #endif
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include <nv/target>
 
@@ -176,8 +178,64 @@ PGAS_HD int team_sync(const char* call, nvshmem_team_t handle) {
                  (return host_team_sync<G, Barrier>(call, handle);))
 }
 
+// maxloc over {value, location} pairs (double2: x the value, y where it is): dest[i] becomes the largest source[i].x
+// of the team's PEs and, among the PEs holding it, the smallest y (MPI's MAXLOC). Two reductions of the pairs read as
+// 2n doubles: max leaves every x the largest value (and a y to replace); each PE then writes its own y where its value
+// is that largest (+inf elsewhere), and min, in place, leaves the smallest of those. So dest and source must not
+// overlap (the second step reads source after the first wrote dest), and from host code it needs the heap in host
+// memory (the second step is written by the calling thread).
+template <class G>
+PGAS_HD int maxloc(const char* call, nvshmem_team_t team, double2* dest, const double2* source, std::size_t n) {
+    const double no_location = __builtin_huge_val();  // +inf on host and device (numeric_limits is host-only)
+    const auto at = [](const double2* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    if (n != 0 && at(dest) < at(source + n) && at(source) < at(dest + n)) {
+        NV_IF_TARGET(NV_IS_DEVICE,
+                     (::pgas::detail::report(::pgas::errc::invalid_argument, call, filled_state(call).heap.my_pe,
+                                             "dest and source overlap (not supported for maxloc): "
+                                             "dest - source in bytes =",
+                                             static_cast<long long>(at(dest) - at(source)));),
+                     (compat::fail(call, compat::the_runtime().running(call).heap().my_pe,
+                                   "dest and source overlap (not supported for maxloc): dest - source in bytes = " +
+                                       std::to_string(static_cast<long long>(at(dest) - at(source))));))
+    }
+    NV_IF_TARGET(NV_IS_HOST, ({
+                     compat::runtime& rt = compat::the_runtime().running(call);
+                     if (rt.on_gpu())
+                         compat::fail(
+                             call, rt.heap().my_pe,
+                             "with the heap on a GPU, call it from a kernel (from host code it is not provided)");
+                 }))
+    auto* pairs = reinterpret_cast<double*>(dest);
+    collective<G>(call, team,
+                  coll_args<coll::reduce, double, ::pgas::op::max_t>{
+                      pairs, reinterpret_cast<const double*>(source), 2 * n, 0, {}});
+    G::sync();  // every thread of the group reads what the others' part of the reduction wrote
+    for (std::size_t i = G::rank(); i < n; i += G::size())
+        dest[i].y = source[i].x == dest[i].x ? source[i].y : no_location;
+    G::sync();
+    return collective<G>(call, team, coll_args<coll::reduce, double, ::pgas::op::min_t>{pairs, pairs, 2 * n, 0, {}});
+}
+
 }  // namespace pgas_nvshmem_tu
 }  // namespace
+
+/// The largest x of every PE's source[i] with the smallest y among the PEs holding it (MPI's MAXLOC), into dest[i] on
+/// every PE of `team`; a thread on the device, or host code with the heap in host memory. dest and source must not
+/// overlap. Returns 0.
+PGAS_NVSHMEM_API int nvshmem_double2_maxloc_reduce(nvshmem_team_t team, double2* dest, const double2* source,
+                                                   std::size_t nreduce) {
+    return pgas_nvshmem_tu::maxloc<::pgas::thread>("nvshmem_double2_maxloc_reduce", team, dest, source, nreduce);
+}
+/// nvshmem_double2_maxloc_reduce by every thread of a warp.
+PGAS_NVSHMEM_API int nvshmemx_double2_maxloc_reduce_warp(nvshmem_team_t team, double2* dest, const double2* source,
+                                                         std::size_t nreduce) {
+    return pgas_nvshmem_tu::maxloc<::pgas::warp>("nvshmemx_double2_maxloc_reduce_warp", team, dest, source, nreduce);
+}
+/// nvshmem_double2_maxloc_reduce by every thread of a block.
+PGAS_NVSHMEM_API int nvshmemx_double2_maxloc_reduce_block(nvshmem_team_t team, double2* dest, const double2* source,
+                                                          std::size_t nreduce) {
+    return pgas_nvshmem_tu::maxloc<::pgas::block>("nvshmemx_double2_maxloc_reduce_block", team, dest, source, nreduce);
+}
 
 // One reduction of one group: NAME_OPNAME_KIND by PREFIX/SUFFIX (nvshmem/"", nvshmemx/_warp, nvshmemx/_block), KIND
 // reduce (to every PE) or reducescatter.
