@@ -1,8 +1,8 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
 // transport: a put/get ring, p/g, strided and sized puts, half and bfloat16, an atomic counter, a signal, barriers, and
-// the waits and tests over arrays of words (_all/_any/_some and _vector); every PE checks what it received. Started by
-// a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a unique id: rank 0 makes
-// it and writes it to FILE, the other ranks read it from there.
+// the waits and tests over arrays of words (_all/_any/_some and _vector; short and ushort too); every PE checks what
+// it received. Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a
+// unique id: rank 0 makes it and writes it to FILE, the other ranks read it from there.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -121,6 +121,27 @@ static void waits_over_words(int* slots, int me, int left, int right) {
     nvshmem_barrier_all();
 }
 
+// NVSHMEM's 2-byte wait types: a short and an unsigned short word written by the left neighbour with nvshmem_<T>_p,
+// beside words of the same 4 bytes that nobody writes.
+static void short_waits(int me, int left, int right) {
+    short* s = static_cast<short*>(nvshmem_calloc(4, sizeof(short)));
+    unsigned short* u = static_cast<unsigned short*>(nvshmem_calloc(2, sizeof(unsigned short)));
+    expect(nvshmem_short_test(s + 1, NVSHMEM_CMP_NE, 0) == 0, "short_test, nothing written", 0, 1);
+    nvshmem_barrier_all();
+    nvshmem_short_p(s + 1, short(-300 - me), right);
+    nvshmem_ushort_p(u + 1, static_cast<unsigned short>(60000 + me), right);
+    nvshmem_short_wait_until(s + 1, NVSHMEM_CMP_LT, 0);
+    expect(s[1] == -300 - left, "short written by the left neighbour", s[1], -300 - left);
+    const std::size_t which = nvshmem_ushort_wait_until_any(u, 2, nullptr, NVSHMEM_CMP_GT, 50000);
+    expect(which == 1, "ushort_wait_until_any's index", (long long)which, 1);
+    expect(u[1] == 60000 + left, "ushort written by the left neighbour", u[1], 60000 + left);
+    expect(nvshmem_short_test_all(s, 4, nullptr, NVSHMEM_CMP_LE, 0) == 1, "short_test_all", 0, 1);
+    expect(s[0] == 0 && s[2] == 0 && u[0] == 0, "the other halves untouched", s[0] + s[2] + u[0], 0);
+    nvshmem_barrier_all();
+    nvshmem_free(u);
+    nvshmem_free(s);
+}
+
 int main(int argc, char** argv) {
     if (argc == 5 && std::strcmp(argv[1], "--uid") == 0)
         init_with_unique_id(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
@@ -194,6 +215,7 @@ int main(int argc, char** argv) {
     nvshmem_barrier_all();
     half_and_bfloat16(me, left, right);
     waits_over_words(slots, me, left, right);
+    short_waits(me, left, right);
     nvshmem_free(slots);
     nvshmem_free(words32);
     nvshmem_free(word);

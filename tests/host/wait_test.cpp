@@ -1,5 +1,5 @@
-// Host transport: the *_vector waits and tests, and the wait family's timeouts (device/sync.hpp, signal.hpp), which
-// name the word each form waited on, in one shape.
+// Host transport: the *_vector waits and tests, waits on 2-byte words, and the wait family's timeouts (device/sync.hpp,
+// signal.hpp), which name the word each form waited on, in one shape.
 #include "../wait_timeout_format.hpp"
 #include "support.hpp"
 
@@ -181,4 +181,27 @@ TEST_CASE("a *_vector wait that cannot finish times out naming the first selecte
         CHECK_MESSAGE(test::contains(text, "heap offset " + std::to_string((words + 1).offset()) + " >= 9 (seen 7)"),
                       text);
     }
+}
+
+TEST_CASE("2-byte integer words: wait_until, test and wait_until_any read the word alone, its sign kept") {
+    test::for_each_pe_count([](int n_pes) {
+        auto w = pgas::world::init_local(n_pes, test::options(/*timeout_ms=*/2000));
+        auto words = w.alloc<std::int16_t>(4);  // word 1 is written by the left neighbour; 0, 2 and 3 stay 0x7f7f
+        w.launch_host([&](const test::ctx& ctx) {
+            const int me = ctx.my_pe(), n = ctx.n_pes(), left = (me + n - 1) % n;
+            for (int i = 0; i < 4; ++i) w.local(words, me)[i] = 0x7f7f;
+            pgas::barrier_all(ctx);
+            CHECK_FALSE(pgas::test(ctx, words + 1, pgas::cmp::lt, std::int16_t(0)));
+            pgas::barrier_all(ctx);
+            pgas::p(ctx, words + 1, std::int16_t(-300 - me), (me + 1) % n);
+            pgas::quiet(ctx);
+            CHECK(pgas::wait_until(ctx, words + 1, pgas::cmp::lt, std::int16_t(0)) == std::int16_t(-300 - left));
+            CHECK(pgas::wait_until_any(ctx, words, 4, nullptr, pgas::cmp::lt, std::int16_t(0)) == 1);
+            CHECK(pgas::test(ctx, words + 1, pgas::cmp::eq, std::int16_t(-300 - left)));
+            // its neighbours in the same 4-byte word are untouched
+            CHECK(w.local(words, me)[0] == 0x7f7f);
+            CHECK(w.local(words, me)[2] == 0x7f7f);
+            pgas::barrier_all(ctx);
+        });
+    });
 }

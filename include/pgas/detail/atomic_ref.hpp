@@ -37,11 +37,15 @@ inline constexpr memory_order<__ATOMIC_SEQ_CST> memory_order_seq_cst{};
                                                    : __NV_THREAD_SCOPE_SYSTEM)
 
 /// Atomic access to one naturally aligned word of 4 or 8 bytes (integer or floating point) in global, shared or host
-/// memory. The GPU side emits what cuda::atomic_ref does (ld.acquire.sys, atom.add.release.sys, ...) minus its check
-/// for local memory: pgas never points one at a thread's stack.
+/// memory, and loads and stores of a 2-byte integer (what the waits on NVSHMEM's short types poll). The GPU side
+/// emits what cuda::atomic_ref does (ld.acquire.sys, atom.add.release.sys, ...) minus its check for local memory:
+/// pgas never points one at a thread's stack.
 template <class T, thread_scope Scope>
 class atomic_ref {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic_ref: 4- or 8-byte words only");
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8 || (sizeof(T) == 2 && std::is_integral_v<T>),
+                  "atomic_ref: 4- or 8-byte words, or loads and stores of 2-byte integers");
+    // Read-modify-writes take 4- and 8-byte words only.
+    static constexpr bool rmw_word = sizeof(T) >= 4;
 
 public:
     PGAS_HD explicit atomic_ref(T& word) : word_(&word) {}
@@ -60,6 +64,7 @@ public:
     }
     template <int O>
     PGAS_HD T exchange(T value, memory_order<O>) const {
+        static_assert(rmw_word, "atomic_ref: read-modify-writes of 4- or 8-byte words only");
         T old;
         NV_IF_TARGET(NV_IS_DEVICE, (__nv_atomic_exchange(word_, &value, &old, O, PGAS_NV_SCOPE(Scope));),
                      (__atomic_exchange(word_, &value, &old, O);))
@@ -69,6 +74,7 @@ public:
     /// scope only (nvcc's builtin takes its orderings and scope as literals, so each combination is spelled out).
     template <int O>
     PGAS_HD bool compare_exchange_strong(T& expected, T desired, memory_order<O>) const {
+        static_assert(rmw_word, "atomic_ref: read-modify-writes of 4- or 8-byte words only");
         static_assert(Scope == thread_scope::system, "atomic_ref::compare_exchange_strong: system scope only");
         static_assert(O != __ATOMIC_SEQ_CST, "atomic_ref::compare_exchange_strong: no seq_cst");
         NV_IF_TARGET(
@@ -88,6 +94,7 @@ public:
     }
     template <int O>
     PGAS_HD T fetch_add(T value, memory_order<O>) const {
+        static_assert(rmw_word, "atomic_ref: read-modify-writes of 4- or 8-byte words only");
         if constexpr (std::is_floating_point_v<T>) {
             NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_add(word_, value, O, PGAS_NV_SCOPE(Scope));),
                          (return update<O>([value](T seen) { return seen + value; });))
@@ -101,21 +108,25 @@ public:
     }
     template <int O>
     PGAS_HD T fetch_or(T value, memory_order<O>) const {
+        static_assert(rmw_word, "atomic_ref: read-modify-writes of 4- or 8-byte words only");
         NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_or(word_, value, O, PGAS_NV_SCOPE(Scope));),
                      (return __atomic_fetch_or(word_, value, O);))
     }
     template <int O>
     PGAS_HD T fetch_and(T value, memory_order<O>) const {
+        static_assert(rmw_word, "atomic_ref: read-modify-writes of 4- or 8-byte words only");
         NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_and(word_, value, O, PGAS_NV_SCOPE(Scope));),
                      (return __atomic_fetch_and(word_, value, O);))
     }
     template <int O>
     PGAS_HD T fetch_xor(T value, memory_order<O>) const {
+        static_assert(rmw_word, "atomic_ref: read-modify-writes of 4- or 8-byte words only");
         NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_xor(word_, value, O, PGAS_NV_SCOPE(Scope));),
                      (return __atomic_fetch_xor(word_, value, O);))
     }
     template <int O>
     PGAS_HD T fetch_max(T value, memory_order<O>) const {
+        static_assert(rmw_word, "atomic_ref: read-modify-writes of 4- or 8-byte words only");
         NV_IF_TARGET(NV_IS_DEVICE, (return __nv_atomic_fetch_max(word_, value, O, PGAS_NV_SCOPE(Scope));),
                      (return update<O>([value](T seen) { return seen < value ? value : seen; });))
     }

@@ -53,9 +53,12 @@
     X(__half, half)                    \
     X(__nv_bfloat16, bfloat16)
 
-/// NVSHMEM's point-to-point synchronisation types (wait_until, test and their _all/_any/_some and _vector forms). Its
-/// 2-byte ones (short, ushort) are not provided: pgas's waits poll 4- and 8-byte words.
-#define PGAS_NVSHMEM_WAIT_TYPES(X) PGAS_NVSHMEM_AMO_TYPES(X)
+/// NVSHMEM's point-to-point synchronisation types (wait_until, test and their _all/_any/_some and _vector forms): the
+/// standard AMO types, short and unsigned short.
+#define PGAS_NVSHMEM_WAIT_TYPES(X) \
+    PGAS_NVSHMEM_AMO_TYPES(X)      \
+    X(short, short)                \
+    X(unsigned short, ushort)
 
 /// NVSHMEM's reduction types that take the bitwise operations (and, or, xor) as well as the arithmetic ones.
 #define PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(X) \
