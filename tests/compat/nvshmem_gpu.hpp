@@ -25,6 +25,7 @@ struct shared_words {
     __half* half_from_left;      // nvshmem_half_p from the left neighbour
     std::size_t* any_index;      // what nvshmem_uint64_wait_until_any returned for the signal (its index, 0)
     double2* maxloc;             // [0]: {my_pe % 2, 10 + my_pe}; [1]: nvshmemx_double2_maxloc_reduce_block of [0]
+    short* short_from_left;      // nvshmem_short_p from the left neighbour, awaited by nvshmem_short_wait_until
 };
 
 // The number of ints of each collective block.

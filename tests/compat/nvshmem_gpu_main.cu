@@ -1,9 +1,10 @@
 // An NVSHMEM program in NVSHMEM's style, built by nvcc without -rdc against pgas::nvshmem, with kernels in two
-// translation units (each reaches the heap through its own device state): p (int and half) and putmem_nbi around a ring
-// with quiet and barrier_all here, an atomic ticket and a signal in nvshmem_gpu_kernels.cu; device collectives there
-// (by a block and a thread, started by nvshmemx_collective_launch), on-stream barrier, reduce, fcollect, put, p and g
-// here, and a host-side reduction with the heap on the GPU. Every PE checks what it received;
-// --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
+// translation units (each reaches the heap through its own device state): p (int, half, and a short awaited by
+// short_wait_until) and putmem_nbi around a ring with quiet and barrier_all here, an atomic ticket and a signal in
+// nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
+// double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
+// the GPU. Every PE checks what it received; --before-init checks that a kernel launched before nvshmem_init traps
+// instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -31,6 +32,8 @@ __global__ void ring(shared_words words) {
     nvshmem_putmem_nbi(words.block, block, sizeof block, right);
     nvshmem_quiet();  // block[] is a local array: it must stay until the put completes
     nvshmem_barrier_all();
+    nvshmem_short_p(words.short_from_left, short(-1 - me), right);  // a 2-byte word, awaited alone
+    nvshmem_short_wait_until(words.short_from_left, NVSHMEM_CMP_LT, 0);
 }
 
 static int check(const char* what, long long seen, long long expected) {
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
     words.any_index = static_cast<std::size_t*>(nvshmem_malloc(sizeof(std::size_t)));
     int* stream_p = static_cast<int*>(nvshmem_malloc(sizeof(int)));
     words.maxloc = static_cast<double2*>(nvshmem_malloc(2 * sizeof(double2)));
+    words.short_from_left = static_cast<short*>(nvshmem_calloc(1, sizeof(short)));
     int coll_values[coll_count];
     for (int i = 0; i < coll_count; ++i) coll_values[i] = 10 * me + i;
     CUDA_CHECK(cudaMemcpy(words.coll_src, coll_values, sizeof coll_values, cudaMemcpyHostToDevice));
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
     nvshmem_team_destroy(copy);
 
     int wrong = check("from_left", read(words.from_left), left);
+    wrong += check("short_from_left", read(words.short_from_left), -1 - left);
     wrong += check("half_from_left (x2)", (long long)(2 * __half2float(read(words.half_from_left))), 2 * left + 1);
     wrong += check("wait_until_any's index", (long long)read(words.any_index), 0);
     wrong += check("stream_p", read(stream_p), 70 + left);
@@ -157,6 +162,7 @@ int main(int argc, char** argv) {
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));
+    nvshmem_free(words.short_from_left);
     nvshmem_free(words.maxloc);
     nvshmem_free(stream_p);
     nvshmem_free(words.any_index);
