@@ -36,13 +36,18 @@ inline constexpr memory_order<__ATOMIC_SEQ_CST> memory_order_seq_cst{};
      : (S) == ::pgas::detail::thread_scope::device ? __NV_THREAD_SCOPE_DEVICE \
                                                    : __NV_THREAD_SCOPE_SYSTEM)
 
+/// The words atomic_ref loads and stores: 4- and 8-byte integers and floating point, 2-byte integers.
+template <class T>
+inline constexpr bool is_atomic_word = ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>) ||
+                                       (sizeof(T) == 2 && std::is_integral_v<T>);
+
 /// Atomic access to one naturally aligned word of 4 or 8 bytes (integer or floating point) in global, shared or host
 /// memory, and loads and stores of a 2-byte integer (what the waits on NVSHMEM's short types poll). The GPU side
 /// emits what cuda::atomic_ref does (ld.acquire.sys, atom.add.release.sys, ...) minus its check for local memory:
 /// pgas never points one at a thread's stack.
 template <class T, thread_scope Scope>
 class atomic_ref {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8 || (sizeof(T) == 2 && std::is_integral_v<T>),
+    static_assert(is_atomic_word<T> || sizeof(T) == 4 || sizeof(T) == 8,
                   "atomic_ref: 4- or 8-byte words, or loads and stores of 2-byte integers");
     // Read-modify-writes take 4- and 8-byte words only.
     static constexpr bool rmw_word = sizeof(T) >= 4;

@@ -111,16 +111,16 @@ PGAS_HD void get_nbi(const device::context<Tr>& ctx, T* dst, symmetric_ptr<U> sr
 /// One thread writes one element, `value`, to `dst` on PE `pe`.
 /// - @by_one
 /// - **Returns** when the write is issued; visible at `pe` after quiet, like put. On load/store transports (nvlink,
-///   host) a 4- or 8-byte arithmetic element is a single relaxed system-scope atomic store, so a peer may poll it
-///   with wait_until without a data race; elsewhere (libfabric, ibgda, route) it is a one-element put: write a word
-///   another PE polls with atomic_set or a signal there.
+///   host) a 4- or 8-byte arithmetic element or a 2-byte integer is a single relaxed system-scope atomic store, so a
+///   peer may poll it with wait_until without a data race (or a torn value); elsewhere (libfabric, ibgda, route) it
+///   is a one-element put: write a word another PE polls with atomic_set or a signal there.
 /// - @on_rma
 /// - **Errors:** @heap_checked{dst}.
 template <class Tr, class T>
 PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_identity_t<T> value, int pe) {
     detail::require_rma<Tr>();
     detail::check_rma<Tr, T>(ctx, "p", dst.offset(), 1, pe);
-    if constexpr (load_store_transport<Tr> && (sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>) {
+    if constexpr (load_store_transport<Tr> && detail::is_atomic_word<T>) {
         detail::atomic_ref<T, detail::thread_scope::system> word(*ctx.peer(dst, pe));
         word.store(value, detail::memory_order_relaxed);
     } else {
@@ -130,8 +130,8 @@ PGAS_HD void p(const device::context<Tr>& ctx, symmetric_ptr<T> dst, std::type_i
 
 /// One thread reads one element of `src` on PE `pe` and returns it.
 /// - **Called by** one thread.
-/// - **Returns** the value: on nvlink/host a 4- or 8-byte arithmetic element is one relaxed system-scope atomic
-///   load; elsewhere a one-element blocking get.
+/// - **Returns** the value: on nvlink/host a 4- or 8-byte arithmetic element or a 2-byte integer is one relaxed
+///   system-scope atomic load; elsewhere a one-element blocking get.
 /// - @on_rma
 /// - **Errors:** @heap_checked{src}. On libfabric and ibgda it waits for the reply (errc::timeout,
 ///   errc::peer_failed).
@@ -140,7 +140,7 @@ PGAS_HD std::remove_cv_t<T> g(const device::context<Tr>& ctx, symmetric_ptr<T> s
     detail::require_rma<Tr>();
     detail::check_rma<Tr, T>(ctx, "g", src.offset(), 1, pe);
     using V = std::remove_cv_t<T>;
-    if constexpr (load_store_transport<Tr> && (sizeof(V) == 4 || sizeof(V) == 8) && std::is_arithmetic_v<V>) {
+    if constexpr (load_store_transport<Tr> && detail::is_atomic_word<V>) {
         detail::atomic_ref<V, detail::thread_scope::system> word(*const_cast<V*>(ctx.peer(src, pe)));
         return word.load(detail::memory_order_relaxed);
     } else {

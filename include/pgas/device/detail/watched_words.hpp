@@ -67,9 +67,9 @@ struct watched_words {
 
 template <class T>
 PGAS_HD constexpr void require_waitable() {
-    static_assert(
-        ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_arithmetic_v<T>) || (sizeof(T) == 2 && std::is_integral_v<T>),
-        "pgas: waits and tests take 2-, 4- or 8-byte integers or 4- or 8-byte floating-point values");
+    static_assert(is_atomic_word<T>,
+                  "pgas: waits and tests take 2-, 4- or 8-byte integers or 4- or 8-byte "
+                  "floating-point values");
 }
 
 // The words of one call, its arguments checked (PGAS_CHECKS: in the heap, naturally aligned).
