@@ -24,17 +24,17 @@ struct env_var {
     std::string meaning;
 };
 
-// Adding a getenv (or detail::env, env_size, launch_env_reader::get, ...) in include/, tools/, bench/ or a
+// Adding a getenv (or detail::env, env_size, launch_env_reader::get, ...) in include/, src/, tools/, bench/ or a
 // `$PGAS_*` in scripts/ without a row here fails the "tools: environment table" test; so does a row nobody reads.
 inline const env_var library_vars[] = {
     {"PGAS_HEAP_SIZE", env_group::library, "1G (GPU worlds), 64M (host transport)",
      "bytes, or a number with K/M/G/T (binary); > 0 and at most 1T (1T itself included)",
      "host/world.hpp (world::init*)", "symmetric heap per PE; world_options::heap_bytes overrides it"},
     {"NVSHMEM_SYMMETRIC_SIZE", env_group::library, "unset (PGAS_HEAP_SIZE's default)",
-     "bytes, or a number with K/M/G/T (binary), as PGAS_HEAP_SIZE", "compat/nvshmem/runtime.hpp (nvshmem_init)",
+     "bytes, or a number with K/M/G/T (binary), as PGAS_HEAP_SIZE", "src/compat/nvshmem/runtime.cpp (nvshmem_init)",
      "at least what an NVSHMEM program may allocate per PE on pgas::nvshmem (rounded up to 2 MiB, plus 2 MiB; pgas's reserved area on top); wins over PGAS_HEAP_SIZE there"},
     {"PGAS_UNIQUEID_HOST", env_group::library, "this machine's host name", "a host name or IPv4 address",
-     "compat/nvshmem/setup.hpp (nvshmemx_get_uniqueid)",
+     "src/compat/nvshmem/runtime.cpp (nvshmemx_get_uniqueid)",
      "where the other ranks reach rank 0 for a unique id's rendezvous (NVSHMEMX_INIT_WITH_UNIQUEID)"},
     {"PGAS_TIMEOUT_MS", env_group::library, "60000 (PGAS_DEFAULT_TIMEOUT_MS)", "integer >= 0; 0 = wait forever",
      "host/world.hpp (world::init*)", "how long every device-side wait spins before it traps with a diagnostic"},

@@ -53,6 +53,7 @@ found_names names_in_code() {
     found_names found;
     const std::regex literal(R"re("([A-Z][A-Z0-9]*(?:_[A-Za-z0-9]+)+)")re");
     scan("include", is_source, literal, found);
+    scan("src", is_source, literal, found);
     scan("tools", is_source, literal, found);
     scan("bench", is_source, std::regex(R"re("(PGAS_[A-Z0-9_]+)")re"), found);
     scan("scripts", [](const fs::path&) { return true; }, std::regex(R"re(\$\{?(PGAS_[A-Z0-9_]+))re"), found);
@@ -62,7 +63,7 @@ found_names names_in_code() {
 // Every mention of a table name anywhere in the sources, as a quoted literal or a shell expansion.
 bool mentioned(const std::string& name) {
     const std::string quoted = "\"" + name + "\"", shell1 = "$" + name, shell2 = "${" + name;
-    for (const char* dir : {"include", "tools", "bench", "scripts"})
+    for (const char* dir : {"include", "src", "tools", "bench", "scripts"})
         for (const auto& entry : fs::recursive_directory_iterator(source_dir / dir)) {
             if (!entry.is_regular_file()) continue;
             if (entry.path().filename() == "environment.hpp" && entry.path().parent_path().filename() == "tools") continue;

@@ -1,6 +1,8 @@
 # Consumer through pkg-config, as a Makefile would: compile consumer_app.cpp with the flags `pkg-config --cflags
-# --libs pgas` gives for the installed tree, run it, and check every installed .pc file parses.
-#   cmake -DSTAGE=<install prefix> -DLIBDIR=<lib dir name> -DCXX=<compiler> -DSOURCE=<consumer_app.cpp> -DOUT=<dir> -P ...
+# --libs pgas` gives for the installed tree, and an NVSHMEM program with those of pgas-nvshmem (the installed headers
+# and libpgas_nvshmem.a), run both, and check every installed .pc file parses.
+#   cmake -DSTAGE=<install prefix> -DLIBDIR=<lib dir name> -DCXX=<compiler> -DSOURCE=<consumer_app.cpp>
+#         -DNVSHMEM_SOURCE=<an NVSHMEM host program> -DOUT=<dir> -P ...
 find_program(PKG_CONFIG pkg-config REQUIRED)
 set(ENV{PKG_CONFIG_PATH} "${STAGE}/${LIBDIR}/pkgconfig")
 file(GLOB pc_files "${STAGE}/${LIBDIR}/pkgconfig/pgas*.pc")
@@ -30,3 +32,12 @@ execute_process(COMMAND ${PKG_CONFIG} --variable=cuda_libdir pgas OUTPUT_VARIABL
 file(MAKE_DIRECTORY ${OUT})
 execute_process(COMMAND ${CXX} -std=c++20 ${SOURCE} -o ${OUT}/consumer_app ${flags} -Wl,-rpath,${cuda_libdir} COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND ${OUT}/consumer_app 3 COMMAND_ERROR_IS_FATAL ANY)
+
+# An NVSHMEM program, unmodified, as one process (a world of one PE on the host transport).
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs pgas-nvshmem OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE
+                COMMAND_ERROR_IS_FATAL ANY)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+execute_process(COMMAND ${CXX} -std=c++20 ${NVSHMEM_SOURCE} -o ${OUT}/consumer_nvshmem ${flags} -Wl,-rpath,${cuda_libdir}
+                COMMAND_ERROR_IS_FATAL ANY)
+set(ENV{PGAS_HEAP_SIZE} 16M)
+execute_process(COMMAND ${OUT}/consumer_nvshmem COMMAND_ERROR_IS_FATAL ANY)

@@ -157,7 +157,7 @@ int host_team_sync(const char* call, nvshmem_team_t handle) {
             compat::fail(call, rt.heap().my_pe,
                          "a team other than the world's, with the heap on a GPU, from a translation unit compiled "
                          "by a plain C++ compiler: call it from a kernel or an nvcc translation unit");
-        rt.the_world().barrier();
+        rt.world_barrier(call);
 #endif
     });
 }

@@ -5,103 +5,15 @@
 #include <pgas/compat/nvshmem/device_state.hpp>
 #include <pgas/compat/nvshmem/rma.hpp>
 #include <pgas/compat/nvshmem/types.hpp>
-#include <pgas/host/bootstrap/tcp_endpoints.hpp>
 
-#include <array>
 #include <cstddef>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include <nv/target>
 
-#include <netinet/in.h>
-#include <unistd.h>
-
 PGAS_NAMESPACE_BEGIN
 namespace nvshmem_compat {
-
-/// nvshmem_malloc, calloc and align: a collective pgas::world::alloc (zero-filled); NULL, with a line on stderr
-/// saying why, when the heap cannot hold it or the alignment is not one pgas offers (as NVSHMEM returns NULL).
-inline void* allocate(const char* call, std::size_t bytes, std::size_t alignment) {
-    runtime& rt = the_runtime().running(call);
-    if (bytes == 0) return nullptr;
-    try {
-        const symmetric_ptr<std::byte> block =
-            alignment == 0 ? rt.the_world().alloc<std::byte>(bytes) : rt.the_world().alloc<std::byte>(bytes, alignment);
-        return rt.heap().base + block.offset();
-    } catch (const error& e) {
-        if (e.code() != errc::heap_exhausted && e.code() != errc::invalid_argument) fail(call, rt.heap().my_pe, e);
-        std::fprintf(stderr, "pgas: %s on PE %d: returns NULL: %s\n", call, rt.heap().my_pe, e.what());
-        return nullptr;
-    }
-}
-
-/// nvshmem_free: a collective pgas::world::free of a block from allocate (NULL: nothing).
-inline void release(const char* call, void* ptr) {
-    runtime& rt = the_runtime().running(call);
-    if (!ptr) return;
-    try {
-        rt.the_world().free(rt.heap().symmetric<std::byte>(call, ptr, 0));
-    } catch (const error& e) {
-        fail(call, rt.heap().my_pe, e);
-    }
-}
-
-/// nvshmemx_get_uniqueid: a new launch's rendezvous, as text in the id: "pgas-uid <host> <port> <token>", where the
-/// host is PGAS_UNIQUEID_HOST (else this machine's name) and the port one free now on every interface, which rank 0
-/// listens on at init.
-inline int make_uniqueid(nvshmemx_uniqueid_t* id) {
-    constexpr const char* call = "nvshmemx_get_uniqueid";
-    if (!id) fail(call, -1, "the id pointer is NULL");
-    std::string host;
-    if (const auto chosen = detail::env("PGAS_UNIQUEID_HOST")) {
-        host = *chosen;
-    } else {
-        char name[256] = {};
-        host = ::gethostname(name, sizeof name - 1) == 0 ? name : "127.0.0.1";
-    }
-    try {
-        const std::string text = "pgas-uid " + host + " " + std::to_string(detail::tcp::free_port(call, INADDR_ANY)) +
-                                 " " + detail::tcp::random_token(call);
-        if (text.size() >= sizeof id->internal)
-            fail(call, -1, "the host name '" + host + "' is too long for a unique id (set PGAS_UNIQUEID_HOST)");
-        *id = nvshmemx_uniqueid_t{};
-        id->version = 1;
-        std::memcpy(id->internal, text.c_str(), text.size() + 1);
-    } catch (const error& e) {
-        fail(call, -1, e);
-    }
-    return NVSHMEMX_SUCCESS;
-}
-
-/// The launch a unique id and nvshmemx_set_attr_uniqueid_args describe; a malformed id or rank ends the process,
-/// saying what is wrong.
-inline launch_info uniqueid_launch(const nvshmemx_init_attr_t& attributes) {
-    constexpr const char* call = "nvshmemx_init_attr";
-    const auto& args = attributes.uid_args;
-    if (args.nranks < 1 || args.myrank < 0 || args.myrank >= args.nranks)
-        fail(call, args.myrank,
-             "the unique id's rank " + std::to_string(args.myrank) + " is outside a world of " +
-                 std::to_string(args.nranks) + " (nvshmemx_set_attr_uniqueid_args)");
-    char host[128] = {}, token[128] = {};
-    int port = 0;
-    const std::string text(args.id.internal, strnlen(args.id.internal, sizeof args.id.internal));
-    if (args.id.version != 1 || std::sscanf(text.c_str(), "pgas-uid %127s %d %127s", host, &port, token) != 3 ||
-        port <= 0 || port > 65535)
-        fail(call, args.myrank,
-             "the unique id was not made by nvshmemx_get_uniqueid (pass the id rank 0 made to every rank): '" + text +
-                 "'");
-    launch_info launch;
-    launch.rank = args.myrank;
-    launch.size = args.nranks;
-    launch.root_host = host;
-    launch.root_port = port;
-    launch.token = token;
-    launch.bootstrap_timeout = read_launch_env().bootstrap_timeout;
-    launch.source = "nvshmemx_init_attr (unique id)";
-    return launch;
-}
 
 /// What nvshmemx_init_attr's unsupported flags are called, for its message.
 inline std::string flag_names(unsigned int flags) {
@@ -164,8 +76,7 @@ inline void nvshmem_init() { pgas::nvshmem_compat::the_runtime().init("nvshmem_i
 /// not supported yet and return NVSHMEMX_ERROR_NOT_SUPPORTED with a message naming them (nothing is initialised).
 inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attributes) {
     if (flags == NVSHMEMX_INIT_WITH_UNIQUEID && attributes) {
-        pgas::nvshmem_compat::the_runtime().init("nvshmemx_init_attr",
-                                                 pgas::nvshmem_compat::uniqueid_launch(*attributes));
+        pgas::nvshmem_compat::the_runtime().init_with_uniqueid("nvshmemx_init_attr", *attributes);
         return NVSHMEMX_SUCCESS;
     }
     if (flags != 0) {
@@ -206,7 +117,9 @@ PGAS_NVSHMEM_API int nvshmem_my_pe() { return pgas_nvshmem_tu::heap("nvshmem_my_
 PGAS_NVSHMEM_API int nvshmem_n_pes() { return pgas_nvshmem_tu::heap("nvshmem_n_pes").n_pes; }
 
 /// Collective: `size` bytes of symmetric heap on every PE (zero-filled), or NULL when the heap cannot hold them.
-inline void* nvshmem_malloc(std::size_t size) { return pgas::nvshmem_compat::allocate("nvshmem_malloc", size, 0); }
+inline void* nvshmem_malloc(std::size_t size) {
+    return pgas::nvshmem_compat::the_runtime().allocate("nvshmem_malloc", size, 0);
+}
 /// Collective: `count` elements of `size` bytes, zero-filled, or NULL (also when count * size overflows).
 inline void* nvshmem_calloc(std::size_t count, std::size_t size) {
     if (size != 0 && count > std::size_t(-1) / size) {
@@ -214,14 +127,14 @@ inline void* nvshmem_calloc(std::size_t count, std::size_t size) {
                      size);
         return nullptr;
     }
-    return pgas::nvshmem_compat::allocate("nvshmem_calloc", count * size, 0);
+    return pgas::nvshmem_compat::the_runtime().allocate("nvshmem_calloc", count * size, 0);
 }
 /// Collective: `size` bytes aligned to `alignment` (a power of two up to 2 MiB), or NULL.
 inline void* nvshmem_align(std::size_t alignment, std::size_t size) {
-    return pgas::nvshmem_compat::allocate("nvshmem_align", size, alignment);
+    return pgas::nvshmem_compat::the_runtime().allocate("nvshmem_align", size, alignment);
 }
 /// Collective: returns a block from nvshmem_malloc, calloc or align (NULL: nothing).
-inline void nvshmem_free(void* ptr) { pgas::nvshmem_compat::release("nvshmem_free", ptr); }
+inline void nvshmem_free(void* ptr) { pgas::nvshmem_compat::the_runtime().release("nvshmem_free", ptr); }
 
 /// This PE's index in `team`, or -1 when it is not a member (NVSHMEM_TEAM_INVALID).
 PGAS_NVSHMEM_API int nvshmem_team_my_pe(nvshmem_team_t team) {
@@ -256,10 +169,8 @@ typedef struct {
 inline int nvshmem_team_split_strided(nvshmem_team_t parent_team, int start, int stride, int size,
                                       const nvshmem_team_config_t* config, long config_mask, nvshmem_team_t* new_team) {
     (void)config, (void)config_mask;
-    return pgas::nvshmem_compat::the_runtime().split<1>(
-        "nvshmem_team_split_strided", parent_team, {new_team}, [&](pgas::world& w, const pgas::team& parent) {
-            return std::array<pgas::team, 1>{w.split_strided(parent, start, stride, size)};
-        });
+    return pgas::nvshmem_compat::the_runtime().split_strided("nvshmem_team_split_strided", parent_team, start, stride,
+                                                             size, new_team);
 }
 
 /// Collective over the world, as nvshmem_team_split_strided: views `parent_team` as rows of `xrange` members;
@@ -268,11 +179,8 @@ inline int nvshmem_team_split_2d(nvshmem_team_t parent_team, int xrange, const n
                                  long xaxis_mask, nvshmem_team_t* xaxis_team, const nvshmem_team_config_t* yaxis_config,
                                  long yaxis_mask, nvshmem_team_t* yaxis_team) {
     (void)xaxis_config, (void)xaxis_mask, (void)yaxis_config, (void)yaxis_mask;
-    return pgas::nvshmem_compat::the_runtime().split<2>("nvshmem_team_split_2d", parent_team, {xaxis_team, yaxis_team},
-                                                        [&](pgas::world& w, const pgas::team& parent) {
-                                                            const auto [x, y] = w.split_2d(parent, xrange);
-                                                            return std::array<pgas::team, 2>{x, y};
-                                                        });
+    return pgas::nvshmem_compat::the_runtime().split_2d("nvshmem_team_split_2d", parent_team, xrange, xaxis_team,
+                                                        yaxis_team);
 }
 
 /// By the team's members, after their last use of it: the handle names no team from now on (its slot is reused by a

@@ -1,0 +1,336 @@
+// The host side of pgas::nvshmem's runtime (nvshmem_init, finalize, malloc/free, team splits, the unique id), compiled
+// once into the pgas_nvshmem library: every translation unit that includes <nvshmem.h> then parses the device layer
+// only, as NVSHMEM programs compile against NVSHMEM's declarations and link libnvshmem_host.
+#include <pgas/compat/nvshmem/runtime.hpp>
+#include <pgas/pgas.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <netinet/in.h>
+#include <unistd.h>
+
+PGAS_NAMESPACE_BEGIN
+namespace nvshmem_compat {
+
+/// What only the host side touches: the world, the registered translation units, and which split-team slots every PE
+/// is done with.
+struct runtime::world_state {
+    std::mutex mutex;
+    std::vector<fill_function> fills;
+    int inits = 0;
+    std::optional<world> the_world;
+    team retired[team::max_slots]{};  // split teams this PE destroyed whose slots are not freed yet
+    std::uint64_t done_with = 0;      // bit s: this PE is done with slot s's team (destroyed it, or not a member)
+    std::uint64_t whole_world = 1;    // bit s: every PE is a member of one of slot s's teams (may be a parent)
+    static_assert(team::max_slots <= 64, "one bit per team slot");
+};
+
+namespace {
+
+// What NVSHMEM_SYMMETRIC_SIZE = asked lets the program allocate: asked rounded up to 2 MiB, plus 2 MiB.
+constexpr std::uint64_t usable_heap_bytes(std::uint64_t asked) {
+    constexpr std::uint64_t granule = std::uint64_t{2} << 20;
+    return (asked + granule - 1) / granule * granule + granule;
+}
+
+template <class Transport>
+heap_view view(const Transport& transport) {
+    return {static_cast<std::byte*>(transport.local_address(0)), transport.heap_bytes(), transport.my_pe(),
+            transport.n_pes()};
+}
+
+int current_device() {
+    int device = 0;
+    return cudaGetDevice(&device) == cudaSuccess ? device : 0;
+}
+
+bool want_gpu(const std::vector<fill_function>& fills) {
+    if (fills.empty()) return false;
+    int devices = 0;
+    return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+}
+
+void fill_one(fill_function fill, const device_state& value, int pe) {
+    if (const cudaError_t status = fill(value); status != cudaSuccess)
+        fail("nvshmem_init", pe,
+             std::string("could not fill a translation unit's device state: ") + cudaGetErrorString(status));
+}
+
+// The launch a unique id and nvshmemx_set_attr_uniqueid_args describe; a malformed id or rank ends the process,
+// saying what is wrong.
+launch_info uniqueid_launch(const char* call, const nvshmemx_init_attr_t& attributes) {
+    const auto& args = attributes.uid_args;
+    if (args.nranks < 1 || args.myrank < 0 || args.myrank >= args.nranks)
+        fail(call, args.myrank,
+             "the unique id's rank " + std::to_string(args.myrank) + " is outside a world of " +
+                 std::to_string(args.nranks) + " (nvshmemx_set_attr_uniqueid_args)");
+    char host[128] = {}, token[128] = {};
+    int port = 0;
+    const std::string text(args.id.internal, strnlen(args.id.internal, sizeof args.id.internal));
+    if (args.id.version != 1 || std::sscanf(text.c_str(), "pgas-uid %127s %d %127s", host, &port, token) != 3 ||
+        port <= 0 || port > 65535)
+        fail(call, args.myrank,
+             "the unique id was not made by nvshmemx_get_uniqueid (pass the id rank 0 made to every rank): '" + text +
+                 "'");
+    launch_info launch;
+    launch.rank = args.myrank;
+    launch.size = args.nranks;
+    launch.root_host = host;
+    launch.root_port = port;
+    launch.token = token;
+    launch.bootstrap_timeout = read_launch_env().bootstrap_timeout;
+    launch.source = "nvshmemx_init_attr (unique id)";
+    return launch;
+}
+
+}  // namespace
+
+runtime::runtime() : world_(new world_state()) {}
+
+runtime& the_runtime() {
+    static runtime* const instance = new runtime();
+    return *instance;
+}
+
+void runtime::add(fill_function fill) {
+    std::lock_guard lock(world_->mutex);
+    world_->fills.push_back(fill);
+    if (phase_ == phase::running && on_gpu_) fill_one(fill, {filled_magic, heap_, teams_, gpu_ctx_}, heap_.my_pe);
+}
+
+void runtime::remove(fill_function fill) {
+    std::lock_guard lock(world_->mutex);
+    std::erase(world_->fills, fill);
+}
+
+void runtime::init(const char* call) { init_from(call, nullptr); }
+
+void runtime::init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes) {
+    const launch_info launch = uniqueid_launch(call, attributes);
+    init_from(call, &launch);
+}
+
+// Both inits: a world from the launcher's environment, or (launch) a unique id's rendezvous on the current device.
+void runtime::init_from(const char* call, const launch_info* launch) {
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    if (phase_ == phase::finalized)
+        fail(call, -1, "called after nvshmem_finalize (re-initialisation is not supported)");
+    if (phase_ == phase::running) {
+        ++s.inits;  // NVSHMEM allows nested calls, each matched by nvshmem_finalize
+        return;
+    }
+    try {
+        world_options options;
+        // NVSHMEM's size is a floor on what the program may allocate ("at least as large"): programs such as
+        // NVSHMEM's perftests allocate exactly that size after a few small buffers, so the usable part is the size
+        // rounded up to 2 MiB plus 2 MiB; pgas's reserved area comes on top
+        if (const std::uint64_t asked = detail::env_size("NVSHMEM_SYMMETRIC_SIZE", 0); asked != 0)
+            options.heap_bytes = usable_heap_bytes(asked) + detail::heap_layout::user_offset;
+        if (want_gpu(s.fills))
+            s.the_world.emplace(launch ? world::init_gpu(*launch, options, current_device())
+                                       : world::init_gpu(options));
+        else
+            s.the_world.emplace(launch ? world::init(*launch, options) : world::init(options));
+        teams_ = team_table{};
+        teams_.node = s.the_world->team_node();
+        s.done_with = 0;
+        s.whole_world = 1u | (teams_.node.n_pes() == s.the_world->n_pes() ? 2u : 0u);
+        on_gpu_ = s.the_world->device_of() >= 0;
+        if (on_gpu_) {
+            gpu_ctx_ = s.the_world->context<nvlink>();
+            heap_ = view(gpu_ctx_.transport);
+            for (fill_function fill : s.fills) fill_one(fill, {filled_magic, heap_, teams_, gpu_ctx_}, heap_.my_pe);
+        } else {
+            host_ctx_ = s.the_world->context<host>();
+            heap_ = view(host_ctx_.transport);
+        }
+    } catch (const error& e) {
+        fail(call, -1, std::string("could not start the world: ") + e.what());
+    }
+    phase_ = phase::running;
+    s.inits = 1;
+}
+
+void runtime::finalize(const char* call) {
+    running(call);
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    if (--s.inits > 0) return;
+    barrier_all(call);
+    if (on_gpu_)
+        for (fill_function fill : s.fills) fill_one(fill, device_state{}, heap_.my_pe);
+    s.the_world.reset();
+    phase_ = phase::finalized;
+}
+
+void* runtime::allocate(const char* call, std::size_t bytes, std::size_t alignment) {
+    running(call);
+    if (bytes == 0) return nullptr;
+    world& w = *world_->the_world;
+    try {
+        const symmetric_ptr<std::byte> block =
+            alignment == 0 ? w.alloc<std::byte>(bytes) : w.alloc<std::byte>(bytes, alignment);
+        return heap_.base + block.offset();
+    } catch (const error& e) {
+        if (e.code() != errc::heap_exhausted && e.code() != errc::invalid_argument) fail(call, heap_.my_pe, e);
+        std::fprintf(stderr, "pgas: %s on PE %d: returns NULL: %s\n", call, heap_.my_pe, e.what());
+        return nullptr;
+    }
+}
+
+void runtime::release(const char* call, void* ptr) {
+    running(call);
+    if (!ptr) return;
+    try {
+        world_->the_world->free(heap_.symmetric<std::byte>(call, ptr, 0));
+    } catch (const error& e) {
+        fail(call, heap_.my_pe, e);
+    }
+}
+
+// Collective over the world (every split): the slots every PE is done with (destroyed, or never a member) go back to
+// pgas::world, in slot order on every PE.
+void runtime::free_finished_teams() {
+    world_state& s = *world_;
+    team_table& teams = teams_;
+    std::uint64_t everyone = ~std::uint64_t{0};
+    for (std::uint64_t mask : s.the_world->channel().allgather_value(s.done_with)) everyone &= mask;
+    for (int slot = 2; slot < team::max_slots; ++slot) {
+        if (!(everyone >> slot & 1u)) continue;
+        team t = teams.splits[slot].n_pes() > 0 ? teams.splits[slot] : s.retired[slot];
+        s.the_world->destroy_team(t);
+        teams.splits[slot] = team();
+        s.retired[slot] = team();
+        s.done_with &= ~(std::uint64_t{1} << slot);
+        s.whole_world &= ~(std::uint64_t{1} << slot);
+    }
+}
+
+template <std::size_t N, class Split>
+int runtime::split(const char* call, nvshmem_team_t parent_handle, std::array<nvshmem_team_t*, N> out, Split&& split) {
+    running(call);
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    for (nvshmem_team_t* handle : out) *handle = NVSHMEM_TEAM_INVALID;
+    if (parent_handle == NVSHMEM_TEAM_INVALID) return 1;
+    try {
+        const team parent = teams_.get(call, parent_handle, heap_.my_pe, heap_.n_pes);
+        if (!(s.whole_world >> parent.slot() & 1u)) {
+            std::fprintf(stderr,
+                         "pgas: %s on PE %d: the parent team (handle %d, %d PEs) leaves out PEs of the world, whose "
+                         "splits pgas makes collectively: not supported yet (split the world, or a team that holds "
+                         "every PE in its slot, such as split_2d's rows); no team made\n",
+                         call, heap_.my_pe, parent_handle, parent.n_pes());
+            return 1;
+        }
+        free_finished_teams();
+        const std::array<team, N> made = split(*s.the_world, parent);
+        std::uint64_t member = 0;
+        for (std::size_t i = 0; i < N; ++i) {
+            const int slot = made[i].slot();
+            teams_.splits[slot] = made[i];
+            if (made[i].my_pe() >= 0) {
+                *out[i] = team_table::handle_of(slot);
+                member |= std::uint64_t{1} << slot;
+            } else {
+                s.done_with |= std::uint64_t{1} << slot;  // nothing to destroy here
+            }
+        }
+        std::uint64_t everyone = ~std::uint64_t{0};
+        for (std::uint64_t mask : s.the_world->channel().allgather_value(member)) everyone &= mask;
+        s.whole_world |= everyone;
+    } catch (const error& e) {
+        fail(call, heap_.my_pe, e);
+    }
+    refill();
+    return 0;
+}
+
+int runtime::split_strided(const char* call, nvshmem_team_t parent, int start, int stride, int size,
+                           nvshmem_team_t* out) {
+    return split<1>(call, parent, {out}, [&](world& w, const team& from) {
+        return std::array<team, 1>{w.split_strided(from, start, stride, size)};
+    });
+}
+
+int runtime::split_2d(const char* call, nvshmem_team_t parent, int xrange, nvshmem_team_t* x, nvshmem_team_t* y) {
+    return split<2>(call, parent, {x, y}, [&](world& w, const team& from) {
+        const auto [row, column] = w.split_2d(from, xrange);
+        return std::array<team, 2>{row, column};
+    });
+}
+
+void runtime::destroy(const char* call, nvshmem_team_t handle) {
+    running(call);
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    const int slot = team_table::slot_of(handle);
+    if (slot < 0 || teams_.splits[slot].n_pes() == 0)
+        fail(call, heap_.my_pe,
+             "team handle names no split team (a predefined team, or destroyed already): " + std::to_string(handle));
+    s.retired[slot] = teams_.splits[slot];
+    teams_.splits[slot] = team();
+    s.done_with |= std::uint64_t{1} << slot;
+    refill();
+}
+
+void runtime::barrier_all(const char* call) {
+    try {
+        if (on_gpu_) {
+            copy_check(call, cudaDeviceSynchronize());
+            world_->the_world->barrier();
+        } else {
+            pgas::barrier_all(host_ctx_);
+        }
+    } catch (const error& e) {
+        fail(call, heap_.my_pe, e);
+    }
+}
+
+void runtime::world_barrier(const char* call) {
+    running(call);
+    try {
+        world_->the_world->barrier();
+    } catch (const error& e) {
+        fail(call, heap_.my_pe, e);
+    }
+}
+
+void runtime::refill() const {
+    if (on_gpu_)
+        for (fill_function fill : world_->fills) fill_one(fill, {filled_magic, heap_, teams_, gpu_ctx_}, heap_.my_pe);
+}
+
+int make_uniqueid(nvshmemx_uniqueid_t* id) {
+    constexpr const char* call = "nvshmemx_get_uniqueid";
+    if (!id) fail(call, -1, "the id pointer is NULL");
+    std::string host;
+    if (const auto chosen = detail::env("PGAS_UNIQUEID_HOST")) {
+        host = *chosen;
+    } else {
+        char name[256] = {};
+        host = ::gethostname(name, sizeof name - 1) == 0 ? name : "127.0.0.1";
+    }
+    try {
+        const std::string text = "pgas-uid " + host + " " + std::to_string(detail::tcp::free_port(call, INADDR_ANY)) +
+                                 " " + detail::tcp::random_token(call);
+        if (text.size() >= sizeof id->internal)
+            fail(call, -1, "the host name '" + host + "' is too long for a unique id (set PGAS_UNIQUEID_HOST)");
+        *id = nvshmemx_uniqueid_t{};
+        id->version = 1;
+        std::memcpy(id->internal, text.c_str(), text.size() + 1);
+    } catch (const error& e) {
+        fail(call, -1, e);
+    }
+    return NVSHMEMX_SUCCESS;
+}
+
+}  // namespace nvshmem_compat
+PGAS_NAMESPACE_END
