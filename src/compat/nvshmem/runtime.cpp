@@ -111,12 +111,14 @@ void runtime::remove(fill_function fill) {
 
 void runtime::init(const char* call) { init_from(call, nullptr); }
 
-void runtime::init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes) {
-    const launch_info launch = uniqueid_launch(call, attributes);
+void runtime::init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes, int node_rank) {
+    launch_info launch = uniqueid_launch(call, attributes);
+    launch.local_rank = node_rank;
     init_from(call, &launch);
 }
 
-// Both inits: a world from the launcher's environment, or (launch) a unique id's rendezvous on the current device.
+// Both inits: a world from the launcher's environment, or (launch) a unique id's rendezvous, on the current device
+// unless the launch knows this PE's index on its node (then world::init_gpu's choice from it).
 void runtime::init_from(const char* call, const launch_info* launch) {
     world_state& s = *world_;
     std::lock_guard lock(s.mutex);
@@ -134,8 +136,9 @@ void runtime::init_from(const char* call, const launch_info* launch) {
         if (const std::uint64_t asked = detail::env_size("NVSHMEM_SYMMETRIC_SIZE", 0); asked != 0)
             options.heap_bytes = usable_heap_bytes(asked) + detail::heap_layout::user_offset;
         if (want_gpu(s.fills))
-            s.the_world.emplace(launch ? world::init_gpu(*launch, options, current_device())
-                                       : world::init_gpu(options));
+            s.the_world.emplace(launch
+                                    ? world::init_gpu(*launch, options, launch->local_rank >= 0 ? -1 : current_device())
+                                    : world::init_gpu(options));
         else
             s.the_world.emplace(launch ? world::init(*launch, options) : world::init(options));
         teams_ = team_table{};

@@ -153,9 +153,10 @@ public:
     /// default). A nested call only counts.
     void init(const char* call);
     /// nvshmemx_init_attr with NVSHMEMX_INIT_WITH_UNIQUEID: as init, the world the unique id and
-    /// nvshmemx_set_attr_uniqueid_args describe (on the current device); a malformed id or rank ends the process,
-    /// saying what is wrong.
-    void init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes);
+    /// nvshmemx_set_attr_uniqueid_args describe, on the current device, or with `node_rank` (this PE's index among
+    /// the PEs of its node, as NVSHMEMX_INIT_WITH_MPI_COMM finds it) on that index modulo the visible GPUs; a malformed
+    /// id or rank ends the process, saying what is wrong.
+    void init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes, int node_rank = -1);
 
     /// nvshmem_finalize: the last matching call completes this PE's work, meets the other PEs, empties every
     /// translation unit's device state (kernels launched later trap, saying so) and ends the world.

@@ -71,14 +71,73 @@ PGAS_HD inline const compat::heap_view& heap(const char* call) {
 /// CUDA code includes <nvshmem.h>, else on the host transport. Ends the process with a message when it fails.
 inline void nvshmem_init() { pgas::nvshmem_compat::the_runtime().init("nvshmem_init"); }
 
+namespace {
+namespace pgas_nvshmem_tu {
+
+#if defined(MPI_VERSION)  // <mpi.h> came before <nvshmem.h>, as in NVSHMEM's MPI examples: this TU speaks MPI
+// Ends the process naming nvshmemx_init_attr, the rank and the MPI call when an MPI call fails.
+inline void mpi_check(int status, int rank, const char* what) {
+    if (status != MPI_SUCCESS)
+        compat::fail("nvshmemx_init_attr", rank,
+                     std::string(what) + " failed (MPI error " + std::to_string(status) + ")");
+}
+
+// NVSHMEMX_INIT_WITH_MPI_COMM: the communicator's ranks become the PEs (PE = rank in it): its rank 0 makes a unique id,
+// MPI_Bcast hands it to the others, and they meet as with NVSHMEMX_INIT_WITH_UNIQUEID; each PE's GPU is its rank among
+// the communicator's ranks on its node (MPI_COMM_TYPE_SHARED) modulo the visible GPUs, as nvshmem_init's.
+inline void init_with_mpi_comm(const nvshmemx_init_attr_t& attributes) {
+    constexpr const char* call = "nvshmemx_init_attr";
+    if (!attributes.mpi_comm)
+        compat::fail(call, -1, "NVSHMEMX_INIT_WITH_MPI_COMM with attr->mpi_comm NULL (the address of an MPI_Comm)");
+    MPI_Comm comm = *static_cast<const MPI_Comm*>(attributes.mpi_comm);
+    int rank = -1, size = 0, node_rank = -1;
+    mpi_check(MPI_Comm_rank(comm, &rank), rank, "MPI_Comm_rank of attr->mpi_comm");
+    mpi_check(MPI_Comm_size(comm, &size), rank, "MPI_Comm_size of attr->mpi_comm");
+    MPI_Comm node;
+    mpi_check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node), rank,
+              "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
+    mpi_check(MPI_Comm_rank(node, &node_rank), rank, "MPI_Comm_rank of the node communicator");
+    mpi_check(MPI_Comm_free(&node), rank, "MPI_Comm_free");
+    nvshmemx_init_attr_t launch = attributes;
+    launch.uid_args.myrank = rank;
+    launch.uid_args.nranks = size;
+    launch.uid_args.id = nvshmemx_uniqueid_t{};
+    if (rank == 0) compat::make_uniqueid(&launch.uid_args.id);
+    mpi_check(MPI_Bcast(&launch.uid_args.id, int(sizeof launch.uid_args.id), MPI_BYTE, 0, comm), rank,
+              "MPI_Bcast of the unique id");
+    compat::the_runtime().init_with_uniqueid(call, launch, node_rank);
+}
+#endif
+
+// nvshmemx_init_attr's NVSHMEMX_INIT_WITH_MPI_COMM: init_with_mpi_comm where this TU included <mpi.h> before
+// <nvshmem.h>; else NVSHMEMX_ERROR_NOT_SUPPORTED with a message saying so (nothing is initialised).
+inline int init_with_mpi(const nvshmemx_init_attr_t& attributes) {
+#if defined(MPI_VERSION)
+    init_with_mpi_comm(attributes);
+    return NVSHMEMX_SUCCESS;
+#else
+    (void)attributes;
+    std::fprintf(stderr,
+                 "pgas: nvshmemx_init_attr: NVSHMEMX_INIT_WITH_MPI_COMM needs <mpi.h> included before <nvshmem.h> in "
+                 "the translation unit that calls it; nothing initialised\n");
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+#endif
+}
+
+}  // namespace pgas_nvshmem_tu
+}  // namespace
+
 /// nvshmem_init with attributes: flags 0 is nvshmem_init; NVSHMEMX_INIT_WITH_UNIQUEID starts the world the unique id
-/// and nvshmemx_set_attr_uniqueid_args describe (every rank passes rank 0's id; no launcher needed); other flags are
-/// not supported yet and return NVSHMEMX_ERROR_NOT_SUPPORTED with a message naming them (nothing is initialised).
-inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attributes) {
+/// and nvshmemx_set_attr_uniqueid_args describe (every rank passes rank 0's id; no launcher needed);
+/// NVSHMEMX_INIT_WITH_MPI_COMM one PE per rank of the communicator `attributes->mpi_comm` points to (where the TU
+/// includes <mpi.h> before <nvshmem.h>). Other flags are not supported yet and return NVSHMEMX_ERROR_NOT_SUPPORTED with
+/// a message naming them (nothing is initialised). Internal linkage: its MPI part depends on the TU's includes.
+static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attributes) {
     if (flags == NVSHMEMX_INIT_WITH_UNIQUEID && attributes) {
         pgas::nvshmem_compat::the_runtime().init_with_uniqueid("nvshmemx_init_attr", *attributes);
         return NVSHMEMX_SUCCESS;
     }
+    if (flags == NVSHMEMX_INIT_WITH_MPI_COMM && attributes) return pgas_nvshmem_tu::init_with_mpi(*attributes);
     if (flags != 0) {
         std::fprintf(stderr,
                      "pgas: nvshmemx_init_attr: flags 0x%x (%s) are not supported yet; flags 0 (as nvshmem_init) "

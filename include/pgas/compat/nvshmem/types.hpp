@@ -158,8 +158,9 @@ enum nvshmemx_init_status_type {
     NVSHMEM_STATUS_IS_INITIALIZED,
 };
 
-/// nvshmemx_init_attr's flags: 0 (as nvshmem_init) and NVSHMEMX_INIT_WITH_UNIQUEID are honoured; the others are
-/// answered with NVSHMEMX_ERROR_NOT_SUPPORTED and a message naming the flag.
+/// nvshmemx_init_attr's flags: 0 (as nvshmem_init), NVSHMEMX_INIT_WITH_UNIQUEID and NVSHMEMX_INIT_WITH_MPI_COMM (where
+/// <mpi.h> is included first) are honoured; the others are answered with NVSHMEMX_ERROR_NOT_SUPPORTED and a message
+/// naming the flag.
 enum nvshmemx_init_flags : unsigned int {
     NVSHMEMX_INIT_THREAD_PES = 1u,
     NVSHMEMX_INIT_WITH_MPI_COMM = 1u << 1,
