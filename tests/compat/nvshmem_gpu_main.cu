@@ -3,8 +3,8 @@
 // short_wait_until) and putmem_nbi around a ring with quiet and barrier_all here, an atomic ticket and a signal in
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
-// the GPU. Every PE checks what it received; --before-init checks that a kernel launched before nvshmem_init traps
-// instead of reaching garbage.
+// the GPU, and a put in a kernel from a host buffer nvshmemx_buffer_register made reachable. Every PE checks what it
+// received; --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -34,6 +34,11 @@ __global__ void ring(shared_words words) {
     nvshmem_barrier_all();
     nvshmem_short_p(words.short_from_left, short(-1 - me), right);  // a 2-byte word, awaited alone
     nvshmem_short_wait_until(words.short_from_left, NVSHMEM_CMP_LT, 0);
+}
+
+// A kernel reading a host buffer that nvshmemx_buffer_register made reachable from the GPU, put to the right PE.
+__global__ void put_from_registered(long* dest, const long* registered, int right) {
+    nvshmem_long_put(dest, registered, 4, right);
 }
 
 static int check(const char* what, long long seen, long long expected) {
@@ -159,6 +164,18 @@ int main(int argc, char** argv) {
             wrong += check("stream_gathered[j][i]", read(stream_gathered + j * coll_count + i), 10 * j + i);
         }
     }
+    // A pageable host buffer, registered (pgas page-locks and maps it), as the source of a put in a kernel.
+    static long registered[4];
+    for (int i = 0; i < 4; ++i) registered[i] = 7000L * me + i;
+    long* from_registered = static_cast<long*>(nvshmem_malloc(4 * sizeof(long)));
+    wrong += check("nvshmemx_buffer_register", nvshmemx_buffer_register(registered, sizeof registered), 0);
+    put_from_registered<<<1, 1>>>(from_registered, registered, (me + 1) % npes);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    for (int i = 0; i < 4; ++i)
+        wrong += check("put from a registered host buffer", read(from_registered + i), 7000L * left + i);
+    wrong += check("nvshmemx_buffer_unregister", nvshmemx_buffer_unregister(registered), 0);
+    nvshmem_free(from_registered);
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));

@@ -1,7 +1,7 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
 // transport: a put/get ring, p/g, strided and sized puts, half and bfloat16, an atomic counter, a signal, barriers, and
-// the waits and tests over arrays of words (_all/_any/_some and _vector; short and ushort too); every PE checks what
-// it received. Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a
+// the waits and tests over arrays of words (_all/_any/_some and _vector; short and ushort too), a registered local
+// buffer; every PE checks what it received. Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a
 // unique id: rank 0 makes it and writes it to FILE, the other ranks read it from there.
 #include <nvshmem.h>
 #include <nvshmemx.h>
@@ -142,6 +142,30 @@ static void short_waits(int me, int left, int right) {
     nvshmem_free(s);
 }
 
+// nvshmemx_buffer_register: a local buffer registered, used as the source of a put, and forgotten; an overlapping
+// registration and an unregistration of an unknown address are refused (the program's stderr shows their lines).
+void registered_buffer(long* ring, int me, int left, int right) {
+    static long local[8];
+    for (int i = 0; i < 8; ++i) local[i] = 5000L * me + i;
+    expect(nvshmemx_buffer_register(local, sizeof local) == 0, "buffer_register", 1, 0);
+    expect(nvshmemx_buffer_register(local + 4, sizeof(long)) == NVSHMEMX_ERROR_INVALID_VALUE,
+           "buffer_register overlapping a registered buffer", 0, NVSHMEMX_ERROR_INVALID_VALUE);
+    expect(nvshmemx_buffer_register(nullptr, 8) == NVSHMEMX_ERROR_INVALID_VALUE, "buffer_register(NULL)", 0,
+           NVSHMEMX_ERROR_INVALID_VALUE);
+    nvshmem_long_put(ring, local, 8, right);
+    nvshmem_barrier_all();
+    for (int i = 0; i < 8; ++i)
+        expect(ring[i] == 5000L * left + i, "put from a registered buffer", ring[i], 5000L * left + i);
+    expect(nvshmemx_buffer_unregister(local + 1) == NVSHMEMX_ERROR_INVALID_VALUE,
+           "buffer_unregister of an address not registered", 0, NVSHMEMX_ERROR_INVALID_VALUE);
+    expect(nvshmemx_buffer_unregister(local) == 0, "buffer_unregister", 1, 0);
+    expect(nvshmemx_buffer_register(local + 4, sizeof(long)) == 0, "buffer_register after unregister", 1, 0);
+    nvshmemx_buffer_unregister_all();
+    expect(nvshmemx_buffer_unregister(local + 4) == NVSHMEMX_ERROR_INVALID_VALUE, "unregister after unregister_all", 0,
+           NVSHMEMX_ERROR_INVALID_VALUE);
+    nvshmem_barrier_all();
+}
+
 int main(int argc, char** argv) {
     if (argc == 5 && std::strcmp(argv[1], "--uid") == 0)
         init_with_unique_id(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
@@ -216,6 +240,7 @@ int main(int argc, char** argv) {
     half_and_bfloat16(me, left, right);
     waits_over_words(slots, me, left, right);
     short_waits(me, left, right);
+    registered_buffer(ring, me, left, right);
     nvshmem_free(slots);
     nvshmem_free(words32);
     nvshmem_free(word);

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,6 +29,11 @@ struct runtime::world_state {
     team retired[team::max_slots]{};  // split teams this PE destroyed whose slots are not freed yet
     std::uint64_t done_with = 0;      // bit s: this PE is done with slot s's team (destroyed it, or not a member)
     std::uint64_t whole_world = 1;    // bit s: every PE is a member of one of slot s's teams (may be a parent)
+    struct local_buffer {
+        std::uintptr_t begin, end;
+        bool pinned_here;  // cudaHostRegister'ed by register_buffer: unpinned by unregister_buffer
+    };
+    std::map<std::uintptr_t, local_buffer> buffers;  // by begin
     static_assert(team::max_slots <= 64, "one bit per team slot");
 };
 
@@ -196,6 +202,70 @@ void runtime::release(const char* call, void* ptr) {
     } catch (const error& e) {
         fail(call, heap_.my_pe, e);
     }
+}
+
+int runtime::register_buffer(const char* call, void* addr, std::size_t length) {
+    running(call);
+    const auto begin = reinterpret_cast<std::uintptr_t>(addr);
+    if (!addr || length == 0 || length > UINTPTR_MAX - begin) {
+        std::fprintf(stderr, "pgas: %s on PE %d: address %p with length %zu is no buffer: not registered\n", call,
+                     heap_.my_pe, addr, length);
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    const std::uintptr_t end = begin + length;
+    auto next = s.buffers.lower_bound(end);  // the first buffer starting at or after end
+    if (next != s.buffers.begin() && std::prev(next)->second.end > begin) {
+        const auto& other = std::prev(next)->second;
+        std::fprintf(stderr,
+                     "pgas: %s on PE %d: [%p, +%zu) overlaps the buffer registered at %p (%zu bytes): not registered\n",
+                     call, heap_.my_pe, addr, length, reinterpret_cast<void*>(other.begin),
+                     std::size_t(other.end - other.begin));
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    bool pin = false;
+    if (on_gpu_) {  // host memory CUDA does not know yet: page-locked and mapped for the GPU (device memory: nothing)
+        cudaPointerAttributes attributes{};
+        pin =
+            cudaPointerGetAttributes(&attributes, addr) == cudaSuccess && attributes.type == cudaMemoryTypeUnregistered;
+        (void)cudaGetLastError();
+        if (pin) {
+            if (const cudaError_t status = cudaHostRegister(addr, length, cudaHostRegisterMapped);
+                status != cudaSuccess) {
+                (void)cudaGetLastError();
+                std::fprintf(stderr, "pgas: %s on PE %d: cudaHostRegister of %p (%zu bytes): %s\n", call, heap_.my_pe,
+                             addr, length, cudaGetErrorString(status));
+                return NVSHMEMX_ERROR_INTERNAL;
+            }
+        }
+    }
+    s.buffers.emplace(begin, world_state::local_buffer{begin, end, pin});
+    return NVSHMEMX_SUCCESS;
+}
+
+int runtime::unregister_buffer(const char* call, void* addr) {
+    running(call);
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    const auto found = s.buffers.find(reinterpret_cast<std::uintptr_t>(addr));
+    if (found == s.buffers.end()) {
+        std::fprintf(stderr, "pgas: %s on PE %d: no buffer registered at %p (nvshmemx_buffer_register's address)\n",
+                     call, heap_.my_pe, addr);
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    if (found->second.pinned_here) copy_check(call, cudaHostUnregister(addr));
+    s.buffers.erase(found);
+    return NVSHMEMX_SUCCESS;
+}
+
+void runtime::unregister_all_buffers(const char* call) {
+    running(call);
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    for (const auto& [begin, buffer] : s.buffers)
+        if (buffer.pinned_here) copy_check(call, cudaHostUnregister(reinterpret_cast<void*>(begin)));
+    s.buffers.clear();
 }
 
 // Collective over the world (every split): the slots every PE is done with (destroyed, or never a member) go back to

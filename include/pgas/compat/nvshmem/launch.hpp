@@ -1,5 +1,6 @@
-// NVSHMEM's kernel-launch calls (nvshmemx_collective_launch, _query_gridsize) on pgas's cooperative-launch check, and
-// its symmetric user-buffer registration and cubin-module initialisation, answered as not supported yet.
+// NVSHMEM's kernel-launch calls (nvshmemx_collective_launch, _query_gridsize) on pgas's cooperative-launch check, its
+// local buffer registration, and its symmetric user-buffer registration and cubin-module initialisation (answered as
+// not supported yet).
 #pragma once
 
 #include <pgas/compat/nvshmem/runtime.hpp>
@@ -69,6 +70,23 @@ static inline int nvshmemx_collective_launch_query_gridsize(const void* func, di
     if (most < 0) return NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED;
     *gridsize = int(most);
     return NVSHMEMX_SUCCESS;
+}
+
+/// Registers [addr, addr + length) as a local buffer of RMA calls (host memory is page-locked and mapped for the GPU
+/// while the heap is on one); returns 0, or NVSHMEMX_ERROR_INVALID_VALUE (NULL, length 0, overlapping a registered
+/// buffer) with a line on stderr naming the call, the PE and the values.
+static inline int nvshmemx_buffer_register(void* addr, std::size_t length) {
+    return pgas::nvshmem_compat::the_runtime().register_buffer("nvshmemx_buffer_register", addr, length);
+}
+
+/// Forgets the buffer registered at `addr`; returns 0, or NVSHMEMX_ERROR_INVALID_VALUE with a line when none was.
+static inline int nvshmemx_buffer_unregister(void* addr) {
+    return pgas::nvshmem_compat::the_runtime().unregister_buffer("nvshmemx_buffer_unregister", addr);
+}
+
+/// Forgets every registered buffer.
+static inline void nvshmemx_buffer_unregister_all() {
+    pgas::nvshmem_compat::the_runtime().unregister_all_buffers("nvshmemx_buffer_unregister_all");
 }
 
 /// Not supported yet: returns NULL, with a line on stderr (pgas registers user buffers as windows,

@@ -193,6 +193,18 @@ public:
     /// nvshmem_free: a collective pgas::world::free of a block from allocate (NULL: nothing).
     void release(const char* call, void* ptr);
 
+    /// nvshmemx_buffer_register: records [addr, addr + length) as a local buffer of RMA calls; host memory, while the
+    /// heap is on a GPU, is page-locked and mapped (cudaHostRegister) so that kernels may read and write it. pgas's
+    /// transports here (NVLink load/store, the host transport) need no other registration. Returns
+    /// NVSHMEMX_ERROR_INVALID_VALUE, with a line naming the call, the PE and the values, for a NULL address, a length
+    /// of 0 or a range overlapping one registered already; NVSHMEMX_ERROR_INTERNAL with CUDA's message.
+    int register_buffer(const char* call, void* addr, std::size_t length);
+    /// nvshmemx_buffer_unregister: forgets the buffer registered at `addr` (and unpins what register_buffer pinned);
+    /// NVSHMEMX_ERROR_INVALID_VALUE, with a line, when no buffer was registered there.
+    int unregister_buffer(const char* call, void* addr);
+    /// nvshmemx_buffer_unregister_all.
+    void unregister_all_buffers(const char* call);
+
     /// nvshmem_team_split_strided / split_2d: the new teams are made on pgas::world (each PE's own, sharing their
     /// slots), whose splits are collective over the whole world; so the parent must hold every PE in one of its
     /// slot's teams (the world, the node team on one node, a split_2d's rows or columns of such a team, or a split
