@@ -3,8 +3,9 @@
 // short_wait_until) and putmem_nbi around a ring with quiet and barrier_all here, an atomic ticket and a signal in
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
-// the GPU, and a put in a kernel from a host buffer nvshmemx_buffer_register made reachable. Every PE checks what it
-// received; --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
+// the GPU, waits on a stream, and a put in a kernel from a host buffer nvshmemx_buffer_register made reachable. Every
+// PE checks what it received; --before-init checks that a kernel launched before nvshmem_init traps instead of reaching
+// garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -164,6 +165,29 @@ int main(int argc, char** argv) {
             wrong += check("stream_gathered[j][i]", read(stream_gathered + j * coll_count + i), 10 * j + i);
         }
     }
+    // Waits on a stream: enqueued before the left PE writes the words (from host code), they hold the stream until
+    // it has; the stream's later copy sees the words.
+    int* waited = static_cast<int*>(nvshmem_calloc(3, sizeof(int)));
+    int* wait_values = nullptr;  // the _vector form's values, read by the kernel: device memory
+    CUDA_CHECK(cudaMalloc(&wait_values, 2 * sizeof(int)));
+    const int values_host[2] = {left + 1, left + 2};
+    CUDA_CHECK(cudaMemcpy(wait_values, values_host, sizeof values_host, cudaMemcpyHostToDevice));
+    nvshmemx_int_wait_until_on_stream(waited, NVSHMEM_CMP_EQ, left + 1, stream);
+    nvshmemx_int_wait_until_all_on_stream(waited, 2, nullptr, NVSHMEM_CMP_GE, 1, stream);
+    nvshmemx_int_wait_until_all_vector_on_stream(waited, 2, nullptr, NVSHMEM_CMP_EQ, wait_values, stream);
+    nvshmem_barrier_all();  // every PE has enqueued its waits
+    nvshmem_int_p(waited + 1, me + 2, (me + 1) % npes);
+    nvshmem_int_p(waited, me + 1, (me + 1) % npes);
+    // Behind the waits on the stream (a copy to pageable memory returns once done: only after the puts above).
+    int seen_after_wait[2] = {};
+    CUDA_CHECK(cudaMemcpyAsync(seen_after_wait, waited, sizeof seen_after_wait, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    wrong += check("word 0 after the on-stream waits", seen_after_wait[0], left + 1);
+    wrong += check("word 1 after the on-stream waits", seen_after_wait[1], left + 2);
+    nvshmem_barrier_all();
+    CUDA_CHECK(cudaFree(wait_values));
+    nvshmem_free(waited);
+
     // A pageable host buffer, registered (pgas page-locks and maps it), as the source of a put in a kernel.
     static long registered[4];
     for (int i = 0; i < 4; ++i) registered[i] = 7000L * me + i;

@@ -1,6 +1,6 @@
-// NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, p/g, put_signal, signal_op, signal_wait_until and the team
-// collectives, each enqueued on a CUDA stream) as forwarders to pgas's on-stream functions: nvcc translation units
-// only; from a plain C++ one a call fails to compile, saying so.
+// NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, p/g, put_signal, signal_op, signal_wait_until, the waits
+// on words and the team collectives, each enqueued on a CUDA stream) as forwarders to pgas's on-stream functions: nvcc
+// translation units only; from a plain C++ one a call fails to compile, saying so.
 #pragma once
 
 #include <pgas/compat/nvshmem/coll.hpp>
@@ -136,6 +136,22 @@ int collective_on_stream(const char* call, nvshmem_team_t handle, const coll_arg
     });
 }
 
+// nvshmemx_<T>_wait_until(_all, _all_vector)_on_stream: pgas's on-stream wait over the caller's own words ivars[0,
+// count) (`status` and `values` read by the kernel: GPU-readable memory, as NVSHMEM's); on the host transport the
+// blocking wait, `host()`.
+template <class T, class Values, class Host>
+void wait_on_stream(const char* call, T* ivars, std::size_t count, const int* status, int cmp, Values values,
+                    cudaStream_t stream, Host&& host) {
+    on_stream(call, host, [&](const auto& ctx, const compat::heap_view& heap) {
+        const auto words = heap.symmetric<T>(call, ivars, count);
+        if constexpr (std::is_pointer_v<Values>)
+            ::pgas::wait_until_all_vector_on_stream(ctx, words, count, status, comparison(call, heap, cmp), values,
+                                                    stream);
+        else
+            ::pgas::wait_until_all_on_stream(ctx, words, count, status, comparison(call, heap, cmp), values, stream);
+    });
+}
+
 }  // namespace pgas_nvshmem_tu
 }  // namespace
 #endif
@@ -185,6 +201,28 @@ PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_wait_until_on_stream,
                                    ctx, heap.template symmetric<std::uint64_t>(call, sig_addr, 1),
                                    pgas_nvshmem_tu::comparison(call, heap, cmp), cmp_value, stream);
                            });)
+
+// The on-stream waits of one type: one word, all selected words, all with one value per word.
+#define PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM(TYPE, NAME)                                                                \
+    PGAS_NVSHMEM_ON_STREAM(                                                                                          \
+        void, nvshmemx_##NAME##_wait_until_on_stream, (TYPE * ivar, int cmp, TYPE cmp_value, cudaStream_t stream),   \
+        pgas_nvshmem_tu::wait_on_stream("nvshmemx_" #NAME "_wait_until_on_stream", ivar, 1, nullptr, cmp, cmp_value, \
+                                        stream, [&] { nvshmem_##NAME##_wait_until(ivar, cmp, cmp_value); });)        \
+    PGAS_NVSHMEM_ON_STREAM(                                                                                          \
+        void, nvshmemx_##NAME##_wait_until_all_on_stream,                                                            \
+        (TYPE * ivars, std::size_t nelems, const int* status, int cmp, TYPE cmp_value, cudaStream_t stream),         \
+        pgas_nvshmem_tu::wait_on_stream(                                                                             \
+            "nvshmemx_" #NAME "_wait_until_all_on_stream", ivars, nelems, status, cmp, cmp_value, stream,            \
+            [&] { nvshmem_##NAME##_wait_until_all(ivars, nelems, status, cmp, cmp_value); });)                       \
+    PGAS_NVSHMEM_ON_STREAM(                                                                                          \
+        void, nvshmemx_##NAME##_wait_until_all_vector_on_stream,                                                     \
+        (TYPE * ivars, std::size_t nelems, const int* status, int cmp, TYPE* cmp_values, cudaStream_t stream),       \
+        pgas_nvshmem_tu::wait_on_stream(                                                                             \
+            "nvshmemx_" #NAME "_wait_until_all_vector_on_stream", ivars, nelems, status, cmp,                        \
+            static_cast<const TYPE*>(cmp_values), stream,                                                            \
+            [&] { nvshmem_##NAME##_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); });)
+
+PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM)
 
 // put/get(_nbi) and put_signal(_nbi) on a stream of one type (or of bytes: NAME mem-less, TYPE void).
 #define PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, FN, PUT)                                       \

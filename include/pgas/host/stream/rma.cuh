@@ -1,5 +1,5 @@
-// Host-side forms of put/get/p/signal/quiet, enqueued on a CUDA stream (capturable in CUDA graphs), each one kernel
-// launched programmatically (host/stream/launch.cuh); barriers and collectives: host/stream/collectives.cuh.
+// Host-side forms of put/get/p/signal/waits/quiet, enqueued on a CUDA stream (capturable in CUDA graphs), each one
+// kernel launched programmatically (host/stream/launch.cuh); barriers and collectives: host/stream/collectives.cuh.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -86,6 +86,18 @@ PGAS_KERNEL void signal_wait_kernel(const __grid_constant__ device::context<Tr> 
                                     cmp op, std::uint64_t value) {
     begin_stream_kernel();
     ::pgas::signal_wait_until(ctx, sig, op, value);
+}
+
+// wait_until_all on the caller's own words in one thread; Values is the one comparison value (same_value) or a
+// pointer to one per word (the _vector form), which the kernel reads when it runs.
+template <class Tr, class T, class Values>
+PGAS_KERNEL void wait_words_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<T> ivars,
+                                   std::size_t count, const int* status, cmp op, Values values) {
+    begin_stream_kernel();
+    if constexpr (std::is_pointer_v<Values>)
+        ::pgas::wait_until_all_vector(ctx, ivars, count, status, op, values);
+    else
+        ::pgas::wait_until_all(ctx, ivars, count, status, op, values);
 }
 
 template <class Tr>
@@ -207,6 +219,41 @@ void signal_wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<s
     PGAS_NVTX_RANGE("pgas::signal_wait_until_on_stream");
     detail::launch_on_stream(detail::rma_stream::signal_wait_kernel<Tr>, 1, 1, stream, ctx.my_pe(),
                              "signal_wait_until_on_stream", ctx, sig, op, value);
+}
+
+/// Enqueues a wait until every selected word of the caller's own `ivars[0, count)` satisfies `seen <op> value`
+/// (wait_until_all, one thread); later work on the stream starts after it. `status` (NULL: every word; a word i with
+/// status[i] != 0 is left out) is read by the kernel when it runs: device memory, or host memory the GPU can read.
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; the stream's later work sees what the words' writers released.
+/// - **Transports:** every transport (the wait is local) (the same compile-time errors as the device op).
+/// - **Errors:** argument errors (PGAS_CHECKS) and timeouts trap in the kernel with the device op's diagnostic (the
+///   next CUDA call reports it); a failed launch throws pgas::error (errc::cuda) here.
+template <class Tr, class T>
+void wait_until_all_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                              const int* status, cmp op, std::type_identity_t<T> value, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::wait_until_all_on_stream");
+    detail::launch_on_stream(detail::rma_stream::wait_words_kernel<Tr, T, T>, 1, 1, stream, ctx.my_pe(),
+                             "wait_until_all_on_stream", ctx, ivars, count, status, op, T(value));
+}
+
+/// wait_until_all_on_stream of the one word `ivar` (no status).
+template <class Tr, class T>
+void wait_until_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> ivar, cmp op, std::type_identity_t<T> value,
+                          cudaStream_t stream) {
+    wait_until_all_on_stream(ctx, ivar, 1, nullptr, op, value, stream);
+}
+
+/// wait_until_all_on_stream with one comparison value per word, `values[i]`: `count` values the kernel reads when it
+/// runs (device memory, or host memory the GPU can read), as `status`.
+template <class Tr, class T>
+void wait_until_all_vector_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> ivars, std::size_t count,
+                                     const int* status, cmp op, const std::type_identity_t<T>* values,
+                                     cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::wait_until_all_vector_on_stream");
+    detail::launch_on_stream(detail::rma_stream::wait_words_kernel<Tr, T, const T*>, 1, 1, stream, ctx.my_pe(),
+                             "wait_until_all_vector_on_stream", ctx, ivars, count, status, op, values);
 }
 
 /// Enqueues quiet: everything the PE issued before it (puts, gets, atomics, signals) is complete and visible when the
