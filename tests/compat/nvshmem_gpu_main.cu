@@ -165,26 +165,31 @@ int main(int argc, char** argv) {
             wrong += check("stream_gathered[j][i]", read(stream_gathered + j * coll_count + i), 10 * j + i);
         }
     }
-    // Waits on a stream: enqueued before the left PE writes the words (from host code), they hold the stream until
-    // it has; the stream's later copy sees the words.
+    // Waits on a stream: enqueued before the left PE writes the words, they hold the stream until it has; the
+    // stream's later copy sees the words. The left PE writes them from a kernel on a non-blocking stream (a host p is a
+    // cudaMemcpy, which waits for this process's blocking streams, and a host barrier synchronises the device: both
+    // would wait for the waits).
     int* waited = static_cast<int*>(nvshmem_calloc(3, sizeof(int)));
     int* wait_values = nullptr;  // the _vector form's values, read by the kernel: device memory
     CUDA_CHECK(cudaMalloc(&wait_values, 2 * sizeof(int)));
     const int values_host[2] = {left + 1, left + 2};
     CUDA_CHECK(cudaMemcpy(wait_values, values_host, sizeof values_host, cudaMemcpyHostToDevice));
+    cudaStream_t writer;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&writer, cudaStreamNonBlocking));
     nvshmemx_int_wait_until_on_stream(waited, NVSHMEM_CMP_EQ, left + 1, stream);
     nvshmemx_int_wait_until_all_on_stream(waited, 2, nullptr, NVSHMEM_CMP_GE, 1, stream);
     nvshmemx_int_wait_until_all_vector_on_stream(waited, 2, nullptr, NVSHMEM_CMP_EQ, wait_values, stream);
-    nvshmem_barrier_all();  // every PE has enqueued its waits
-    nvshmem_int_p(waited + 1, me + 2, (me + 1) % npes);
-    nvshmem_int_p(waited, me + 1, (me + 1) % npes);
-    // Behind the waits on the stream (a copy to pageable memory returns once done: only after the puts above).
+    nvshmemx_int_p_on_stream(waited + 1, me + 2, (me + 1) % npes, writer);
+    nvshmemx_int_p_on_stream(waited, me + 1, (me + 1) % npes, writer);
+    CUDA_CHECK(cudaStreamSynchronize(writer));
+    // Behind the waits on the stream (a copy to pageable memory returns once done).
     int seen_after_wait[2] = {};
     CUDA_CHECK(cudaMemcpyAsync(seen_after_wait, waited, sizeof seen_after_wait, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     wrong += check("word 0 after the on-stream waits", seen_after_wait[0], left + 1);
     wrong += check("word 1 after the on-stream waits", seen_after_wait[1], left + 2);
     nvshmem_barrier_all();
+    CUDA_CHECK(cudaStreamDestroy(writer));
     CUDA_CHECK(cudaFree(wait_values));
     nvshmem_free(waited);
 
