@@ -97,7 +97,7 @@ inline void init_with_mpi_comm(const nvshmemx_init_attr_t& attributes) {
     mpi_check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node), rank,
               "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
     mpi_check(MPI_Comm_rank(node, &node_rank), rank, "MPI_Comm_rank of the node communicator");
-    mpi_check(MPI_Comm_free(&node), rank, "MPI_Comm_free");
+    mpi_check(MPI_Comm_free(&node), rank, "MPI_Comm_free of the node communicator");
     nvshmemx_init_attr_t launch = attributes;
     launch.uid_args.myrank = rank;
     launch.uid_args.nranks = size;
