@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
         nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);  // must not return
         return 0;
     }
+    if (std::strcmp(mode, "global_exit") == 0) {  // every PE: the process ends with the status, saying so
+        nvshmem_init();
+        nvshmem_global_exit(3);
+        std::printf("nvshmem_global_exit returned\n");
+        return 0;
+    }
     if (std::strcmp(mode, "error_print") == 0) {  // NVSHMEM's perftests report with it
         NVSHMEMI_ERROR_PRINT("value %d", 7);
         return 0;

@@ -3,9 +3,9 @@
 // short_wait_until) and putmem_nbi around a ring with quiet and barrier_all here, an atomic ticket and a signal in
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
-// the GPU, waits on a stream, and a put in a kernel from a host buffer nvshmemx_buffer_register made reachable. Every
-// PE checks what it received; --before-init checks that a kernel launched before nvshmem_init traps instead of reaching
-// garbage.
+// the GPU, waits on a stream, a strided put by a block, and a put in a kernel from a host buffer
+// nvshmemx_buffer_register made reachable. Every PE checks what it received; --before-init checks that a kernel
+// launched before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -40,6 +40,11 @@ __global__ void ring(shared_words words) {
 // A kernel reading a host buffer that nvshmemx_buffer_register made reachable from the GPU, put to the right PE.
 __global__ void put_from_registered(long* dest, const long* registered, int right) {
     nvshmem_long_put(dest, registered, 4, right);
+}
+
+// A strided put by a block: 100 elements to every other slot of the right PE's buffer (each thread some of them).
+__global__ void iput_by_block(long* dest, const long* source, int right) {
+    nvshmemx_long_iput_block(dest, source, 2, 1, 100, right);
 }
 
 static int check(const char* what, long long seen, long long expected) {
@@ -192,6 +197,22 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamDestroy(writer));
     CUDA_CHECK(cudaFree(wait_values));
     nvshmem_free(waited);
+
+    // iput by a block of 64 threads.
+    long* strided_src = static_cast<long*>(nvshmem_malloc(100 * sizeof(long)));
+    long* strided_dst = static_cast<long*>(nvshmem_calloc(200, sizeof(long)));
+    long strided_host[100];
+    for (int i = 0; i < 100; ++i) strided_host[i] = 1000L * me + i;
+    CUDA_CHECK(cudaMemcpy(strided_src, strided_host, sizeof strided_host, cudaMemcpyHostToDevice));
+    iput_by_block<<<1, 64>>>(strided_dst, strided_src, (me + 1) % npes);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    for (int i = 0; i < 100; ++i) {
+        wrong += check("iput_block [2i]", read(strided_dst + 2 * i), 1000L * left + i);
+        wrong += check("iput_block [2i+1] untouched", read(strided_dst + 2 * i + 1), 0);
+    }
+    nvshmem_free(strided_dst);
+    nvshmem_free(strided_src);
 
     // A pageable host buffer, registered (pgas page-locks and maps it), as the source of a put in a kernel.
     static long registered[4];

@@ -1,8 +1,9 @@
 // The host-transport twin of the GPU program's on-stream calls: an NVSHMEM program built by nvcc (the on-stream forms
 // exist only there) and run where no GPU is visible, so nvshmem_init picks the host transport and each `_on_stream`
-// call runs its blocking form at once. A ring of put/p/g/put_signal on a stream, the signal and word waits on a stream
-// (one word, all words, all with a value each), quiet, barrier and sync, and a reduction, fcollect and broadcast on a
-// stream; every PE checks what it received. On a machine with a GPU it exits 77 (skipped): the GPU program covers it.
+// call runs its blocking form at once. A ring of put/p/g/put_signal on a stream (typed and sized), the signal and word
+// waits on a stream (one word, all words, all with a value each), quiet, barrier and sync, and a reduction, fcollect
+// and broadcast on a stream; every PE checks what it received. On a machine with a GPU it exits 77 (skipped): the GPU
+// program covers it.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -51,6 +52,26 @@ int main() {
     for (int i = 0; i < n; ++i) expect(ring[i] == 100L * left + i, "put on a stream", ring[i], 100L * left + i);
     expect(nvshmemx_long_g_on_stream(ring + 1, right, stream) == 100L * me + 1, "g on a stream",
            nvshmemx_long_g_on_stream(ring + 1, right, stream), 100L * me + 1);
+
+    // The sized forms on a stream: 32-bit words there and back, 128-bit words with a signal.
+    const std::uint32_t pair[2] = {0xa0000000u + std::uint32_t(me), 5u};
+    nvshmemx_put32_on_stream(coll, pair, 2, right, stream);
+    nvshmemx_barrier_all_on_stream(stream);
+    std::uint32_t back[2] = {};
+    nvshmemx_get32_nbi_on_stream(back, coll, 2, left, stream);  // the left PE's words: from its own left
+    nvshmemx_quiet_on_stream(stream);
+    expect(std::uint32_t(coll[0]) == 0xa0000000u + std::uint32_t(left), "put32 on a stream", coll[0], left);
+    expect(back[0] == 0xa0000000u + std::uint32_t((left + npes - 1) % npes), "get32_nbi on a stream", back[0],
+           (left + npes - 1) % npes);
+    struct alignas(16) quad {
+        std::uint64_t lo, hi;
+    } q{std::uint64_t(me), ~std::uint64_t(me)};
+    *flag = 0;
+    nvshmemx_barrier_all_on_stream(stream);
+    nvshmemx_put128_signal_on_stream(ring, &q, 1, flag, 2, NVSHMEM_SIGNAL_SET, right, stream);
+    nvshmemx_signal_wait_until_on_stream(flag, NVSHMEM_CMP_EQ, 2, stream);
+    expect(ring[0] == left && ring[1] == ~long(left), "put128_signal on a stream", ring[0], left);
+    nvshmemx_barrier_all_on_stream(stream);
 
     // A reduction, fcollect and broadcast on a stream.
     for (int i = 0; i < n; ++i) coll[i] = 10 * me + i;

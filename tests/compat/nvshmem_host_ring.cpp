@@ -1,8 +1,9 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
 // transport: a put/get ring, p/g, strided and sized puts, half and bfloat16, an atomic counter, a signal, barriers, and
-// the waits and tests over arrays of words (_all/_any/_some and _vector; short and ushort too), a registered local
-// buffer; every PE checks what it received. Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a
-// unique id: rank 0 makes it and writes it to FILE, the other ranks read it from there.
+// the waits and tests over arrays of words (_all/_any/_some and _vector; short and ushort too), a sized put_signal,
+// strided puts by a warp and a block, the info calls, a registered local buffer; every PE checks what it received.
+// Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a unique id:
+// rank 0 makes it and writes it to FILE, the other ranks read it from there.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -144,6 +145,40 @@ static void short_waits(int me, int left, int right) {
 
 // nvshmemx_buffer_register: a local buffer registered, used as the source of a put, and forgotten; an overlapping
 // registration and an unregistration of an unknown address are refused (the program's stderr shows their lines).
+// The sized put_signal, a strided put by a warp and a block (from host code a group is one thread), and what the
+// info calls answer.
+void sized_signal_strided_and_info(long* ring, std::uint64_t* flag, int me, int left, int right) {
+    const std::uint64_t words[2] = {0xfeed0000u + std::uint64_t(me), 0xbeef0000u + std::uint64_t(me)};
+    *flag = 0;
+    nvshmem_barrier_all();
+    nvshmem_put64_signal(ring, words, 2, flag, 7, NVSHMEM_SIGNAL_SET, right);
+    nvshmem_signal_wait_until(flag, NVSHMEM_CMP_EQ, 7);
+    expect(std::uint64_t(ring[0]) == 0xfeed0000u + std::uint64_t(left) &&
+               std::uint64_t(ring[1]) == 0xbeef0000u + std::uint64_t(left),
+           "put64_signal's data", ring[0], 0xfeed0000 + left);
+    nvshmem_barrier_all();
+    long mine[6];
+    for (int i = 0; i < 6; ++i) mine[i] = 300L * me + i;
+    nvshmemx_long_iput_warp(ring, mine, 2, 1, 3, right);           // ring[0, 2, 4] = mine[0, 1, 2]
+    nvshmemx_long_iput_block(ring + 1, mine + 3, 2, 1, 3, right);  // ring[1, 3, 5] = mine[3, 4, 5]
+    nvshmem_barrier_all();
+    for (int i = 0; i < 3; ++i) {
+        expect(ring[2 * i] == 300L * left + i, "iput_warp", ring[2 * i], 300L * left + i);
+        expect(ring[2 * i + 1] == 300L * left + 3 + i, "iput_block", ring[2 * i + 1], 300L * left + 3 + i);
+    }
+    int major = 0, minor = 0, patch = 0, level = -1;
+    nvshmem_info_get_version(&major, &minor);
+    expect(major == NVSHMEM_MAJOR_VERSION && minor == NVSHMEM_MINOR_VERSION, "info_get_version", major, 1);
+    nvshmemx_vendor_get_version_info(&major, &minor, &patch);
+    expect(major == NVSHMEM_VENDOR_MAJOR_VERSION && NVSHMEM_VENDOR_VERSION >= 30000, "vendor version", major, 3);
+    char name[NVSHMEM_MAX_NAME_LEN];
+    nvshmem_info_get_name(name);
+    expect(std::strcmp(name, NVSHMEM_VENDOR_STRING) == 0, "info_get_name", 0, 0);
+    nvshmem_query_thread(&level);
+    expect(level == NVSHMEM_THREAD_SERIALIZED, "query_thread", level, NVSHMEM_THREAD_SERIALIZED);
+    nvshmem_barrier_all();
+}
+
 void registered_buffer(long* ring, int me, int left, int right) {
     static long local[8];
     for (int i = 0; i < 8; ++i) local[i] = 5000L * me + i;
@@ -240,6 +275,7 @@ int main(int argc, char** argv) {
     half_and_bfloat16(me, left, right);
     waits_over_words(slots, me, left, right);
     short_waits(me, left, right);
+    sized_signal_strided_and_info(ring, flag, me, left, right);
     registered_buffer(ring, me, left, right);
     nvshmem_free(slots);
     nvshmem_free(words32);

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(reversed, &rank);
 
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-    attr.mpi_comm = argc > 1 && std::strcmp(argv[1], "null_comm") == 0 ? nullptr : &reversed;
+    nvshmemx_set_attr_mpi_comm_args(argc > 1 && std::strcmp(argv[1], "null_comm") == 0 ? nullptr : &reversed, &attr);
     if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM, &attr) != 0) {
         std::printf("rank %d: nvshmemx_init_attr failed\n", world_rank);
         MPI_Abort(MPI_COMM_WORLD, 1);

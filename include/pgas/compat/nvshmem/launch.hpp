@@ -116,3 +116,25 @@ static inline int nvshmemx_cumodule_init(CUmodule module) {
                  static_cast<void*>(module));
     return NVSHMEMX_ERROR_NOT_SUPPORTED;
 }
+
+/// Not supported: nothing to undo (nvshmemx_cumodule_init registers nothing); returns NVSHMEMX_ERROR_NOT_SUPPORTED.
+static inline int nvshmemx_cumodule_finalize(CUmodule module) {
+    (void)module;
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}
+
+/// Not supported, as nvshmemx_cumodule_init: returns NVSHMEMX_ERROR_NOT_SUPPORTED with a line on stderr (kernels of a
+/// library loaded at run time cannot reach pgas's NVSHMEM state; compile them into the program).
+static inline int nvshmemx_culibrary_init(CUlibrary library) {
+    std::fprintf(stderr,
+                 "pgas: nvshmemx_culibrary_init (library %p): not supported: kernels of a library loaded at run time "
+                 "cannot reach pgas's NVSHMEM state; compile them into the program\n",
+                 static_cast<void*>(library));
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}
+
+/// Not supported: returns NVSHMEMX_ERROR_NOT_SUPPORTED (nvshmemx_culibrary_init registers nothing).
+static inline int nvshmemx_culibrary_finalize(CUlibrary library) {
+    (void)library;
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}

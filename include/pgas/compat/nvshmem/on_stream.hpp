@@ -259,6 +259,16 @@ PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA_ON_STREAM)
 PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_putmem_nbi_on_stream,
                            nvshmemx_getmem_on_stream, nvshmemx_getmem_nbi_on_stream, nvshmemx_putmem_signal_on_stream,
                            nvshmemx_putmem_signal_nbi_on_stream)
+// The sized forms (nelems elements of BITS bits).
+#define PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(BITS, ELEMENT)                                                           \
+    PGAS_NVSHMEM_RMA_ON_STREAM(void, ELEMENT, nvshmemx_put##BITS##_on_stream, nvshmemx_put##BITS##_nbi_on_stream, \
+                               nvshmemx_get##BITS##_on_stream, nvshmemx_get##BITS##_nbi_on_stream,                \
+                               nvshmemx_put##BITS##_signal_on_stream, nvshmemx_put##BITS##_signal_nbi_on_stream)
+PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(8, std::uint8_t)
+PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(16, std::uint16_t)
+PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(32, std::uint32_t)
+PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(64, std::uint64_t)
+PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(128, pgas_nvshmem_tu::bits128)
 
 // The reductions' on-stream forms of one type and operation.
 #define PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, KIND)                               \

@@ -87,9 +87,11 @@ PGAS_HD T g(const char* call, const T* source, int pe) {
         });
 }
 
-// nvshmem_<T>_iput / _iget: pgas::iput / iget, strides in elements (at least 1); the symmetric side spans
-// (count - 1) * its stride + 1 elements.
-template <bool Put, class T>
+// nvshmem_<T>_iput / _iget and their _warp / _block forms: pgas::iput / iget, strides in elements (at least 1); the
+// symmetric side spans (count - 1) * its stride + 1 elements. In a group of n threads, thread r moves elements r,
+// r + n, ... (one iput/iget with n times the strides), then the group syncs: the call returns to every thread with
+// the whole transfer done, as the blocking forms promise.
+template <class G, bool Put, class T>
 PGAS_HD void strided(const char* call, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst,
                      std::size_t count, int pe) {
     with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
@@ -97,10 +99,19 @@ PGAS_HD void strided(const char* call, T* dest, const T* source, std::ptrdiff_t 
         heap.check_stride(call, dst);
         heap.check_stride(call, sst);
         const std::size_t span = count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
-        if constexpr (Put)
-            ::pgas::iput(ctx, heap.symmetric<T>(call, dest, span), source, dst, sst, count, pe);
-        else
-            ::pgas::iget(ctx, dest, heap.symmetric<const T>(call, source, span), dst, sst, count, pe);
+        const std::size_t threads = G::size(), rank = G::rank();
+        const std::size_t mine = count > rank ? (count - rank + threads - 1) / threads : 0;
+        const auto first = std::ptrdiff_t(rank);
+        const auto step = std::ptrdiff_t(threads);
+        if (mine != 0) {
+            if constexpr (Put)
+                ::pgas::iput(ctx, heap.symmetric<T>(call, dest, span) + first * dst, source + first * sst, dst * step,
+                             sst * step, mine, pe);
+            else
+                ::pgas::iget(ctx, dest + first * dst, heap.symmetric<const T>(call, source, span) + first * sst,
+                             dst * step, sst * step, mine, pe);
+        }
+        G::sync();
     });
 }
 
@@ -134,18 +145,23 @@ inline PGAS_HD void* peer_pointer(const char* call, const void* dest, int pe) {
     PGAS_NVSHMEM_TRANSFER(TYPE, NAME, PREFIX, get, SUFFIX, GROUP)     \
     PGAS_NVSHMEM_TRANSFER(TYPE, NAME, PREFIX, get_nbi, SUFFIX, GROUP)
 
-// Strided put and get of one type (or size): the functions IPUT and IGET.
-#define PGAS_NVSHMEM_STRIDED(TYPE, ELEMENT, IPUT, IGET)                                                               \
-    PGAS_NVSHMEM_API void IPUT(TYPE* dest, const TYPE* source, std::ptrdiff_t dst, std::ptrdiff_t sst,                \
-                               std::size_t nelems, int pe) {                                                          \
-        pgas_nvshmem_tu::strided<true>(#IPUT, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), dst,  \
-                                       sst, nelems, pe);                                                              \
-    }                                                                                                                 \
-    PGAS_NVSHMEM_API void IGET(TYPE* dest, const TYPE* source, std::ptrdiff_t dst, std::ptrdiff_t sst,                \
-                               std::size_t nelems, int pe) {                                                          \
-        pgas_nvshmem_tu::strided<false>(#IGET, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), dst, \
-                                        sst, nelems, pe);                                                             \
+// Strided put and get of one type (or size) by one group: the functions IPUT and IGET.
+#define PGAS_NVSHMEM_STRIDED_GROUP(TYPE, ELEMENT, IPUT, IGET, GROUP)                                               \
+    PGAS_NVSHMEM_API void IPUT(TYPE* dest, const TYPE* source, std::ptrdiff_t dst, std::ptrdiff_t sst,             \
+                               std::size_t nelems, int pe) {                                                       \
+        pgas_nvshmem_tu::strided<::pgas::GROUP, true>(#IPUT, static_cast<ELEMENT*>(dest),                          \
+                                                      static_cast<const ELEMENT*>(source), dst, sst, nelems, pe);  \
+    }                                                                                                              \
+    PGAS_NVSHMEM_API void IGET(TYPE* dest, const TYPE* source, std::ptrdiff_t dst, std::ptrdiff_t sst,             \
+                               std::size_t nelems, int pe) {                                                       \
+        pgas_nvshmem_tu::strided<::pgas::GROUP, false>(#IGET, static_cast<ELEMENT*>(dest),                         \
+                                                       static_cast<const ELEMENT*>(source), dst, sst, nelems, pe); \
     }
+// ... by a thread (nvshmem_PREFIX_iput), a warp and a block (nvshmemx_PREFIX_iput_warp, _block).
+#define PGAS_NVSHMEM_STRIDED(TYPE, ELEMENT, IPUT, IGET)                                             \
+    PGAS_NVSHMEM_STRIDED_GROUP(TYPE, ELEMENT, nvshmem_##IPUT, nvshmem_##IGET, thread)               \
+    PGAS_NVSHMEM_STRIDED_GROUP(TYPE, ELEMENT, nvshmemx_##IPUT##_warp, nvshmemx_##IGET##_warp, warp) \
+    PGAS_NVSHMEM_STRIDED_GROUP(TYPE, ELEMENT, nvshmemx_##IPUT##_block, nvshmemx_##IGET##_block, block)
 
 // Every RMA call of one type: p, g, the transfers by a thread, a warp and a block, iput and iget.
 #define PGAS_NVSHMEM_TYPED_RMA(TYPE, NAME)                                     \
@@ -158,7 +174,7 @@ inline PGAS_HD void* peer_pointer(const char* call, const void* dest, int pe) {
     PGAS_NVSHMEM_TRANSFERS(TYPE, NAME, nvshmem, , thread)                      \
     PGAS_NVSHMEM_TRANSFERS(TYPE, NAME, nvshmemx, _warp, warp)                  \
     PGAS_NVSHMEM_TRANSFERS(TYPE, NAME, nvshmemx, _block, block)                \
-    PGAS_NVSHMEM_STRIDED(TYPE, TYPE, nvshmem_##NAME##_iput, nvshmem_##NAME##_iget)
+    PGAS_NVSHMEM_STRIDED(TYPE, TYPE, NAME##_iput, NAME##_iget)
 
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA)
 
@@ -180,7 +196,7 @@ PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA)
     PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, nvshmem, , thread)       \
     PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, nvshmemx, _warp, warp)   \
     PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, nvshmemx, _block, block) \
-    PGAS_NVSHMEM_STRIDED(void, ELEMENT, nvshmem_iput##BITS, nvshmem_iget##BITS)
+    PGAS_NVSHMEM_STRIDED(void, ELEMENT, iput##BITS, iget##BITS)
 
 PGAS_NVSHMEM_SIZED(8, std::uint8_t)
 PGAS_NVSHMEM_SIZED(16, std::uint16_t)

@@ -175,6 +175,10 @@ public:
         return *this;
     }
 
+    /// The thread level nvshmem_init_thread granted (NVSHMEM_THREAD_SERIALIZED unless it granted less).
+    int thread_level() const { return thread_level_; }
+    void set_thread_level(int level) { thread_level_ = level; }
+
     /// Whether the heap is on this process's GPU (nvlink), not host memory (host transport).
     bool on_gpu() const { return on_gpu_; }
     /// This PE's heap as the host sees it.
@@ -243,6 +247,7 @@ private:
     void refill() const;  // every translation unit's device state, again (the teams changed)
 
     phase phase_ = phase::before_init;
+    int thread_level_ = NVSHMEM_THREAD_SERIALIZED;
     bool on_gpu_ = false;
     heap_view heap_;
     team_table teams_;

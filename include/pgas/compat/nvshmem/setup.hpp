@@ -149,6 +149,62 @@ static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* a
     return NVSHMEMX_SUCCESS;
 }
 
+/// nvshmem_init, with the thread level granted in `*provided`: the one asked for up to NVSHMEM_THREAD_SERIALIZED (host
+/// calls from several threads, one at a time: pgas's host side does not promise more); returns 0.
+inline int nvshmem_init_thread(int requested, int* provided) {
+    nvshmem_init();
+    const int granted = requested < NVSHMEM_THREAD_SERIALIZED ? requested : NVSHMEM_THREAD_SERIALIZED;
+    pgas::nvshmem_compat::the_runtime().running("nvshmem_init_thread").set_thread_level(granted);
+    if (provided) *provided = granted;
+    return 0;
+}
+
+/// The thread level nvshmem_init_thread granted (NVSHMEM_THREAD_SERIALIZED after nvshmem_init).
+inline void nvshmem_query_thread(int* provided) {
+    const int level = pgas::nvshmem_compat::the_runtime().running("nvshmem_query_thread").thread_level();
+    if (provided) *provided = level;
+}
+
+/// NVSHMEM_MAJOR_VERSION and NVSHMEM_MINOR_VERSION: the OpenSHMEM specification the API follows (host and device).
+PGAS_NVSHMEM_API void nvshmem_info_get_version(int* major, int* minor) {
+    *major = NVSHMEM_MAJOR_VERSION;
+    *minor = NVSHMEM_MINOR_VERSION;
+}
+
+/// NVSHMEM_VENDOR_STRING into `name` (NVSHMEM_MAX_NAME_LEN bytes at most, NUL included; host and device).
+PGAS_NVSHMEM_API void nvshmem_info_get_name(char* name) {
+    const char* vendor = NVSHMEM_VENDOR_STRING;
+    int i = 0;
+    for (; i < NVSHMEM_MAX_NAME_LEN - 1 && vendor[i] != '\0'; ++i) name[i] = vendor[i];
+    name[i] = '\0';
+}
+
+/// The NVSHMEM release whose API this is: NVSHMEM_VENDOR_{MAJOR,MINOR,PATCH}_VERSION (host and device).
+PGAS_NVSHMEM_API void nvshmemx_vendor_get_version_info(int* major, int* minor, int* patch) {
+    *major = NVSHMEM_VENDOR_MAJOR_VERSION;
+    *minor = NVSHMEM_VENDOR_MINOR_VERSION;
+    *patch = NVSHMEM_VENDOR_PATCH_VERSION;
+}
+
+/// Ends the program with `status`. From host code this process exits with it, saying so on stderr; the other PEs see
+/// it leave and end within PGAS_BOOTSTRAP_TIMEOUT_MS naming it (pgasrun then stops the rest). From a kernel the
+/// calling thread prints the status and traps: the process's next CUDA call fails, and the other PEs' device waits
+/// end naming this PE.
+PGAS_NVSHMEM_API void nvshmem_global_exit(int status) {
+    NV_IF_TARGET(NV_IS_DEVICE, (printf("pgas: nvshmem_global_exit(%d) in a kernel: trapping\n", status); __trap();),
+                 (std::fprintf(stderr, "pgas: nvshmem_global_exit(%d) on PE %d: ending this process\n", status,
+                               pgas::nvshmem_compat::the_runtime().heap().my_pe);
+                  std::fflush(stderr); std::exit(status);))
+}
+
+/// Points `attr` at the MPI communicator `mpi_comm` (the address of an MPI_Comm) for
+/// nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM, attr); returns 0.
+inline int nvshmemx_set_attr_mpi_comm_args(void* mpi_comm, nvshmemx_init_attr_t* attr) {
+    if (!attr) pgas::nvshmem_compat::fail("nvshmemx_set_attr_mpi_comm_args", -1, "the attr pointer is NULL");
+    attr->mpi_comm = mpi_comm;
+    return NVSHMEMX_SUCCESS;
+}
+
 /// A unique id for nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, ...): made by one rank (rank 0), passed to every
 /// rank by the program (MPI, torch.distributed, a file); returns 0.
 inline int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t* id) { return pgas::nvshmem_compat::make_uniqueid(id); }
@@ -166,6 +222,14 @@ inline int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks, c
 
 /// Collective: the matching end of nvshmem_init; the last one completes this PE's work and ends the world.
 inline void nvshmem_finalize() { pgas::nvshmem_compat::the_runtime().finalize("nvshmem_finalize"); }
+
+/// NVSHMEM's host-library entry: as nvshmemx_init_attr (pgas has no separate device library to load).
+static inline int nvshmemx_hostlib_init_attr(unsigned int flags, nvshmemx_init_attr_t* attr) {
+    return nvshmemx_init_attr(flags, attr);
+}
+
+/// NVSHMEM's host-library exit: as nvshmem_finalize.
+inline void nvshmemx_hostlib_finalize() { nvshmem_finalize(); }
 
 /// NVSHMEM_STATUS_IS_INITIALIZED between nvshmem_init and nvshmem_finalize, else NVSHMEM_STATUS_NOT_INITIALIZED.
 inline int nvshmemx_init_status() { return pgas::nvshmem_compat::the_runtime().status(); }

@@ -151,6 +151,28 @@ enum nvshmemx_status {
     NVSHMEMX_ERROR_INTERNAL,
 };
 
+/// The OpenSHMEM specification NVSHMEM's API follows (what nvshmem_info_get_version answers, as NVSHMEM's).
+#define NVSHMEM_MAJOR_VERSION 1
+#define NVSHMEM_MINOR_VERSION 3
+/// The NVSHMEM release whose public API pgas::nvshmem provides (its headers were the reference for the entry-point
+/// comparison): what nvshmemx_vendor_get_version_info answers and what programs that test the release see.
+#define NVSHMEM_VENDOR_MAJOR_VERSION 3
+#define NVSHMEM_VENDOR_MINOR_VERSION 4
+#define NVSHMEM_VENDOR_PATCH_VERSION 0
+#define NVSHMEM_VENDOR_VERSION \
+    (NVSHMEM_VENDOR_MAJOR_VERSION * 10000 + NVSHMEM_VENDOR_MINOR_VERSION * 100 + NVSHMEM_VENDOR_PATCH_VERSION)
+/// What nvshmem_info_get_name writes (NUL included, within NVSHMEM_MAX_NAME_LEN bytes).
+#define NVSHMEM_VENDOR_STRING "pgas::nvshmem (NVSHMEM 3.4 API)"
+#define NVSHMEM_MAX_NAME_LEN 256
+
+/// Thread levels of nvshmem_init_thread and nvshmem_query_thread.
+enum nvshmem_thread_level {
+    NVSHMEM_THREAD_SINGLE = 0,
+    NVSHMEM_THREAD_FUNNELED,
+    NVSHMEM_THREAD_SERIALIZED,
+    NVSHMEM_THREAD_MULTIPLE,
+};
+
 /// What nvshmemx_init_status answers.
 enum nvshmemx_init_status_type {
     NVSHMEM_STATUS_NOT_INITIALIZED = 0,
