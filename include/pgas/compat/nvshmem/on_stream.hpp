@@ -264,11 +264,7 @@ PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_
     PGAS_NVSHMEM_RMA_ON_STREAM(void, ELEMENT, nvshmemx_put##BITS##_on_stream, nvshmemx_put##BITS##_nbi_on_stream, \
                                nvshmemx_get##BITS##_on_stream, nvshmemx_get##BITS##_nbi_on_stream,                \
                                nvshmemx_put##BITS##_signal_on_stream, nvshmemx_put##BITS##_signal_nbi_on_stream)
-PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(8, std::uint8_t)
-PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(16, std::uint16_t)
-PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(32, std::uint32_t)
-PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(64, std::uint64_t)
-PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(128, pgas_nvshmem_tu::bits128)
+PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED_RMA_ON_STREAM)
 
 // The reductions' on-stream forms of one type and operation.
 #define PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, KIND)                               \

@@ -198,11 +198,15 @@ PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA)
     PGAS_NVSHMEM_SIZED_GROUP(BITS, ELEMENT, nvshmemx, _block, block) \
     PGAS_NVSHMEM_STRIDED(void, ELEMENT, iput##BITS, iget##BITS)
 
-PGAS_NVSHMEM_SIZED(8, std::uint8_t)
-PGAS_NVSHMEM_SIZED(16, std::uint16_t)
-PGAS_NVSHMEM_SIZED(32, std::uint32_t)
-PGAS_NVSHMEM_SIZED(64, std::uint64_t)
-PGAS_NVSHMEM_SIZED(128, pgas_nvshmem_tu::bits128)
+// NVSHMEM's sizes: X(BITS, element type) for each (the sized families here, in sync.hpp and on_stream.hpp).
+#define PGAS_NVSHMEM_SIZES(X) \
+    X(8, std::uint8_t)        \
+    X(16, std::uint16_t)      \
+    X(32, std::uint32_t)      \
+    X(64, std::uint64_t)      \
+    X(128, pgas_nvshmem_tu::bits128)
+
+PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED)
 
 // The byte-count (mem) transfers of one calling group: PREFIX_{putmem,putmem_nbi,getmem,getmem_nbi}SUFFIX.
 #define PGAS_NVSHMEM_MEM_TRANSFER(PREFIX, NAME, OP, SUFFIX, GROUP)                                                   \

@@ -185,11 +185,8 @@ PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT_SETS)
 
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_PUT_SIGNAL)
 PGAS_NVSHMEM_PUT_SIGNALS(void, std::byte, putmem)
-PGAS_NVSHMEM_PUT_SIGNALS(void, std::uint8_t, put8)
-PGAS_NVSHMEM_PUT_SIGNALS(void, std::uint16_t, put16)
-PGAS_NVSHMEM_PUT_SIGNALS(void, std::uint32_t, put32)
-PGAS_NVSHMEM_PUT_SIGNALS(void, std::uint64_t, put64)
-PGAS_NVSHMEM_PUT_SIGNALS(void, pgas_nvshmem_tu::bits128, put128)
+#define PGAS_NVSHMEM_SIZED_PUT_SIGNALS(BITS, ELEMENT) PGAS_NVSHMEM_PUT_SIGNALS(void, ELEMENT, put##BITS)
+PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED_PUT_SIGNALS)
 
 /// Applies `sig_op signal` (NVSHMEM_SIGNAL_SET or _ADD) to the signal word `sig_addr` on PE `pe`.
 PGAS_NVSHMEM_API void nvshmemx_signal_op(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
