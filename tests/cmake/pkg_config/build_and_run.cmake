@@ -1,6 +1,6 @@
 # Consumer through pkg-config, as a Makefile would: compile consumer_app.cpp with the flags `pkg-config --cflags
 # --libs pgas` gives for the installed tree, and an NVSHMEM program with those of pgas-nvshmem (the installed headers
-# and libpgas_nvshmem.a), run both, and check every installed .pc file parses.
+# and libpgas_nvshmem.so), run both, and check every installed .pc file parses.
 #   cmake -DSTAGE=<install prefix> -DLIBDIR=<lib dir name> -DCXX=<compiler> -DSOURCE=<consumer_app.cpp>
 #         -DNVSHMEM_SOURCE=<an NVSHMEM host program> -DOUT=<dir> -P ...
 find_program(PKG_CONFIG pkg-config REQUIRED)

@@ -261,9 +261,9 @@ private:
 /// listens on at init. Returns NVSHMEMX_SUCCESS; a NULL id or a host name too long ends the process, saying so.
 int make_uniqueid(nvshmemx_uniqueid_t* id);
 
-/// The one runtime of the process, shared by every translation unit and shared library (default visibility: the
-/// dynamic linker binds every caller to one definition). Never destroyed: a program that skips nvshmem_finalize
-/// must not tear its world down after CUDA's own teardown at exit.
+/// The one runtime of the process, shared by every translation unit and module: defined once, in the shared library
+/// libpgas_nvshmem.so, so that modules loaded with dlopen(RTLD_LOCAL) reach it too. Never destroyed: a program that
+/// skips nvshmem_finalize must not tear its world down after CUDA's own teardown at exit.
 __attribute__((visibility("default"))) runtime& the_runtime();
 
 }  // namespace nvshmem_compat
