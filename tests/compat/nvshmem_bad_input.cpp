@@ -1,6 +1,7 @@
 // NVSHMEM calls made wrongly, one per run (argv[1] names it): each must end the process with a message naming the
 // call, the PE and the value, or return what NVSHMEM returns (NULL for a size beyond the heap).
 #include <nvshmem.h>
+#include <nvshmemx.h>
 
 #include <cstdio>
 #include <cstring>
@@ -29,6 +30,13 @@ int main(int argc, char** argv) {
         nvshmemx_set_attr_uniqueid_args(std::strcmp(mode, "uniqueid_rank") == 0 ? 5 : 0, 2, &id, &attr);
         nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);  // must not return
         return 0;
+    }
+    if (std::strcmp(mode, "loaded_code") == 0) {  // modules and libraries loaded at run time: refused, saying so
+        nvshmem_init();
+        const int module = nvshmemx_cumodule_init(nullptr), library = nvshmemx_culibrary_init(nullptr);
+        std::printf("cumodule_init returned %d, culibrary_init %d\n", module, library);
+        nvshmem_finalize();
+        return module == NVSHMEMX_ERROR_NOT_SUPPORTED && library == NVSHMEMX_ERROR_NOT_SUPPORTED ? 0 : 1;
     }
     if (std::strcmp(mode, "global_exit") == 0) {  // every PE: the process ends with the status, saying so
         nvshmem_init();

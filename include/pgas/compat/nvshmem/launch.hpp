@@ -28,6 +28,16 @@ inline long long max_collective_grid(const char* call, const void* func, dim3 bl
     }
 }
 
+/// nvshmemx_cumodule_init and culibrary_init: NVSHMEMX_ERROR_NOT_SUPPORTED, with a line on stderr naming `call` and
+/// the handle (kernels of code loaded at run time cannot reach pgas's NVSHMEM state; compile them into the program).
+inline int loaded_code_not_supported(const char* call, const char* what, const void* handle) {
+    std::fprintf(stderr,
+                 "pgas: %s (%s %p): not supported: kernels of a %s loaded at run time cannot reach pgas's NVSHMEM "
+                 "state; compile them into the program\n",
+                 call, what, handle, what);
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}
+
 }  // namespace nvshmem_compat
 PGAS_NAMESPACE_END
 
@@ -110,11 +120,7 @@ static inline int nvshmemx_buffer_unregister_symmetric(void* mmap_ptr, std::size
 /// Not supported: returns NVSHMEMX_ERROR_NOT_SUPPORTED with a line on stderr. A module loaded at run time
 /// (cuModuleLoad) has no registered device state in pgas; build its kernels into the program instead (nvcc, no -rdc).
 static inline int nvshmemx_cumodule_init(CUmodule module) {
-    std::fprintf(stderr,
-                 "pgas: nvshmemx_cumodule_init (module %p): not supported: kernels of a module loaded at run time "
-                 "cannot reach pgas's NVSHMEM state; compile them into the program\n",
-                 static_cast<void*>(module));
-    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+    return pgas::nvshmem_compat::loaded_code_not_supported("nvshmemx_cumodule_init", "module", module);
 }
 
 /// Not supported: nothing to undo (nvshmemx_cumodule_init registers nothing); returns NVSHMEMX_ERROR_NOT_SUPPORTED.
@@ -126,11 +132,7 @@ static inline int nvshmemx_cumodule_finalize(CUmodule module) {
 /// Not supported, as nvshmemx_cumodule_init: returns NVSHMEMX_ERROR_NOT_SUPPORTED with a line on stderr (kernels of a
 /// library loaded at run time cannot reach pgas's NVSHMEM state; compile them into the program).
 static inline int nvshmemx_culibrary_init(CUlibrary library) {
-    std::fprintf(stderr,
-                 "pgas: nvshmemx_culibrary_init (library %p): not supported: kernels of a library loaded at run time "
-                 "cannot reach pgas's NVSHMEM state; compile them into the program\n",
-                 static_cast<void*>(library));
-    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+    return pgas::nvshmem_compat::loaded_code_not_supported("nvshmemx_culibrary_init", "library", library);
 }
 
 /// Not supported: returns NVSHMEMX_ERROR_NOT_SUPPORTED (nvshmemx_culibrary_init registers nothing).
