@@ -4,7 +4,8 @@
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
 // the GPU, waits on a stream, a strided put by a block, and a put in a kernel from a host buffer
-// nvshmemx_buffer_register made reachable. Every PE checks what it received; --before-init checks that a kernel
+// nvshmemx_buffer_register made reachable, and a cuMemCreate buffer made symmetric (nvshmemx_buffer_register_symmetric).
+// Every PE checks what it received; --before-init checks that a kernel
 // launched before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
@@ -12,6 +13,7 @@
 #include <nvshmemx.h>
 
 #include <cstdio>
+#include <cuda.h>
 #include <cstdlib>
 #include <cstring>
 
@@ -66,6 +68,54 @@ static int kernel_before_init() {
     const cudaError_t status = cudaDeviceSynchronize();
     std::printf("kernel before nvshmem_init: %s\n", cudaGetErrorString(status));
     return status != cudaSuccess ? 0 : 1;
+}
+
+// A buffer of the program's own, made symmetric as NVSHMEM's user-buffer example does: cuMemCreate (exportable as a
+// POSIX descriptor) and cuMemMap, nvshmemx_buffer_register_symmetric, then an on-stream put to the right PE's copy and
+// a sum over every PE's, both on the registered memory; unregistered and released after. Returns the checks failed.
+static int check_symmetric_registration(int me, int npes, cudaStream_t stream) {
+    constexpr int n = 512;  // ints: the first half is put to the right PE, the reduction reads it into the second
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    std::size_t granule = 0;
+    cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    const std::size_t bytes = (2 * n * sizeof(int) + granule - 1) / granule * granule;
+    CUmemGenericAllocationHandle handle{};
+    CUdeviceptr buffer = 0;
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (cuMemCreate(&handle, bytes, &prop, 0) != CUDA_SUCCESS || cuMemAddressReserve(&buffer, bytes, 0, 0, 0) != CUDA_SUCCESS ||
+        cuMemMap(buffer, bytes, 0, handle, 0) != CUDA_SUCCESS || cuMemSetAccess(buffer, bytes, &access, 1) != CUDA_SUCCESS)
+        return check("cuMemCreate/cuMemMap of the user buffer", 0, 1);
+    int* symmetric = static_cast<int*>(nvshmemx_buffer_register_symmetric(reinterpret_cast<void*>(buffer), bytes, 0));
+    int wrong = check("nvshmemx_buffer_register_symmetric returned an address", symmetric != nullptr, 1);
+    if (symmetric == nullptr) return wrong;
+    int values[n];
+    for (int i = 0; i < n; ++i) values[i] = 100 * me + i;
+    CUDA_CHECK(cudaMemcpy(symmetric + n, values, sizeof values, cudaMemcpyHostToDevice));  // the put's source
+    nvshmem_barrier_all();
+    nvshmemx_int_put_on_stream(symmetric, symmetric + n, n, (me + 1) % npes, stream);
+    nvshmemx_barrier_all_on_stream(stream);
+    nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, symmetric + n, symmetric, n, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    int got[2 * n];
+    CUDA_CHECK(cudaMemcpy(got, reinterpret_cast<void*>(buffer), sizeof got, cudaMemcpyDeviceToHost));  // the user's own
+    const int left = (me + npes - 1) % npes;
+    for (int i = 0; i < n; ++i) {
+        wrong += check("registered buffer: put from the left PE", got[i], 100 * left + i);
+        wrong += check("registered buffer: sum over the PEs", got[n + i], 100 * (npes * (npes - 1) / 2) + npes * i);
+    }
+    wrong += check("nvshmemx_buffer_unregister_symmetric", nvshmemx_buffer_unregister_symmetric(symmetric, bytes), 0);
+    cuMemUnmap(buffer, bytes);
+    cuMemAddressFree(buffer, bytes);
+    cuMemRelease(handle);
+    return wrong;
 }
 
 int main(int argc, char** argv) {
@@ -226,6 +276,7 @@ int main(int argc, char** argv) {
         wrong += check("put from a registered host buffer", read(from_registered + i), 7000L * left + i);
     wrong += check("nvshmemx_buffer_unregister", nvshmemx_buffer_unregister(registered), 0);
     nvshmem_free(from_registered);
+    wrong += check_symmetric_registration(me, npes, stream);
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));

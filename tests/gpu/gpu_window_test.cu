@@ -251,9 +251,116 @@ void check_size_mismatch(int n) {
                                   : on + "bytes = 2048 here but 4096 on PE 1"));
 }
 
+// Heap ops on memory register_symmetric mapped into the heap, one block per PE: a block-wide put to the next PE's
+// buffer (all but the first 32 elements), fetch-adds from every PE into PE 0's word 0, and an allreduce over the
+// registered elements into a heap block (collectives take registered memory as heap memory).
+__global__ void symmetric_ops(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<long long> reg,
+                              pgas::symmetric_ptr<long long> sum, unsigned long long* errors) {
+    const int me = ctx.my_pe(), n = ctx.n_pes(), next = (me + 1) % n, prev = (me + n - 1) % n;
+    __shared__ long long src[count];
+    for (int i = int(threadIdx.x); i < count; i += int(blockDim.x)) src[i] = 1000000LL * me + i;
+    __syncthreads();
+    pgas::put<pgas::block>(ctx, reg + 32, src + 32, count - 32, next);
+    pgas::quiet<pgas::block>(ctx);
+    pgas::barrier_all<pgas::block>(ctx);
+    const long long* mine = ctx.local(reg);
+    for (int i = 32 + int(threadIdx.x); i < count; i += int(blockDim.x))
+        if (mine[i] != 1000000LL * prev + i) atomicAdd_system(errors, 1ull);
+    if (threadIdx.x == 0)
+        for (int i = 0; i < 10; ++i) pgas::atomic_add(ctx, reg, 1LL, 0);
+    pgas::barrier_all<pgas::block>(ctx);
+    if (threadIdx.x == 0 && pgas::atomic_fetch(ctx, reg, 0) != 10LL * n) atomicAdd_system(errors, 1ull);
+    pgas::allreduce<pgas::block>(ctx, pgas::team::world_team(me, n), sum, reg + 32, count - 32, pgas::op::sum);
+    for (int i = int(threadIdx.x); i < count - 32; i += int(blockDim.x))
+        if (ctx.local(sum)[i] != 1000000LL * n * (n - 1) / 2 + (i + 32LL) * n) atomicAdd_system(errors, 1ull);
+    pgas::barrier_all<pgas::block>(ctx);
+}
+
+// Each local PE's buffer as register_symmetric takes it: the start of a cuMemCreate mapping, exportable, zeroed.
+struct symmetric_buffers {
+    std::vector<std::unique_ptr<vmm_buffer>> vmm;
+    std::vector<long long*> starts;
+    explicit symmetric_buffers(pgas::world& w, std::size_t elements) {
+        for (int i = 0; i < w.n_local_pes(); ++i) {
+            CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+            vmm.push_back(std::make_unique<vmm_buffer>(w.device_of(i), elements * sizeof(long long), true));
+            starts.push_back(reinterpret_cast<long long*>(vmm.back()->reserved));
+            CHECK_CUDA(cudaMemset(starts.back(), 0, elements * sizeof(long long)));
+        }
+        CHECK_CUDA(cudaSetDevice(w.device_of(0)));
+    }
+};
+
+// register_symmetric: the buffers become heap memory at one offset (every op and a collective reach them), the
+// data lands in the owners' own memory, and unregister_symmetric frees the slot for the next registration.
+void check_register_symmetric(int n) {
+    auto w = make_world(n);
+    symmetric_buffers buffers(w, count);
+    const auto reg = w.register_symmetric(buffers.starts, count);
+    CHECK(reg.offset() >= w.heap_bytes());  // after the heap, not inside it
+    for (int i = 0; i < w.n_local_pes(); ++i) CHECK(w.device_address(reg, i) == buffers.starts[std::size_t(i)]);
+    auto sum = w.alloc<long long>(count);
+    unsigned long long* errors = nullptr;
+    CHECK_CUDA(cudaMallocManaged(&errors, sizeof(*errors)));
+    *errors = 0;
+    launch_all(w, 1, 256, symmetric_ops, reg, sum, errors);
+    CHECK(*errors == 0);
+    std::vector<long long> host(count);
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        CHECK_CUDA(cudaMemcpy(host.data(), buffers.starts[std::size_t(i)], sizeof(long long) * count,
+                              cudaMemcpyDeviceToHost));
+        const int prev = (w.local_pe(i) + n - 1) % n;
+        CHECK(host[count - 1] == 1000000LL * prev + count - 1);
+        if (w.local_pe(i) == 0) CHECK(host[0] == 10LL * n);
+    }
+    w.unregister_symmetric(reg);
+    const std::string on = w.n_local_pes() == 1 ? " on PE " + std::to_string(w.my_pe()) : std::string();
+    CHECK(test::error_of([&] { w.unregister_symmetric(reg); }, pgas::errc::invalid_argument) ==
+          "pgas: unregister_symmetric" + on + ": heap offset " + std::to_string(reg.offset()) +
+              " is no live register_symmetric buffer");
+    const auto again = w.register_symmetric(buffers.starts, count);  // the slot is free again
+    CHECK(again.offset() == reg.offset());
+    w.unregister_symmetric(again);
+    cudaFree(errors);
+    w.free(sum);
+}
+
+// register_symmetric refuses, on every PE, naming it: cudaMalloc memory, and a pointer into a mapping.
+void check_register_symmetric_bad_input(int n) {
+    auto w = make_world(n);
+    device_buffers malloced(w, 256);
+    device_buffers offset(w, 256, memory::vmm);  // 4 KiB into its mapping
+    const int last = w.n_local_pes() - 1;
+    const std::string on = "pgas: register_symmetric on PE " + std::to_string(w.local_pe(last)) + ": pointer ";
+    const auto refusal = [&](const std::vector<long long*>& pointers) {
+        return test::error_of([&] { (void)w.register_symmetric(pointers, 256); }, pgas::errc::invalid_argument);
+    };
+    std::vector<long long*> pointers = malloced.pointers;
+    CHECK(refusal(pointers) == on + pgas::detail::address_text(pointers[std::size_t(last)]) +
+                                   " is not cuMemCreate memory (cudaMalloc memory cannot be mapped into the symmetric "
+                                   "heap: allocate the buffer with cuMemCreate/cuMemMap, or share it with "
+                                   "register_window)");
+    pointers = offset.pointers;
+    CHECK(refusal(pointers).rfind(on + pgas::detail::address_text(pointers[std::size_t(last)]) +
+                                      " is 4096 bytes into the allocation at ",
+                                  0) == 0);
+    symmetric_buffers good(w, 256);  // nothing half-registered: the first slot is still free
+    const auto reg = w.register_symmetric(good.starts, 256);
+    CHECK(reg.offset() >= w.heap_bytes());
+    w.unregister_symmetric(reg);
+}
+
 }  // namespace
 
 TEST_SUITE("two_pes_one_gpu") {
+    TEST_CASE("register_symmetric: cuMemCreate'd buffers as heap memory (put, atomics, allreduce), two PEs sharing one GPU") {
+        share_gpu0 shared;
+        check_register_symmetric(2);
+    }
+    TEST_CASE("bad input: register_symmetric with cudaMalloc memory and a pointer into a mapping") {
+        share_gpu0 shared;
+        check_register_symmetric_bad_input(2);
+    }
     TEST_CASE("register_window: cudaMalloc'd buffers reached by put/get/p/g/atomics/put_signal, two PEs sharing one GPU") {
         share_gpu0 shared;
         check_window_ops(2);
@@ -276,6 +383,9 @@ TEST_SUITE("two_pes_one_gpu") {
 // (cudaMalloc) or cuMemSetAccess (cuMemCreate). Without the PE's GPU current for its driver calls, register_window
 // would fail here on PE 0 ("cuMemGetAddressRange finds no allocation holding it").
 TEST_SUITE("gpus") {
+    TEST_CASE("register_symmetric: cuMemCreate'd buffers as heap memory, GPUs driven by one process") {
+        check_register_symmetric(gpus_suite_pes());
+    }
     TEST_CASE("register_window: cudaMalloc'd buffers reached by put/get/p/g/atomics/put_signal, GPUs driven by one process") {
         check_window_ops(gpus_suite_pes());
     }
@@ -292,6 +402,12 @@ TEST_SUITE("gpus") {
 
 // One process per PE under a launcher (pgasrun -n N): one GPU each, or sharing one under MPS.
 TEST_SUITE("processes") {
+    TEST_CASE("register_symmetric between processes (VMM handles as descriptors): heap memory at one offset") {
+        check_register_symmetric(processes_suite_pes());
+    }
+    TEST_CASE("bad input: register_symmetric between processes, cudaMalloc memory and a pointer into a mapping") {
+        check_register_symmetric_bad_input(processes_suite_pes());
+    }
     TEST_CASE("register_window between processes (CUDA IPC): put/get/p/g/atomics/put_signal") {
         check_window_ops(processes_suite_pes());
     }

@@ -186,6 +186,23 @@ TEST_CASE("bad input: a count <= 0, one buffer for several local PEs, a buffer l
     CHECK(w.live_windows() == 0);
 }
 
+// register_symmetric maps cuMemCreate buffers into a GPU heap (tests/gpu/gpu_window_test.cu); on a host heap each
+// PE is told so and what to use instead, and nothing else changes.
+TEST_CASE("bad input: register_symmetric and unregister_symmetric on the host transport name the call and the PE") {
+    pgas::world::run_threads(2, [&](pgas::world& w) {
+        std::vector<int> mine(64);
+        const std::string on = "pgas: register_symmetric on PE " + std::to_string(w.my_pe()) + ": ";
+        CHECK(test::error_of([&] { (void)w.register_symmetric(mine.data(), 64); }, pgas::errc::transport_unavailable) ==
+              on + "needs a GPU heap (CUDA VMM): on a host heap use alloc, or register_window");
+        CHECK(test::error_of([&] { w.unregister_symmetric(pgas::symmetric_ptr<int>{}); },
+                             pgas::errc::transport_unavailable) ==
+              "pgas: unregister_symmetric on PE " + std::to_string(w.my_pe()) +
+                  ": needs a GPU heap (CUDA VMM): on a host heap use alloc, or register_window");
+        auto block = w.alloc<int>(64);  // the world goes on
+        w.free(block);
+    });
+}
+
 TEST_CASE("bad input: releasing a window twice, a null window, or another world's window") {
     pgas::world::run_threads(2, [&](pgas::world& w) {
         std::vector<int> buffer(8);

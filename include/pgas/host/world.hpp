@@ -11,6 +11,7 @@
 #include <pgas/host/bootstrap/tcp_store.hpp>
 #include <pgas/host/env.hpp>
 #include <pgas/host/heap/gpu.hpp>
+#include <pgas/host/heap/registration.hpp>
 #include <pgas/host/heap/shm.hpp>
 #include <pgas/host/nvtx.hpp>
 #include <pgas/host/transport_builder.hpp>
@@ -231,43 +232,13 @@ public:
                                     " is not the start of a live allocation (double free or foreign pointer)");
     }
 
-    /// Collective: registers a buffer that the caller allocated itself as a window that every PE may put to, get
-    /// from and update atomically in kernels (device/window.hpp), as NVSHMEM's nvshmemx_buffer_register and NCCL's
-    /// ncclCommWindowRegister. Each PE passes its own buffer of `count` elements of T (the same count everywhere);
-    /// the buffers may sit at different addresses and are not copied. For a world with one local PE (init_gpu,
-    /// init under a launcher, run_threads); the vector overload takes one buffer per local PE.
-    ///
-    /// What the buffer must be, per heap: on a GPU heap (nvlink) GPU memory of the PE's own GPU inside one
-    /// allocation (for cuMemCreate memory, inside one cuMemMap mapping): cudaMalloc'd or cuMemCreate'd. Between
-    /// processes cudaMalloc memory is shared by CUDA IPC, and cuMemCreate memory as its handle exported to a POSIX
-    /// descriptor, so it must be created with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in requestedHandleTypes
-    /// (else errc::invalid_argument saying so); cudaMallocAsync-pool memory only within one process (and, where
-    /// that process drives several GPUs, only once the pool grants them access: cudaMemPoolSetAccess, which pgas
-    /// leaves to the pool's owner). On a host heap (the host transport) any host memory of PEs
-    /// that are threads of one process (init_local(n), run_threads); processes over shared memory cannot reach each
-    /// other's private memory and get errc::transport_unavailable (use alloc there), unless a libfabric_domain is
-    /// attached (window_observer), which reaches their buffers through the fabric. Windows are reached by
-    /// load/store on nvlink, host and route (near peers), through the proxy on libfabric (the domain registers
-    /// each PE's buffer with the provider inside this call: GPU memory needs an FI_HMEM provider, else
-    /// errc::transport_unavailable naming register_window and the PE), and by the GPU's own WQEs on ibgda (the
-    /// domain registers each PE's buffer with its NIC inside this call, dma-buf first for GPU memory, and writes
-    /// every PE's address and remote key into the table; a failure is errc::transport_unavailable on every PE).
-    ///
-    /// Returns once every PE's buffer is reachable from every local PE's kernels, with the same handle on every
-    /// PE (a process that drives several GPUs turns on peer access between them for cudaMalloc memory and grants
-    /// them access to cuMemCreate mappings with cuMemSetAccess; both outlive the window). The calling thread's
-    /// current CUDA device is the same after the call as before. The buffer must outlive the window: release it
-    /// with release_window before freeing it. No cap on live windows beyond the heap: each takes n_pes() * 32
-    /// bytes (one 256-byte granule per 8 PEs) of every PE's heap for its per-PE table, and no fixed slot table, so
-    /// nothing bounds them but memory and, between processes, the driver's IPC mappings (one per peer allocation,
-    /// however many windows share it).
-    ///
-    /// Throws, on every PE, naming the call, the PE and the value: errc::invalid_argument for a null pointer, a
-    /// count <= 0, a pointer that is not GPU memory of the PE's GPU (cudaPointerGetAttributes), a range that
-    /// straddles allocations (cuMemGetAddressRange) — the PE with the bad buffer names it, the others name that
-    /// PE; errc::collective_mismatch when PEs pass different sizes ("bytes = 80 here but 40 on PE 0");
-    /// errc::transport_unavailable on the host transport between processes; errc::heap_exhausted when the heap
-    /// cannot hold the table; errc::cuda when CUDA IPC, peer access or cuMemSetAccess fails.
+    /// Collective: registers a buffer the caller allocated (GPU memory of the PE's GPU on a GPU heap, cudaMalloc'd
+    /// or cuMemCreate'd; host memory of thread PEs on the host transport) as a window every PE may put to, get from
+    /// and update atomically in kernels (device/window.hpp), as NVSHMEM's nvshmemx_buffer_register and NCCL's
+    /// ncclCommWindowRegister: same count on every PE, buffers not copied, reached by load/store (nvlink, host),
+    /// through the proxy (libfabric) or the GPU's own WQEs (ibgda). Which memory works where, and the errors
+    /// (named call, PE and value on every PE): docs/memory-model.md#your-own-buffers. The buffer must outlive the
+    /// window (release_window). The vector form takes one buffer per local PE.
     template <class T, std::integral Count>
     window<T> register_window(T* buffer, Count count) {
         if (n_local_pes() != 1)
@@ -277,10 +248,6 @@ public:
         return windows().register_buffers(std::vector<T*>{buffer}, count);
     }
 
-    /// Collective: register_window with one buffer per local PE (buffers[i] is local PE i's), for worlds that
-    /// drive several PEs (init_local(n), init_local(devices)). Everything else as the one-buffer form.
-    ///
-    /// Throws as the one-buffer form, and errc::invalid_argument when buffers.size() != n_local_pes().
     template <class T, std::integral Count>
     window<T> register_window(const std::vector<T*>& buffers, Count count) {
         if (buffers.size() != std::size_t(n_local_pes()))
@@ -290,14 +257,10 @@ public:
         return windows().register_buffers(buffers, count);
     }
 
-    /// Collective: releases a window made by register_window (any handle derived from it by arithmetic): drops
-    /// every PE's mapping of the others' buffers (CUDA IPC ones are closed) and frees its table. The buffers
-    /// themselves stay the caller's. The caller must have completed every kernel and stream operation that uses
-    /// the window (as for free); a copy of the handle kept past this names nothing (a device op on it reports
-    /// errc::transport_unavailable under PGAS_CHECKS, while the heap block is not reused).
-    ///
-    /// Returns once no PE maps the window. Throws errc::invalid_argument for a window that is not live in this
-    /// world (released twice, never registered, null, or from another world), naming its table offset and id;
+    /// Collective: releases a window made by register_window (or a handle derived from it): unmaps the peers'
+    /// buffers and frees its table; the buffers stay the caller's, and its GPU work must be complete (as for free).
+    /// A copy kept past this names nothing (errc::transport_unavailable under PGAS_CHECKS). Throws
+    /// errc::invalid_argument for a window not live in this world (naming its table offset and id),
     /// errc::collective_mismatch when PEs release different windows.
     template <class T>
     void release_window(window<T> w) {
@@ -316,6 +279,44 @@ public:
 
     /// Windows registered and not yet released.
     int live_windows() const { return windows().size(); }
+
+    /// Collective, GPU heaps: maps each PE's buffer (a cuMemCreate mapping's start, mapped whole) into the heap at
+    /// one offset, as nvshmemx_buffer_register_symmetric: the result is heap memory to every op in contexts made
+    /// after the call (docs/memory-model.md#your-own-buffers). Throws on every PE, naming PE and value:
+    /// invalid_argument (not such a mapping), collective_mismatch (counts differ), heap_exhausted (area full),
+    /// transport_unavailable (host heap). The buffer must outlive the registration; vector form: one per local PE.
+    template <class T, std::integral Count>
+    symmetric_ptr<T> register_symmetric(T* buffer, Count count) {
+        return register_symmetric(std::vector<T*>{buffer}, count);
+    }
+    template <class T, std::integral Count>
+    symmetric_ptr<T> register_symmetric(const std::vector<T*>& buffers, Count count) {
+        detail::registration_parts parts = registration_parts("register_symmetric");
+        if (buffers.size() != parts.local_pes.size())
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "register_symmetric",
+                                "one buffer per local PE: got " + std::to_string(buffers.size()) + " for " +
+                                    std::to_string(parts.local_pes.size()) + " local PEs");
+        if (count <= 0 || std::uint64_t(count) > detail::gpu_heap_memory::registration_space / sizeof(T))
+            detail::throw_error(
+                errc::invalid_argument, my_pe_or_all(), "register_symmetric",
+                "element count must be in [1, registration area / element size], got " + std::to_string(count));
+        std::vector<std::byte*> bytes_of;
+        for (T* b : buffers) bytes_of.push_back(reinterpret_cast<std::byte*>(const_cast<std::remove_cv_t<T>*>(b)));
+        return symmetric_ptr<T>(detail::offset_tag{},
+                                detail::register_symmetric(parts, bytes_of, std::uint64_t(count) * sizeof(T)));
+    }
+
+    /// Collective: undoes register_symmetric once every PE's GPU work has completed; the buffers stay the caller's.
+    /// Throws errc::invalid_argument for a pointer that register_symmetric did not return (or already undone).
+    template <class T>
+    void unregister_symmetric(symmetric_ptr<T> p) {
+        const detail::registration_parts parts = registration_parts("unregister_symmetric");
+        agree("unregister_symmetric", "heap offset", p.offset());
+        if (!parts.gpu->registered_at(p.offset()))
+            detail::throw_error(errc::invalid_argument, my_pe_or_all(), "unregister_symmetric",
+                                "heap offset " + offset_text(p.offset()) + " is no live register_symmetric buffer");
+        detail::unregister_symmetric(parts, p.offset());
+    }
 
     /// Collective: `observer` learns of every window from now on (world::register_window and release_window call
     /// it), and at once of the windows live now, whose tables are rewritten with what it filled in; a domain's
@@ -532,7 +533,7 @@ private:
     }
 
     void check_live(const char* call, std::uint64_t offset, std::uint64_t bytes, int local) const {
-        if (!state_->allocator.contains(offset, bytes))
+        if (!state_->allocator.contains(offset, bytes) && !state_->registered(offset, bytes))
             detail::throw_error(errc::not_symmetric, local_pe(checked_local(call, local)), call,
                                 "heap offset " + offset_text(offset) + " is not inside a live allocation");
     }
@@ -560,6 +561,14 @@ private:
     static int my_pe_or_all(const state_t& s) { return s.local_pes.size() == 1 ? s.local_pes[0] : -1; }
 
     detail::window_registry& windows() const { return *state_->windows; }
+
+    detail::registration_parts registration_parts(const char* call) const {
+        auto* gpu = dynamic_cast<detail::gpu_heap_memory*>(state_->memory.get());
+        if (gpu == nullptr)
+            detail::throw_error(errc::transport_unavailable, my_pe_or_all(), call,
+                                "needs a GPU heap (CUDA VMM): on a host heap use alloc, or register_window");
+        return {state_->bootstrap.get(), gpu, state_->local_pes};
+    }
 
     static std::string offset_text(std::uint64_t offset) {
         return offset == detail::null_offset ? std::string("null") : std::to_string(offset);

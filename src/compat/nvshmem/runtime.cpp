@@ -286,6 +286,41 @@ void runtime::free_finished_teams() {
     }
 }
 
+void* runtime::register_symmetric(const char* call, void* buffer, std::size_t bytes) {
+    running(call);
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    try {
+        const symmetric_ptr<std::byte> p = s.the_world->register_symmetric(static_cast<std::byte*>(buffer), bytes);
+        reach_registrations(s);
+        return heap_.base + p.offset();
+    } catch (const error& e) {
+        std::fprintf(stderr, "pgas: %s on PE %d: returns NULL: %s\n", call, heap_.my_pe, e.what());
+        return nullptr;
+    }
+}
+
+int runtime::unregister_symmetric(const char* call, void* address) {
+    running(call);
+    world_state& s = *world_;
+    std::lock_guard lock(s.mutex);
+    try {
+        const auto offset = std::uint64_t(static_cast<std::byte*>(address) - heap_.base);
+        s.the_world->unregister_symmetric(symmetric_ptr<std::byte>(detail::offset_tag{}, offset));
+        reach_registrations(s);
+        return NVSHMEMX_SUCCESS;
+    } catch (const error& e) {
+        std::fprintf(stderr, "pgas: %s on PE %d: %s\n", call, heap_.my_pe, e.what());
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+}
+
+void runtime::reach_registrations(world_state& s) {
+    gpu_ctx_ = s.the_world->context<nvlink>();  // its checks reach the registrations live now
+    heap_ = view(gpu_ctx_.transport);
+    refill();
+}
+
 template <std::size_t N, class Split>
 int runtime::split(const char* call, nvshmem_team_t parent_handle, std::array<nvshmem_team_t*, N> out, Split&& split) {
     running(call);

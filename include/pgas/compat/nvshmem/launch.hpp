@@ -99,22 +99,20 @@ static inline void nvshmemx_buffer_unregister_all() {
     pgas::nvshmem_compat::the_runtime().unregister_all_buffers("nvshmemx_buffer_unregister_all");
 }
 
-/// Not supported yet: returns NULL, with a line on stderr (pgas registers user buffers as windows,
-/// pgas::world::register_window, which NVSHMEM's raw symmetric addresses cannot name yet).
+/// Collective: maps each PE's `buf_ptr` (the start of a cuMemCreate mapping of its GPU, created with
+/// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) into the symmetric heap (pgas::world::register_symmetric) and returns
+/// its symmetric address, valid in every call and kernel; NULL with a line naming the call, the PE and why (not such
+/// a mapping, sizes that differ, the host transport). `flags` is reserved, as in NVSHMEM.
 static inline void* nvshmemx_buffer_register_symmetric(void* buf_ptr, std::size_t size, int flags) {
-    const int pe = pgas::nvshmem_compat::the_runtime().running("nvshmemx_buffer_register_symmetric").heap().my_pe;
-    std::fprintf(stderr,
-                 "pgas: nvshmemx_buffer_register_symmetric on PE %d: not supported yet (buffer %p, %zu bytes, flags "
-                 "%d): returns NULL; allocate the buffer with nvshmem_malloc instead\n",
-                 pe, buf_ptr, size, flags);
-    return nullptr;
+    (void)flags;
+    return pgas::nvshmem_compat::the_runtime().register_symmetric("nvshmemx_buffer_register_symmetric", buf_ptr, size);
 }
 
-/// Not supported yet (nothing can have been registered): returns NVSHMEMX_ERROR_NOT_SUPPORTED.
+/// Collective: undoes nvshmemx_buffer_register_symmetric (once every PE's GPU work is done); returns 0, or
+/// NVSHMEMX_ERROR_INVALID_VALUE with a line for an address it did not return.
 static inline int nvshmemx_buffer_unregister_symmetric(void* mmap_ptr, std::size_t size) {
-    (void)mmap_ptr;
     (void)size;
-    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+    return pgas::nvshmem_compat::the_runtime().unregister_symmetric("nvshmemx_buffer_unregister_symmetric", mmap_ptr);
 }
 
 /// Not supported: returns NVSHMEMX_ERROR_NOT_SUPPORTED with a line on stderr. A module loaded at run time

@@ -208,6 +208,13 @@ public:
     int unregister_buffer(const char* call, void* addr);
     /// nvshmemx_buffer_unregister_all.
     void unregister_all_buffers(const char* call);
+    /// nvshmemx_buffer_register_symmetric: pgas::world::register_symmetric of `buffer` (collective; a cuMemCreate
+    /// mapping's start, exportable as a POSIX descriptor), then every translation unit's state reaches it. Returns
+    /// its symmetric address, or NULL with a line naming the call, the PE and why (as NVSHMEM returns NULL).
+    void* register_symmetric(const char* call, void* buffer, std::size_t bytes);
+    /// nvshmemx_buffer_unregister_symmetric: collective; 0, or NVSHMEMX_ERROR_INVALID_VALUE with a line for an
+    /// address register_symmetric did not return.
+    int unregister_symmetric(const char* call, void* address);
 
     /// nvshmem_team_split_strided / split_2d: the new teams are made on pgas::world (each PE's own, sharing their
     /// slots), whose splits are collective over the whole world; so the parent must hold every PE in one of its
@@ -244,7 +251,8 @@ private:
     template <std::size_t N, class Split>
     int split(const char* call, nvshmem_team_t parent, std::array<nvshmem_team_t*, N> out, Split&& split);
     void free_finished_teams();
-    void refill() const;  // every translation unit's device state, again (the teams changed)
+    void refill() const;                       // every translation unit's device state, again (the teams changed)
+    void reach_registrations(world_state& s);  // new contexts and states after register/unregister_symmetric
 
     phase phase_ = phase::before_init;
     int thread_level_ = NVSHMEM_THREAD_SERIALIZED;

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +61,10 @@ inline int most_pes_on_one_gpu(const std::vector<gpu_identity>& gpus) {
 
 // One VA range of n_pes * stride bytes; PE p's heap is mapped at
 // base + p * stride, on every GPU of the process, so the NVLink transport
-// turns (offset, pe) into an address with one multiply-add. The physical
+// turns (offset, pe) into an address with one multiply-add. Each PE's stride
+// holds its heap (heap_span bytes, mapped at init) and then a registration
+// area of address space only, where world::register_symmetric maps users'
+// cuMemCreate buffers at offsets every PE shares (host/heap/registration.hpp). The physical
 // chunk of each PE is cuMemCreate'd on its GPU and made accessible to the
 // process's GPUs (that is where NVLink/P2P reachability is checked).
 // Two ways to get there: one process drives every GPU (init_local(devices):
@@ -71,6 +76,8 @@ public:
     // Default heap per PE when neither world_options nor PGAS_HEAP_SIZE says:
     // large enough for the 256 MiB messages of the benchmarks, far below an H200's 141 GB.
     static constexpr std::uint64_t default_bytes = std::uint64_t{1} << 30;
+    // Address space (no memory) after each PE's heap for registered buffers: 16 GiB per PE.
+    static constexpr std::uint64_t registration_space = std::uint64_t{16} << 30;
 
     gpu_heap_memory(const heap_request& request, std::vector<int> devices)
         : devices_(std::move(devices)), local_pes_(request.local_pes), n_pes_(request.n_pes) {
@@ -93,12 +100,12 @@ public:
         std::vector<gpu_identity> gpus;
         for (int device : devices_) gpus.push_back(gpu_identity::of(device, -1, "world::init_local"));
         pes_per_gpu_ = most_pes_on_one_gpu(gpus);
-        stride_ = round_up(request.heap_bytes, granularity());
-        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), granularity(), 0, 0), -1,
+        lay_out(request.heap_bytes, granularity());
+        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), granularity_, 0, 0), -1,
                  "world::init_local", "cuMemAddressReserve");
         for (int pe = 0; pe < n_pes_; ++pe) map_chunk(pe);
         grant_access();
-        for (int pe = 0; pe < n_pes_; ++pe) zero(pe, 0, stride_);
+        for (int pe = 0; pe < n_pes_; ++pe) zero(pe, 0, heap_span_);
         // The peer-failure flag kernels poll: pinned, mapped host memory (UVA
         // makes the host address valid on every GPU).
         check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&abort_flag_), sizeof(int),
@@ -117,7 +124,8 @@ public:
             cudaSetDevice(devices_[i]);
             cudaDeviceSynchronize();
         }
-        if (base_ != 0) driver().cuMemUnmap(base_, stride_ * std::uint64_t(n_pes_));
+        while (!registrations_.empty()) unmap_registration(registrations_.begin()->first);
+        for (int pe = 0; base_ != 0 && pe < mapped_heaps_; ++pe) driver().cuMemUnmap(pe_address(pe, 0), heap_span_);
         for (auto handle : handles_) driver().cuMemRelease(handle);
         if (base_ != 0) driver().cuMemAddressFree(base_, stride_ * std::uint64_t(n_pes_));
         if (abort_flag_ != nullptr) cudaFreeHost(abort_flag_);
@@ -140,6 +148,66 @@ public:
 
     std::byte* base() const { return reinterpret_cast<std::byte*>(base_); }
     std::uint64_t stride() const { return stride_; }
+    /// The node's processes (one per PE) that share this heap; empty for one process.
+    const node_group& node() const { return node_; }
+    /// What every CUDA VMM mapping of this heap is a multiple of (the largest granularity of the world's GPUs).
+    std::uint64_t granularity_bytes() const { return granularity_; }
+
+    /// The bytes of each PE's part that device-side checks accept, for a heap of `heap_bytes`: the heap, and up to
+    /// the end of the highest live registration (a context made before a registration does not reach it).
+    std::uint64_t addressable_bytes(std::uint64_t heap_bytes) const {
+        if (registrations_.empty()) return heap_bytes;
+        const auto& [offset, last] = *registrations_.rbegin();
+        return offset + last.slot;
+    }
+
+    /// The lowest offset of the registration area with `slot` free bytes (first fit), or none.
+    std::optional<std::uint64_t> place_registration(std::uint64_t slot) const {
+        std::uint64_t at = heap_span_;
+        for (const auto& [offset, r] : registrations_) {
+            if (offset - at >= slot) break;
+            at = offset + r.slot;
+        }
+        if (slot > stride_ - at) return std::nullopt;
+        return at;
+    }
+    /// Whether a registration starts at `offset`.
+    bool registered_at(std::uint64_t offset) const { return registrations_.count(offset) != 0; }
+    /// Whether [offset, +bytes) lies in one live registration's slot.
+    bool registration_holds(std::uint64_t offset, std::uint64_t bytes) const {
+        const auto next = registrations_.upper_bound(offset);
+        if (next == registrations_.begin()) return false;
+        const auto& [start, r] = *std::prev(next);
+        return offset - start <= r.slot && bytes <= r.slot - (offset - start);
+    }
+
+    /// Maps `handle` ([0, bytes) of its allocation) at `offset` of PE `pe`'s part, as part of the registration at
+    /// `offset` (of `slot` bytes in every PE's part); `me` and `call` name the caller in errors. The mapping holds
+    /// its own reference to the allocation: the caller releases `handle` when it likes.
+    void map_registration(std::uint64_t offset, std::uint64_t slot, int pe, CUmemGenericAllocationHandle handle,
+                          std::uint64_t bytes, int me, const char* call) {
+        auto& r = registrations_[offset];
+        r.slot = slot;
+        check_cu(driver().cuMemMap(pe_address(pe, offset), bytes, 0, handle, 0), me, call,
+                 ("cuMemMap of PE " + std::to_string(pe) + "'s buffer").c_str());
+        r.mapped.emplace_back(pe, bytes);
+    }
+
+    /// Every GPU of this process may read and write the registration at `offset` in every PE's part.
+    void grant_registration(std::uint64_t offset, int me, const char* call) const {
+        const std::vector<CUmemAccessDesc> access = read_write_access(devices_);
+        for (const auto& [pe, bytes] : registrations_.at(offset).mapped)
+            check_cu(driver().cuMemSetAccess(pe_address(pe, offset), bytes, access.data(), access.size()), me, call,
+                     ("cuMemSetAccess for PE " + std::to_string(pe) + "'s buffer").c_str());
+    }
+
+    /// Unmaps what the registration at `offset` mapped (the users' allocations stay theirs) and frees its slot.
+    void unmap_registration(std::uint64_t offset) {
+        const auto found = registrations_.find(offset);
+        if (found == registrations_.end()) return;
+        for (const auto& [pe, bytes] : found->second.mapped) (void)driver().cuMemUnmap(pe_address(pe, offset), bytes);
+        registrations_.erase(found);
+    }
     int device_of(int local) const { return devices_[std::size_t(local)]; }
     // Set to failed PE + 1 by world::abort_waits; device waits poll it.
     volatile int* abort_flag() const { return abort_flag_; }
@@ -151,7 +219,15 @@ public:
 private:
     static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
-    std::byte* pe_base(int pe) const { return reinterpret_cast<std::byte*>(base_ + stride_ * std::uint64_t(pe)); }
+    std::byte* pe_base(int pe) const { return reinterpret_cast<std::byte*>(pe_address(pe, 0)); }
+    CUdeviceptr pe_address(int pe, std::uint64_t offset) const { return base_ + stride_ * std::uint64_t(pe) + offset; }
+
+    // Each PE's part: its heap (heap_bytes rounded up to `granularity`), then the registration area.
+    void lay_out(std::uint64_t heap_bytes, std::uint64_t granularity) {
+        granularity_ = granularity;
+        heap_span_ = round_up(heap_bytes, granularity);
+        stride_ = heap_span_ + round_up(registration_space, granularity);
+    }
 
     CUmemAllocationProp chunk_properties(int device, bool exportable) const {
         CUmemAllocationProp prop{};
@@ -223,19 +299,21 @@ private:
         const auto granularities = channel.allgather_value(granularity());
         std::uint64_t largest = 0;
         for (auto g : granularities) largest = g > largest ? g : largest;
-        stride_ = round_up(request.heap_bytes, largest);
+        lay_out(request.heap_bytes, largest);
+        node_ = node;
         check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), largest, 0, 0), me,
                  "world::init_gpu", "cuMemAddressReserve");
         CUmemGenericAllocationHandle own{};
         auto prop = chunk_properties(device, true);
-        check_cu(driver().cuMemCreate(&own, stride_, &prop, 0), me, "world::init_gpu",
-                 ("cuMemCreate of an exportable " + std::to_string(stride_) + "-byte heap").c_str());
+        check_cu(driver().cuMemCreate(&own, heap_span_, &prop, 0), me, "world::init_gpu",
+                 ("cuMemCreate of an exportable " + std::to_string(heap_span_) + "-byte heap").c_str());
         handles_.push_back(own);
         int exported = -1;
         check_cu(driver().cuMemExportToShareableHandle(&exported, own, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), me,
                  "world::init_gpu", "cuMemExportToShareableHandle");
         const std::vector<int> fds = allgather_fds(channel, exported, node);
         ::close(exported);
+        std::vector<CUmemGenericAllocationHandle> handles_by_pe(static_cast<std::size_t>(n_pes_));
         for (int i = 0; i < node.size(); ++i) {
             const int pe = node.ranks[std::size_t(i)];
             CUmemGenericAllocationHandle handle = own;
@@ -246,17 +324,17 @@ private:
                          me, "world::init_gpu", ("importing PE " + std::to_string(pe) + "'s heap").c_str());
                 handles_.push_back(handle);
             }
+            handles_by_pe[std::size_t(pe)] = handle;
             ::close(fds[std::size_t(i)]);
-            check_cu(driver().cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), me,
-                     "world::init_gpu", "cuMemMap");
         }
-        CUmemAccessDesc access{};
-        access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        access.location.id = device;
-        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        check_cu(driver().cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), &access, 1), me, "world::init_gpu",
-                 "cuMemSetAccess");
-        zero(0, 0, stride_);
+        // Mapped in PE order, so that the destructor unmaps exactly the first mapped_heaps_ parts.
+        for (int pe = 0; pe < n_pes_; ++pe) {
+            check_cu(driver().cuMemMap(pe_address(pe, 0), heap_span_, 0, handles_by_pe[std::size_t(pe)], 0), me,
+                     "world::init_gpu", "cuMemMap");
+            ++mapped_heaps_;
+        }
+        grant_access();
+        zero(0, 0, heap_span_);
         share_heartbeat_pages(channel, node, me);
         channel.barrier();  // every chunk is clear before anyone writes into a peer's
         check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&abort_flag_), sizeof(int),
@@ -302,30 +380,41 @@ private:
         const int device = devices_[std::size_t(pe)];
         CUmemGenericAllocationHandle handle{};
         auto prop = chunk_properties(device, true);
-        if (driver().cuMemCreate(&handle, stride_, &prop, 0) != CUDA_SUCCESS) {
+        if (driver().cuMemCreate(&handle, heap_span_, &prop, 0) != CUDA_SUCCESS) {
             // Some virtualised drivers refuse exportable chunks; one process needs no export.
             prop = chunk_properties(device, false);
-            check_cu(driver().cuMemCreate(&handle, stride_, &prop, 0), pe, "world::init_local",
-                     ("cuMemCreate of a " + std::to_string(stride_) + "-byte heap").c_str());
+            check_cu(driver().cuMemCreate(&handle, heap_span_, &prop, 0), pe, "world::init_local",
+                     ("cuMemCreate of a " + std::to_string(heap_span_) + "-byte heap").c_str());
         }
         handles_.push_back(handle);
-        check_cu(driver().cuMemMap(base_ + stride_ * std::uint64_t(pe), stride_, 0, handle, 0), pe, "world::init_local",
-                 "cuMemMap");
+        check_cu(driver().cuMemMap(pe_address(pe, 0), heap_span_, 0, handle, 0), pe, "world::init_local", "cuMemMap");
+        ++mapped_heaps_;
     }
 
-    // Every local GPU may read and write every chunk. Several PEs may share a
-    // GPU (tests on a one-GPU machine): each device is named once.
+    // Every local GPU may read and write every PE's heap (each a mapping of its own: the registration areas
+    // between them are unmapped). Several PEs may share a GPU (tests on a one-GPU machine): each device is named once.
     void grant_access() {
         const std::vector<CUmemAccessDesc> access = read_write_access(devices_);
-        check_cu(driver().cuMemSetAccess(base_, stride_ * std::uint64_t(n_pes_), access.data(), access.size()), -1,
-                 "world::init_local", "cuMemSetAccess for every local GPU");
+        const int me = devices_.size() == 1 ? local_pes_.front() : -1;
+        for (int pe = 0; pe < n_pes_; ++pe)
+            check_cu(driver().cuMemSetAccess(pe_address(pe, 0), heap_span_, access.data(), access.size()), me,
+                     "world init", "cuMemSetAccess for every local GPU");
     }
 
     std::vector<int> devices_;    // CUDA device of each local PE
     std::vector<int> local_pes_;  // world PE of each local PE
     int n_pes_ = 0;
     CUdeviceptr base_ = 0;
-    std::uint64_t stride_ = 0;
+    std::uint64_t stride_ = 0;       // bytes of VA per PE: heap_span_, then the registration area
+    std::uint64_t heap_span_ = 0;    // the heap's bytes, rounded up to granularity_
+    std::uint64_t granularity_ = 0;  // largest VMM granularity of the world's GPUs
+    int mapped_heaps_ = 0;           // PEs 0 .. mapped_heaps_ - 1 have their heap mapped
+    node_group node_;                // processes only
+    struct registration {
+        std::uint64_t slot = 0;                             // bytes it holds in every PE's part
+        std::vector<std::pair<int, std::uint64_t>> mapped;  // (PE, bytes) mapped in this process
+    };
+    std::map<std::uint64_t, registration> registrations_;  // by offset in each PE's part
     std::vector<CUmemGenericAllocationHandle> handles_;
     std::vector<std::byte*> bases_;
     int* abort_flag_ = nullptr;

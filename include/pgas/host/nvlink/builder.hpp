@@ -32,8 +32,8 @@ public:
             detail::throw_error(errc::transport_unavailable, pe, "world::context<nvlink>",
                                 "the NVLink transport needs a GPU heap: create the world with init_local(devices)");
         device::context<nvlink> ctx;
-        ctx.transport =
-            nvlink(gpu->base(), gpu->stride(), pe, world_->n_pes(), world_->heap_bytes(), world_->channels());
+        ctx.transport = nvlink(gpu->base(), gpu->stride(), pe, world_->n_pes(),
+                               gpu->addressable_bytes(world_->heap_bytes()), world_->channels());
         ctx.runtime = world_->runtime();
         return ctx;
     }

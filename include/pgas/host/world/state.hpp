@@ -149,6 +149,12 @@ struct world_state {
 
     // The timeout and failure flags every context of the world carries: on GPU heaps the mapped pinned flag, so
     // that kernels of any transport can poll it.
+    // Whether [offset, +bytes) lies in a buffer world::register_symmetric mapped into a GPU heap.
+    bool registered(std::uint64_t offset, std::uint64_t bytes) const {
+        const auto* gpu = dynamic_cast<const gpu_heap_memory*>(memory.get());
+        return gpu != nullptr && gpu->registration_holds(offset, bytes);
+    }
+
     device::runtime_state runtime() const {
         device::runtime_state r;
         r.timeout_ns = timeout_ns;
