@@ -3,10 +3,10 @@
 // short_wait_until) and putmem_nbi around a ring with quiet and barrier_all here, an atomic ticket and a signal in
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
-// the GPU, waits on a stream, a strided put by a block, and a put in a kernel from a host buffer
-// nvshmemx_buffer_register made reachable, and a cuMemCreate buffer made symmetric (nvshmemx_buffer_register_symmetric).
-// Every PE checks what it received; --before-init checks that a kernel
-// launched before nvshmem_init traps instead of reaching garbage.
+// the GPU, waits on a stream, a strided put by a block and strided put/get on a stream, a put in a kernel from a host
+// buffer nvshmemx_buffer_register made reachable, and a cuMemCreate buffer made symmetric
+// (nvshmemx_buffer_register_symmetric). Every PE checks what it received; --before-init checks that a kernel launched
+// before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -261,6 +261,23 @@ int main(int argc, char** argv) {
         wrong += check("iput_block [2i]", read(strided_dst + 2 * i), 1000L * left + i);
         wrong += check("iput_block [2i+1] untouched", read(strided_dst + 2 * i + 1), 0);
     }
+    // The same strided put on a stream (new values), then a strided get on a stream of what reached the right PE.
+    for (int i = 0; i < 100; ++i) strided_host[i] = 2000L * me + i;
+    CUDA_CHECK(cudaMemcpy(strided_src, strided_host, sizeof strided_host, cudaMemcpyHostToDevice));
+    nvshmemx_long_iput_on_stream(strided_dst, strided_src, 2, 1, 100, (me + 1) % npes, stream);
+    nvshmemx_barrier_all_on_stream(stream);
+    long* fetched = nullptr;
+    CUDA_CHECK(cudaMalloc(&fetched, 100 * sizeof(long)));
+    nvshmemx_long_iget_on_stream(fetched, strided_dst, 1, 2, 100, (me + 1) % npes, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    long fetched_host[100];
+    CUDA_CHECK(cudaMemcpy(fetched_host, fetched, sizeof fetched_host, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 100; ++i) {
+        wrong += check("iput_on_stream [2i]", read(strided_dst + 2 * i), 2000L * left + i);
+        wrong += check("iget_on_stream of the right PE's [2i]", fetched_host[i], 2000L * me + i);
+    }
+    CUDA_CHECK(cudaFree(fetched));
+    nvshmem_barrier_all();
     nvshmem_free(strided_dst);
     nvshmem_free(strided_src);
 

@@ -1,8 +1,8 @@
 // The host-transport twin of the GPU program's on-stream calls: an NVSHMEM program built by nvcc (the on-stream forms
 // exist only there) and run where no GPU is visible, so nvshmem_init picks the host transport and each `_on_stream`
-// call runs its blocking form at once. A ring of put/p/g/put_signal on a stream (typed and sized), the signal and word
-// waits on a stream (one word, all words, all with a value each), quiet, barrier and sync, and a reduction, fcollect
-// and broadcast on a stream; every PE checks what it received. On a machine with a GPU it exits 77 (skipped): the GPU
+// call runs its blocking form at once. A ring of put/p/g/put_signal on a stream (typed and sized), iput and iget, the
+// signal and word waits on a stream (one word, all words, all with a value each), quiet, barrier and sync, and a
+// reduction, fcollect and broadcast on a stream; every PE checks what it received. On a machine with a GPU it exits 77 (skipped): the GPU
 // program covers it.
 #include <nvshmem.h>
 #include <nvshmemx.h>
@@ -71,6 +71,19 @@ int main() {
     nvshmemx_put128_signal_on_stream(ring, &q, 1, flag, 2, NVSHMEM_SIGNAL_SET, right, stream);
     nvshmemx_signal_wait_until_on_stream(flag, NVSHMEM_CMP_EQ, 2, stream);
     expect(ring[0] == left && ring[1] == ~long(left), "put128_signal on a stream", ring[0], left);
+    nvshmemx_barrier_all_on_stream(stream);
+
+    // Strided on a stream: two longs into every other element of the right PE's ring (ring[1], put128's, untouched),
+    // and the right PE's two 32-bit words (put32's, above) fetched into every other element here.
+    const long spread[2] = {1000L * me, 1000L * me + 1};
+    nvshmemx_long_iput_on_stream(ring, spread, 2, 1, 2, right, stream);
+    nvshmemx_barrier_all_on_stream(stream);
+    expect(ring[0] == 1000L * left && ring[2] == 1000L * left + 1, "iput on a stream", ring[2], 1000L * left + 1);
+    expect(ring[1] == ~long(left), "iput on a stream: the element between untouched", ring[1], ~long(left));
+    std::uint32_t picked[3] = {};
+    nvshmemx_iget32_on_stream(picked, coll, 2, 1, 2, right, stream);
+    expect(picked[0] == 0xa0000000u + std::uint32_t(me) && picked[1] == 0 && picked[2] == 5u, "iget32 on a stream",
+           picked[2], 5);
     nvshmemx_barrier_all_on_stream(stream);
 
     // A reduction, fcollect and broadcast on a stream.

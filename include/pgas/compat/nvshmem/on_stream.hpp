@@ -1,6 +1,6 @@
-// NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, p/g, put_signal, signal_op, signal_wait_until, the waits
-// on words and the team collectives, each enqueued on a CUDA stream) as forwarders to pgas's on-stream functions: nvcc
-// translation units only; from a plain C++ one a call fails to compile, saying so.
+// NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, iput/iget, p/g, put_signal, signal_op, signal_wait_until,
+// the waits on words and the team collectives, each enqueued on a CUDA stream) as forwarders to pgas's on-stream
+// functions: nvcc translation units only; from a plain C++ one a call fails to compile, saying so.
 #pragma once
 
 #include <pgas/compat/nvshmem/coll.hpp>
@@ -70,6 +70,25 @@ void transfer_on_stream(const char* call, T* dest, const T* source, std::size_t 
                 ::pgas::put_on_stream(ctx, heap.symmetric<T>(call, dest, count), source, count, pe, stream);
             else
                 ::pgas::get_on_stream(ctx, dest, heap.symmetric<T>(call, source, count), count, pe, stream);
+        });
+}
+
+// nvshmemx_<T>_iput/iget_on_stream: pgas::iput_on_stream / iget_on_stream, strides in elements (at least 1); the
+// symmetric side spans (count - 1) * its stride + 1 elements (on the host transport the blocking iput or iget).
+template <bool Put, class T>
+void strided_on_stream(const char* call, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst,
+                       std::size_t count, int pe, cudaStream_t stream) {
+    on_stream(
+        call, [&] { strided<::pgas::thread, Put>(call, dest, source, dst, sst, count, pe); },
+        [&](const auto& ctx, const compat::heap_view& heap) {
+            heap.check_pe(call, pe);
+            heap.check_stride(call, dst);
+            heap.check_stride(call, sst);
+            const std::size_t span = count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
+            if constexpr (Put)
+                ::pgas::iput_on_stream(ctx, heap.symmetric<T>(call, dest, span), source, dst, sst, count, pe, stream);
+            else
+                ::pgas::iget_on_stream(ctx, dest, heap.symmetric<T>(call, source, span), dst, sst, count, pe, stream);
         });
 }
 
@@ -237,6 +256,13 @@ PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM)
          int sig_op, int pe, cudaStream_t stream),                                                                   \
         pgas_nvshmem_tu::put_signal_on_stream(#FN, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), \
                                               nelems, sig_addr, signal, sig_op, pe, stream);)
+#define PGAS_NVSHMEM_STRIDED_ON_STREAM(TYPE, ELEMENT, FN, PUT)                                                         \
+    PGAS_NVSHMEM_ON_STREAM(                                                                                            \
+        void, FN,                                                                                                      \
+        (TYPE * dest, const TYPE* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, int pe,          \
+         cudaStream_t stream),                                                                                         \
+        pgas_nvshmem_tu::strided_on_stream<PUT>(#FN, static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), \
+                                                dst, sst, nelems, pe, stream);)
 #define PGAS_NVSHMEM_RMA_ON_STREAM(TYPE, ELEMENT, PUT, PUT_NBI, GET, GET_NBI, PUT_SIGNAL, PUT_SIGNAL_NBI) \
     PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, PUT, true)                                             \
     PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, PUT_NBI, true)                                         \
@@ -245,15 +271,17 @@ PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM)
     PGAS_NVSHMEM_PUT_SIGNAL_ON_STREAM(TYPE, ELEMENT, PUT_SIGNAL)                                          \
     PGAS_NVSHMEM_PUT_SIGNAL_ON_STREAM(TYPE, ELEMENT, PUT_SIGNAL_NBI)
 // The on-stream RMA of one type: the transfers and put_signal, then p and g (one element; g waits for the stream).
-#define PGAS_NVSHMEM_TYPED_RMA_ON_STREAM(TYPE, NAME)                                                                 \
-    PGAS_NVSHMEM_RMA_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_put_on_stream, nvshmemx_##NAME##_put_nbi_on_stream,     \
-                               nvshmemx_##NAME##_get_on_stream, nvshmemx_##NAME##_get_nbi_on_stream,                 \
-                               nvshmemx_##NAME##_put_signal_on_stream, nvshmemx_##NAME##_put_signal_nbi_on_stream)   \
-    PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_##NAME##_p_on_stream,                                                      \
-                           (TYPE * dest, TYPE value, int pe, cudaStream_t stream),                                   \
-                           pgas_nvshmem_tu::p_on_stream("nvshmemx_" #NAME "_p_on_stream", dest, value, pe, stream);) \
-    PGAS_NVSHMEM_ON_STREAM(TYPE, nvshmemx_##NAME##_g_on_stream, (const TYPE* source, int pe, cudaStream_t stream),   \
-                           return pgas_nvshmem_tu::g_on_stream("nvshmemx_" #NAME "_g_on_stream", source, pe, stream);)
+#define PGAS_NVSHMEM_TYPED_RMA_ON_STREAM(TYPE, NAME)                                                                   \
+    PGAS_NVSHMEM_RMA_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_put_on_stream, nvshmemx_##NAME##_put_nbi_on_stream,       \
+                               nvshmemx_##NAME##_get_on_stream, nvshmemx_##NAME##_get_nbi_on_stream,                   \
+                               nvshmemx_##NAME##_put_signal_on_stream, nvshmemx_##NAME##_put_signal_nbi_on_stream)     \
+    PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_##NAME##_p_on_stream,                                                        \
+                           (TYPE * dest, TYPE value, int pe, cudaStream_t stream),                                     \
+                           pgas_nvshmem_tu::p_on_stream("nvshmemx_" #NAME "_p_on_stream", dest, value, pe, stream);)   \
+    PGAS_NVSHMEM_ON_STREAM(TYPE, nvshmemx_##NAME##_g_on_stream, (const TYPE* source, int pe, cudaStream_t stream),     \
+                           return pgas_nvshmem_tu::g_on_stream("nvshmemx_" #NAME "_g_on_stream", source, pe, stream);) \
+    PGAS_NVSHMEM_STRIDED_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_iput_on_stream, true)                                 \
+    PGAS_NVSHMEM_STRIDED_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_iget_on_stream, false)
 
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA_ON_STREAM)
 PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_putmem_nbi_on_stream,
@@ -263,7 +291,9 @@ PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_
 #define PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(BITS, ELEMENT)                                                           \
     PGAS_NVSHMEM_RMA_ON_STREAM(void, ELEMENT, nvshmemx_put##BITS##_on_stream, nvshmemx_put##BITS##_nbi_on_stream, \
                                nvshmemx_get##BITS##_on_stream, nvshmemx_get##BITS##_nbi_on_stream,                \
-                               nvshmemx_put##BITS##_signal_on_stream, nvshmemx_put##BITS##_signal_nbi_on_stream)
+                               nvshmemx_put##BITS##_signal_on_stream, nvshmemx_put##BITS##_signal_nbi_on_stream)  \
+    PGAS_NVSHMEM_STRIDED_ON_STREAM(void, ELEMENT, nvshmemx_iput##BITS##_on_stream, true)                          \
+    PGAS_NVSHMEM_STRIDED_ON_STREAM(void, ELEMENT, nvshmemx_iget##BITS##_on_stream, false)
 PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED_RMA_ON_STREAM)
 
 // The reductions' on-stream forms of one type and operation.

@@ -1,5 +1,6 @@
-// Host-side forms of put/get/p/signal/waits/quiet, enqueued on a CUDA stream (capturable in CUDA graphs), each one
-// kernel launched programmatically (host/stream/launch.cuh); barriers and collectives: host/stream/collectives.cuh.
+// Host-side forms of put/get/iput/iget/p/signal/waits/quiet, enqueued on a CUDA stream (capturable in CUDA graphs),
+// each one kernel launched programmatically (host/stream/launch.cuh); barriers and collectives:
+// host/stream/collectives.cuh.
 #pragma once
 
 #include <pgas/core/error.hpp>
@@ -63,6 +64,28 @@ PGAS_KERNEL void get_kernel(const __grid_constant__ device::context<Tr> ctx, T* 
     begin_stream_kernel();
     on_block_slice(count, [&](std::size_t first, std::size_t n) {
         ::pgas::get<block>(ctx, dst + first, src + std::ptrdiff_t(first), n, pe);
+    });
+}
+
+// Strided: each block moves its slice of the elements with the block-wide iput / iget (the slice starts `first`
+// strides in on both sides).
+template <class Tr, class T>
+PGAS_KERNEL void iput_kernel(const __grid_constant__ device::context<Tr> ctx, symmetric_ptr<T> dst, const T* src,
+                             std::ptrdiff_t dst_stride, std::ptrdiff_t src_stride, std::size_t count, int pe) {
+    begin_stream_kernel();
+    on_block_slice(count, [&](std::size_t first, std::size_t n) {
+        const auto at = std::ptrdiff_t(first);
+        ::pgas::iput<block>(ctx, dst + at * dst_stride, src + at * src_stride, dst_stride, src_stride, n, pe);
+    });
+}
+
+template <class Tr, class T>
+PGAS_KERNEL void iget_kernel(const __grid_constant__ device::context<Tr> ctx, T* dst, symmetric_ptr<T> src,
+                             std::ptrdiff_t dst_stride, std::ptrdiff_t src_stride, std::size_t count, int pe) {
+    begin_stream_kernel();
+    on_block_slice(count, [&](std::size_t first, std::size_t n) {
+        const auto at = std::ptrdiff_t(first);
+        ::pgas::iget<block>(ctx, dst + at * dst_stride, src + at * src_stride, dst_stride, src_stride, n, pe);
     });
 }
 
@@ -151,6 +174,36 @@ void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src,
     PGAS_NVTX_RANGE("pgas::get_on_stream");
     detail::rma_stream::launch_spread<T>(detail::rma_stream::get_kernel<Tr, T>, ctx, dst, src, count, pe, stream,
                                          "get_on_stream");
+}
+
+/// Enqueues iput(dst on pe <- src, count elements, strides in elements) on `stream`, the elements spread over blocks
+/// as put_on_stream's bytes; `src` is device memory of the caller's GPU; capturable in a CUDA graph.
+///
+/// - **Called by** the host, with the device of ctx's PE current.
+/// - **Returns** once the kernel is enqueued; completes and becomes visible as put_on_stream. count == 0 enqueues
+///   nothing.
+/// - **Errors:** the device op's (strides below 1, a span outside the heap: PGAS_CHECKS, trapped in the kernel); a
+///   failed launch throws pgas::error (errc::cuda) here.
+template <class Tr, class T>
+void iput_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::ptrdiff_t dst_stride,
+                    std::ptrdiff_t src_stride, std::size_t count, int pe, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::iput_on_stream");
+    if (count == 0) return;
+    detail::launch_on_stream(detail::rma_stream::iput_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
+                             detail::rma_stream::threads, stream, ctx.my_pe(), "iput_on_stream", ctx, dst, src,
+                             dst_stride, src_stride, count, pe);
+}
+
+/// Enqueues iget(dst <- src on pe, count elements, strides in elements) on `stream`, as iput_on_stream; `dst` holds
+/// the data for later work on the stream.
+template <class Tr, class T>
+void iget_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::ptrdiff_t dst_stride,
+                    std::ptrdiff_t src_stride, std::size_t count, int pe, cudaStream_t stream) {
+    PGAS_NVTX_RANGE("pgas::iget_on_stream");
+    if (count == 0) return;
+    detail::launch_on_stream(detail::rma_stream::iget_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
+                             detail::rma_stream::threads, stream, ctx.my_pe(), "iget_on_stream", ctx, dst, src,
+                             dst_stride, src_stride, count, pe);
 }
 
 /// Enqueues p(dst on pe <- value) on `stream`: one element, carried by value in the kernel's parameters (the
