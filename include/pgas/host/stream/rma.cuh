@@ -131,13 +131,13 @@ PGAS_KERNEL void quiet_kernel(const __grid_constant__ device::context<Tr> ctx) {
 
 PGAS_KERNELS_END
 
-// put_on_stream's and get_on_stream's launch: `kernel` over blocks_for(the bytes) blocks, nothing for count == 0.
-template <class T, class Kernel, class Tr, class Dst, class Src>
-void launch_spread(Kernel kernel, const device::context<Tr>& ctx, Dst dst, Src src, std::size_t count, int pe,
-                   cudaStream_t stream, const char* call) {
+// The launch of a transfer of `count` elements of T (put, get, iput, iget on a stream): `kernel` over
+// blocks_for(the bytes) blocks with `args`, nothing for count == 0.
+template <class T, class Kernel, class Tr, class... Args>
+void launch_spread(Kernel kernel, std::size_t count, cudaStream_t stream, const char* call,
+                   const device::context<Tr>& ctx, Args... args) {
     if (count == 0) return;
-    launch_on_stream(kernel, blocks_for(count * sizeof(T)), threads, stream, ctx.my_pe(), call, ctx, dst, src, count,
-                     pe);
+    launch_on_stream(kernel, blocks_for(count * sizeof(T)), threads, stream, ctx.my_pe(), call, ctx, args...);
 }
 }  // namespace detail::rma_stream
 
@@ -155,8 +155,8 @@ template <class Tr, class T>
 void put_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::size_t count, int pe,
                    cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::put_on_stream");
-    detail::rma_stream::launch_spread<T>(detail::rma_stream::put_kernel<Tr, T>, ctx, dst, src, count, pe, stream,
-                                         "put_on_stream");
+    detail::rma_stream::launch_spread<T>(detail::rma_stream::put_kernel<Tr, T>, count, stream, "put_on_stream", ctx,
+                                         dst, src, count, pe);
 }
 
 /// Enqueues get(dst <- src on pe, count elements) on `stream`, spread over up to 64 blocks; capturable in a CUDA
@@ -172,8 +172,8 @@ template <class Tr, class T>
 void get_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::size_t count, int pe,
                    cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::get_on_stream");
-    detail::rma_stream::launch_spread<T>(detail::rma_stream::get_kernel<Tr, T>, ctx, dst, src, count, pe, stream,
-                                         "get_on_stream");
+    detail::rma_stream::launch_spread<T>(detail::rma_stream::get_kernel<Tr, T>, count, stream, "get_on_stream", ctx,
+                                         dst, src, count, pe);
 }
 
 /// Enqueues iput(dst on pe <- src, count elements, strides in elements) on `stream`, the elements spread over blocks
@@ -188,10 +188,8 @@ template <class Tr, class T>
 void iput_on_stream(const device::context<Tr>& ctx, symmetric_ptr<T> dst, const T* src, std::ptrdiff_t dst_stride,
                     std::ptrdiff_t src_stride, std::size_t count, int pe, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::iput_on_stream");
-    if (count == 0) return;
-    detail::launch_on_stream(detail::rma_stream::iput_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
-                             detail::rma_stream::threads, stream, ctx.my_pe(), "iput_on_stream", ctx, dst, src,
-                             dst_stride, src_stride, count, pe);
+    detail::rma_stream::launch_spread<T>(detail::rma_stream::iput_kernel<Tr, T>, count, stream, "iput_on_stream", ctx,
+                                         dst, src, dst_stride, src_stride, count, pe);
 }
 
 /// Enqueues iget(dst <- src on pe, count elements, strides in elements) on `stream`, as iput_on_stream; `dst` holds
@@ -200,10 +198,8 @@ template <class Tr, class T>
 void iget_on_stream(const device::context<Tr>& ctx, T* dst, symmetric_ptr<T> src, std::ptrdiff_t dst_stride,
                     std::ptrdiff_t src_stride, std::size_t count, int pe, cudaStream_t stream) {
     PGAS_NVTX_RANGE("pgas::iget_on_stream");
-    if (count == 0) return;
-    detail::launch_on_stream(detail::rma_stream::iget_kernel<Tr, T>, detail::rma_stream::blocks_for(count * sizeof(T)),
-                             detail::rma_stream::threads, stream, ctx.my_pe(), "iget_on_stream", ctx, dst, src,
-                             dst_stride, src_stride, count, pe);
+    detail::rma_stream::launch_spread<T>(detail::rma_stream::iget_kernel<Tr, T>, count, stream, "iget_on_stream", ctx,
+                                         dst, src, dst_stride, src_stride, count, pe);
 }
 
 /// Enqueues p(dst on pe <- value) on `stream`: one element, carried by value in the kernel's parameters (the
