@@ -232,13 +232,11 @@ public:
                                     " is not the start of a live allocation (double free or foreign pointer)");
     }
 
-    /// Collective: registers a buffer the caller allocated (GPU memory of the PE's GPU on a GPU heap, cudaMalloc'd
-    /// or cuMemCreate'd; host memory of thread PEs on the host transport) as a window every PE may put to, get from
-    /// and update atomically in kernels (device/window.hpp), as NVSHMEM's nvshmemx_buffer_register and NCCL's
-    /// ncclCommWindowRegister: same count on every PE, buffers not copied, reached by load/store (nvlink, host),
-    /// through the proxy (libfabric) or the GPU's own WQEs (ibgda). Which memory works where, and the errors
-    /// (named call, PE and value on every PE): docs/memory-model.md#your-own-buffers. The buffer must outlive the
-    /// window (release_window). The vector form takes one buffer per local PE.
+    /// Collective: registers a buffer the caller allocated (on a GPU heap the PE's GPU memory, cudaMalloc'd or
+    /// cuMemCreate'd; host memory of thread PEs on the host transport) as a window every PE may put to, get from and
+    /// update atomically in kernels (device/window.hpp), as nvshmemx_buffer_register and ncclCommWindowRegister:
+    /// same count everywhere, nothing copied. Which memory works where, and the errors (naming call, PE and value, on
+    /// every PE): docs/memory-model.md, "Your own buffers". The buffer must outlive the window (release_window).
     template <class T, std::integral Count>
     window<T> register_window(T* buffer, Count count) {
         if (n_local_pes() != 1)
@@ -248,6 +246,7 @@ public:
         return windows().register_buffers(std::vector<T*>{buffer}, count);
     }
 
+    /// register_window with one buffer per local PE (buffers[i] is local PE i's).
     template <class T, std::integral Count>
     window<T> register_window(const std::vector<T*>& buffers, Count count) {
         if (buffers.size() != std::size_t(n_local_pes()))
@@ -281,14 +280,14 @@ public:
     int live_windows() const { return windows().size(); }
 
     /// Collective, GPU heaps: maps each PE's buffer (a cuMemCreate mapping's start, mapped whole) into the heap at
-    /// one offset, as nvshmemx_buffer_register_symmetric: the result is heap memory to every op in contexts made
-    /// after the call (docs/memory-model.md#your-own-buffers). Throws on every PE, naming PE and value:
-    /// invalid_argument (not such a mapping), collective_mismatch (counts differ), heap_exhausted (area full),
-    /// transport_unavailable (host heap). The buffer must outlive the registration; vector form: one per local PE.
+    /// one offset, as nvshmemx_buffer_register_symmetric: heap memory to every op in contexts made after the call
+    /// (docs/memory-model.md). Throws on every PE, naming PE and value: invalid_argument (not such a mapping),
+    /// collective_mismatch, heap_exhausted (area full), transport_unavailable (host heap). Must outlive it.
     template <class T, std::integral Count>
     symmetric_ptr<T> register_symmetric(T* buffer, Count count) {
         return register_symmetric(std::vector<T*>{buffer}, count);
     }
+    /// register_symmetric with one buffer per local PE (buffers[i] is local PE i's).
     template <class T, std::integral Count>
     symmetric_ptr<T> register_symmetric(const std::vector<T*>& buffers, Count count) {
         detail::registration_parts parts = registration_parts("register_symmetric");
