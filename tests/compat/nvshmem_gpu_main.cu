@@ -90,9 +90,11 @@ static int check_symmetric_registration(int me, int npes, cudaStream_t stream) {
     CUmemAccessDesc access{};
     access.location = prop.location;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (cuMemCreate(&handle, bytes, &prop, 0) != CUDA_SUCCESS || cuMemAddressReserve(&buffer, bytes, 0, 0, 0) != CUDA_SUCCESS ||
-        cuMemMap(buffer, bytes, 0, handle, 0) != CUDA_SUCCESS || cuMemSetAccess(buffer, bytes, &access, 1) != CUDA_SUCCESS)
-        return check("cuMemCreate/cuMemMap of the user buffer", 0, 1);
+    const bool made = cuMemCreate(&handle, bytes, &prop, 0) == CUDA_SUCCESS &&
+                      cuMemAddressReserve(&buffer, bytes, 0, 0, 0) == CUDA_SUCCESS &&
+                      cuMemMap(buffer, bytes, 0, handle, 0) == CUDA_SUCCESS &&
+                      cuMemSetAccess(buffer, bytes, &access, 1) == CUDA_SUCCESS;
+    if (!made) return check("cuMemCreate/cuMemMap of the user buffer", 0, 1);
     int* symmetric = static_cast<int*>(nvshmemx_buffer_register_symmetric(reinterpret_cast<void*>(buffer), bytes, 0));
     int wrong = check("nvshmemx_buffer_register_symmetric returned an address", symmetric != nullptr, 1);
     if (symmetric == nullptr) return wrong;
@@ -220,10 +222,10 @@ int main(int argc, char** argv) {
             wrong += check("stream_gathered[j][i]", read(stream_gathered + j * coll_count + i), 10 * j + i);
         }
     }
-    // Waits on a stream: enqueued before the left PE writes the words, they hold the stream until it has; the
-    // stream's later copy sees the words. The left PE writes them from a kernel on a non-blocking stream (a host p is a
-    // cudaMemcpy, which waits for this process's blocking streams, and a host barrier synchronises the device: both
-    // would wait for the waits).
+    // Waits on a stream, one PE at a time: the waiter enqueues its waits and blocks on the stream until its left PE
+    // has written the words (with a p on a stream); the stream's later copy sees them. A process never both waits and
+    // writes in one round: its writing kernel could queue behind its own waiting ones (streams share the GPU's work
+    // queues, fewer under MPS), which was a deadlock of this test's own making on one H100 under MPS (2026-12-06).
     int* waited = static_cast<int*>(nvshmem_calloc(3, sizeof(int)));
     int* wait_values = nullptr;  // the _vector form's values, read by the kernel: device memory
     CUDA_CHECK(cudaMalloc(&wait_values, 2 * sizeof(int)));
@@ -231,19 +233,25 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemcpy(wait_values, values_host, sizeof values_host, cudaMemcpyHostToDevice));
     cudaStream_t writer;
     CUDA_CHECK(cudaStreamCreateWithFlags(&writer, cudaStreamNonBlocking));
-    nvshmemx_int_wait_until_on_stream(waited, NVSHMEM_CMP_EQ, left + 1, stream);
-    nvshmemx_int_wait_until_all_on_stream(waited, 2, nullptr, NVSHMEM_CMP_GE, 1, stream);
-    nvshmemx_int_wait_until_all_vector_on_stream(waited, 2, nullptr, NVSHMEM_CMP_EQ, wait_values, stream);
-    nvshmemx_int_p_on_stream(waited + 1, me + 2, (me + 1) % npes, writer);
-    nvshmemx_int_p_on_stream(waited, me + 1, (me + 1) % npes, writer);
-    CUDA_CHECK(cudaStreamSynchronize(writer));
-    // Behind the waits on the stream (a copy to pageable memory returns once done).
     int seen_after_wait[2] = {};
-    CUDA_CHECK(cudaMemcpyAsync(seen_after_wait, waited, sizeof seen_after_wait, cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int waiter = 0; waiter < npes; ++waiter) {
+        if (me == waiter) {
+            nvshmemx_int_wait_until_on_stream(waited, NVSHMEM_CMP_EQ, left + 1, stream);
+            nvshmemx_int_wait_until_all_on_stream(waited, 2, nullptr, NVSHMEM_CMP_GE, 1, stream);
+            nvshmemx_int_wait_until_all_vector_on_stream(waited, 2, nullptr, NVSHMEM_CMP_EQ, wait_values, stream);
+            // Behind the waits on the stream (a copy to pageable memory returns once done).
+            CUDA_CHECK(
+                cudaMemcpyAsync(seen_after_wait, waited, sizeof seen_after_wait, cudaMemcpyDeviceToHost, stream));
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+        } else if ((me + 1) % npes == waiter) {
+            nvshmemx_int_p_on_stream(waited + 1, me + 2, waiter, writer);
+            nvshmemx_int_p_on_stream(waited, me + 1, waiter, writer);
+            CUDA_CHECK(cudaStreamSynchronize(writer));
+        }
+        nvshmem_barrier_all();
+    }
     wrong += check("word 0 after the on-stream waits", seen_after_wait[0], left + 1);
     wrong += check("word 1 after the on-stream waits", seen_after_wait[1], left + 2);
-    nvshmem_barrier_all();
     CUDA_CHECK(cudaStreamDestroy(writer));
     CUDA_CHECK(cudaFree(wait_values));
     nvshmem_free(waited);

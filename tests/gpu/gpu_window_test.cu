@@ -298,7 +298,6 @@ void check_register_symmetric(int n) {
     symmetric_buffers buffers(w, count);
     const auto reg = w.register_symmetric(buffers.starts, count);
     CHECK(reg.offset() >= w.heap_bytes());  // after the heap, not inside it
-    for (int i = 0; i < w.n_local_pes(); ++i) CHECK(w.device_address(reg, i) == buffers.starts[std::size_t(i)]);
     auto sum = w.alloc<long long>(count);
     unsigned long long* errors = nullptr;
     CHECK_CUDA(cudaMallocManaged(&errors, sizeof(*errors)));
@@ -312,6 +311,11 @@ void check_register_symmetric(int n) {
         const int prev = (w.local_pe(i) + n - 1) % n;
         CHECK(host[count - 1] == 1000000LL * prev + count - 1);
         if (w.local_pe(i) == 0) CHECK(host[0] == 10LL * n);
+        // The heap's address of the registration is a second mapping of the same memory, not a copy.
+        std::vector<long long> through_heap(count);
+        CHECK_CUDA(cudaMemcpy(through_heap.data(), w.device_address(reg, i), sizeof(long long) * count,
+                              cudaMemcpyDeviceToHost));
+        CHECK(through_heap == host);
     }
     w.unregister_symmetric(reg);
     const std::string on = w.n_local_pes() == 1 ? " on PE " + std::to_string(w.my_pe()) : std::string();
@@ -335,16 +339,17 @@ void check_register_symmetric_bad_input(int n) {
     const auto refusal = [&](const std::vector<long long*>& pointers) {
         return test::error_of([&] { (void)w.register_symmetric(pointers, 256); }, pgas::errc::invalid_argument);
     };
-    std::vector<long long*> pointers = malloced.pointers;
+    symmetric_buffers good(w, 256);
+    std::vector<long long*> pointers = good.starts;  // only the last local PE's buffer is bad
+    pointers[std::size_t(last)] = malloced.pointers[std::size_t(last)];
     CHECK(refusal(pointers) == on + pgas::detail::address_text(pointers[std::size_t(last)]) +
                                    " is not cuMemCreate memory (cudaMalloc memory cannot be mapped into the symmetric "
                                    "heap: allocate the buffer with cuMemCreate/cuMemMap, or share it with "
                                    "register_window)");
-    pointers = offset.pointers;
+    pointers[std::size_t(last)] = offset.pointers[std::size_t(last)];
     CHECK(refusal(pointers).rfind(on + pgas::detail::address_text(pointers[std::size_t(last)]) +
                                       " is 4096 bytes into the allocation at ",
                                   0) == 0);
-    symmetric_buffers good(w, 256);  // nothing half-registered: the first slot is still free
     const auto reg = w.register_symmetric(good.starts, 256);
     CHECK(reg.offset() >= w.heap_bytes());
     w.unregister_symmetric(reg);
