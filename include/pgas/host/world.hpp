@@ -311,7 +311,7 @@ public:
     void unregister_symmetric(symmetric_ptr<T> p) {
         const detail::registration_parts parts = registration_parts("unregister_symmetric");
         agree("unregister_symmetric", "heap offset", p.offset());
-        if (!parts.gpu->registered_at(p.offset()))
+        if (!parts.gpu->registrations().starts_at(p.offset()))
             detail::throw_error(errc::invalid_argument, my_pe_or_all(), "unregister_symmetric",
                                 "heap offset " + offset_text(p.offset()) + " is no live register_symmetric buffer");
         detail::unregister_symmetric(parts, p.offset());

@@ -6,6 +6,7 @@
 #include <pgas/host/cuda/driver.hpp>
 #include <pgas/host/bootstrap/fd_exchange.hpp>
 #include <pgas/host/heap/memory.hpp>
+#include <pgas/host/heap/registration_area.hpp>
 
 #include <algorithm>
 #include <array>
@@ -124,7 +125,7 @@ public:
             cudaSetDevice(devices_[i]);
             cudaDeviceSynchronize();
         }
-        while (!registrations_.empty()) unmap_registration(registrations_.begin()->first);
+        while (!mapped_.empty()) unmap_registration(mapped_.begin()->first);
         for (int pe = 0; base_ != 0 && pe < mapped_heaps_; ++pe) driver().cuMemUnmap(pe_address(pe, 0), heap_span_);
         for (auto handle : handles_) driver().cuMemRelease(handle);
         if (base_ != 0) driver().cuMemAddressFree(base_, stride_ * std::uint64_t(n_pes_));
@@ -155,58 +156,37 @@ public:
 
     /// The bytes of each PE's part that device-side checks accept, for a heap of `heap_bytes`: the heap, and up to
     /// the end of the highest live registration (a context made before a registration does not reach it).
-    std::uint64_t addressable_bytes(std::uint64_t heap_bytes) const {
-        if (registrations_.empty()) return heap_bytes;
-        const auto& [offset, last] = *registrations_.rbegin();
-        return offset + last.slot;
-    }
-
-    /// The lowest offset of the registration area with `slot` free bytes (first fit), or none.
-    std::optional<std::uint64_t> place_registration(std::uint64_t slot) const {
-        std::uint64_t at = heap_span_;
-        for (const auto& [offset, r] : registrations_) {
-            if (offset - at >= slot) break;
-            at = offset + r.slot;
-        }
-        if (slot > stride_ - at) return std::nullopt;
-        return at;
-    }
-    /// Whether a registration starts at `offset`.
-    bool registered_at(std::uint64_t offset) const { return registrations_.count(offset) != 0; }
-    /// Whether [offset, +bytes) lies in one live registration's slot.
-    bool registration_holds(std::uint64_t offset, std::uint64_t bytes) const {
-        const auto next = registrations_.upper_bound(offset);
-        if (next == registrations_.begin()) return false;
-        const auto& [start, r] = *std::prev(next);
-        return offset - start <= r.slot && bytes <= r.slot - (offset - start);
-    }
+    std::uint64_t addressable_bytes(std::uint64_t heap_bytes) const { return area_.end_of_last().value_or(heap_bytes); }
+    /// Where registrations sit in each PE's part.
+    const registration_area& registrations() const { return area_; }
 
     /// Maps `handle` ([0, bytes) of its allocation) at `offset` of PE `pe`'s part, as part of the registration at
-    /// `offset` (of `slot` bytes in every PE's part); `me` and `call` name the caller in errors. The mapping holds
-    /// its own reference to the allocation: the caller releases `handle` when it likes.
+    /// `offset` (of `slot` bytes in every PE's part, an offset registrations().place gave); `me` and `call` name the
+    /// caller in errors. The mapping holds its own reference to the allocation: the caller releases `handle`.
     void map_registration(std::uint64_t offset, std::uint64_t slot, int pe, CUmemGenericAllocationHandle handle,
                           std::uint64_t bytes, int me, const char* call) {
-        auto& r = registrations_[offset];
-        r.slot = slot;
+        area_.take(offset, slot);
+        auto& mapped = mapped_[offset];
         check_cu(driver().cuMemMap(pe_address(pe, offset), bytes, 0, handle, 0), me, call,
                  ("cuMemMap of PE " + std::to_string(pe) + "'s buffer").c_str());
-        r.mapped.emplace_back(pe, bytes);
+        mapped.emplace_back(pe, bytes);
     }
 
     /// Every GPU of this process may read and write the registration at `offset` in every PE's part.
     void grant_registration(std::uint64_t offset, int me, const char* call) const {
         const std::vector<CUmemAccessDesc> access = read_write_access(devices_);
-        for (const auto& [pe, bytes] : registrations_.at(offset).mapped)
+        for (const auto& [pe, bytes] : mapped_.at(offset))
             check_cu(driver().cuMemSetAccess(pe_address(pe, offset), bytes, access.data(), access.size()), me, call,
                      ("cuMemSetAccess for PE " + std::to_string(pe) + "'s buffer").c_str());
     }
 
     /// Unmaps what the registration at `offset` mapped (the users' allocations stay theirs) and frees its slot.
     void unmap_registration(std::uint64_t offset) {
-        const auto found = registrations_.find(offset);
-        if (found == registrations_.end()) return;
-        for (const auto& [pe, bytes] : found->second.mapped) (void)driver().cuMemUnmap(pe_address(pe, offset), bytes);
-        registrations_.erase(found);
+        if (const auto found = mapped_.find(offset); found != mapped_.end()) {
+            for (const auto& [pe, bytes] : found->second) (void)driver().cuMemUnmap(pe_address(pe, offset), bytes);
+            mapped_.erase(found);
+        }
+        area_.release(offset);
     }
     int device_of(int local) const { return devices_[std::size_t(local)]; }
     // Set to failed PE + 1 by world::abort_waits; device waits poll it.
@@ -227,6 +207,7 @@ private:
         granularity_ = granularity;
         heap_span_ = round_up(heap_bytes, granularity);
         stride_ = heap_span_ + round_up(registration_space, granularity);
+        area_ = registration_area(heap_span_, stride_);
     }
 
     CUmemAllocationProp chunk_properties(int device, bool exportable) const {
@@ -410,11 +391,8 @@ private:
     std::uint64_t granularity_ = 0;  // largest VMM granularity of the world's GPUs
     int mapped_heaps_ = 0;           // PEs 0 .. mapped_heaps_ - 1 have their heap mapped
     node_group node_;                // processes only
-    struct registration {
-        std::uint64_t slot = 0;                             // bytes it holds in every PE's part
-        std::vector<std::pair<int, std::uint64_t>> mapped;  // (PE, bytes) mapped in this process
-    };
-    std::map<std::uint64_t, registration> registrations_;  // by offset in each PE's part
+    registration_area area_;         // the registrations' slots, the same in every PE's part
+    std::map<std::uint64_t, std::vector<std::pair<int, std::uint64_t>>> mapped_;  // by offset: (PE, bytes) mapped here
     std::vector<CUmemGenericAllocationHandle> handles_;
     std::vector<std::byte*> bases_;
     int* abort_flag_ = nullptr;

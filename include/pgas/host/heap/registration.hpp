@@ -192,11 +192,11 @@ inline std::uint64_t register_symmetric(const registration_parts& parts, const s
     // registrations, so each finds the same one).
     std::uint64_t slot = 0;
     for (const auto& card : cards) slot = std::max(slot, card.mapped);
-    const auto offset = gpu.place_registration(slot);
+    const auto offset = gpu.registrations().place(slot);
     if (!offset)
         throw_error(errc::heap_exhausted, me, "register_symmetric",
                     "no room for " + std::to_string(slot) + " more bytes in the " +
-                        std::to_string(gpu_heap_memory::registration_space) +
+                        std::to_string(gpu.registrations().size()) +
                         "-byte registration area (unregister_symmetric frees it)");
     const std::string failure = map_registrations(parts, mine, cards, *offset, slot, me);
     const auto verdicts = processes ? parts.channel->allgather_value(std::int32_t(failure.empty() ? -1 : me))

@@ -152,7 +152,7 @@ struct world_state {
     // Whether [offset, +bytes) lies in a buffer world::register_symmetric mapped into a GPU heap.
     bool registered(std::uint64_t offset, std::uint64_t bytes) const {
         const auto* gpu = dynamic_cast<const gpu_heap_memory*>(memory.get());
-        return gpu != nullptr && gpu->registration_holds(offset, bytes);
+        return gpu != nullptr && gpu->registrations().holds(offset, bytes);
     }
 
     device::runtime_state runtime() const {
