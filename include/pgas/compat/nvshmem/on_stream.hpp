@@ -81,10 +81,7 @@ void strided_on_stream(const char* call, T* dest, const T* source, std::ptrdiff_
     on_stream(
         call, [&] { strided<::pgas::thread, Put>(call, dest, source, dst, sst, count, pe); },
         [&](const auto& ctx, const compat::heap_view& heap) {
-            heap.check_pe(call, pe);
-            heap.check_stride(call, dst);
-            heap.check_stride(call, sst);
-            const std::size_t span = count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
+            const std::size_t span = strided_span<Put>(call, heap, dst, sst, count, pe);
             if constexpr (Put)
                 ::pgas::iput_on_stream(ctx, heap.symmetric<T>(call, dest, span), source, dst, sst, count, pe, stream);
             else

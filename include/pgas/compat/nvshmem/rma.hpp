@@ -91,14 +91,21 @@ PGAS_HD T g(const char* call, const T* source, int pe) {
 // symmetric side spans (count - 1) * its stride + 1 elements. In a group of n threads, thread r moves elements r,
 // r + n, ... (one iput/iget with n times the strides), then the group syncs: the call returns to every thread with
 // the whole transfer done, as the blocking forms promise.
+// A strided transfer's checks (the PE, both strides); returns the elements its symmetric side spans.
+template <bool Put>
+PGAS_HD std::size_t strided_span(const char* call, const compat::heap_view& heap, std::ptrdiff_t dst,
+                                 std::ptrdiff_t sst, std::size_t count, int pe) {
+    heap.check_pe(call, pe);
+    heap.check_stride(call, dst);
+    heap.check_stride(call, sst);
+    return count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
+}
+
 template <class G, bool Put, class T>
 PGAS_HD void strided(const char* call, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst,
                      std::size_t count, int pe) {
     with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
-        heap.check_pe(call, pe);
-        heap.check_stride(call, dst);
-        heap.check_stride(call, sst);
-        const std::size_t span = count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
+        const std::size_t span = strided_span<Put>(call, heap, dst, sst, count, pe);
         const std::size_t threads = G::size(), rank = G::rank();
         const std::size_t mine = count > rank ? (count - rank + threads - 1) / threads : 0;
         const auto first = std::ptrdiff_t(rank);

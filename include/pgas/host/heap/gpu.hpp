@@ -101,8 +101,9 @@ public:
         std::vector<gpu_identity> gpus;
         for (int device : devices_) gpus.push_back(gpu_identity::of(device, -1, "world::init_local"));
         pes_per_gpu_ = most_pes_on_one_gpu(gpus);
-        lay_out(request.heap_bytes, granularity());
-        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), granularity_, 0, 0), -1,
+        const std::uint64_t alignment = granularity();
+        lay_out(request.heap_bytes, alignment);
+        check_cu(driver().cuMemAddressReserve(&base_, stride_ * std::uint64_t(n_pes_), alignment, 0, 0), -1,
                  "world::init_local", "cuMemAddressReserve");
         for (int pe = 0; pe < n_pes_; ++pe) map_chunk(pe);
         grant_access();
@@ -151,8 +152,6 @@ public:
     std::uint64_t stride() const { return stride_; }
     /// The node's processes (one per PE) that share this heap; empty for one process.
     const node_group& node() const { return node_; }
-    /// What every CUDA VMM mapping of this heap is a multiple of (the largest granularity of the world's GPUs).
-    std::uint64_t granularity_bytes() const { return granularity_; }
 
     /// The bytes of each PE's part that device-side checks accept, for a heap of `heap_bytes`: the heap, and up to
     /// the end of the highest live registration (a context made before a registration does not reach it).
@@ -204,7 +203,6 @@ private:
 
     // Each PE's part: its heap (heap_bytes rounded up to `granularity`), then the registration area.
     void lay_out(std::uint64_t heap_bytes, std::uint64_t granularity) {
-        granularity_ = granularity;
         heap_span_ = round_up(heap_bytes, granularity);
         stride_ = heap_span_ + round_up(registration_space, granularity);
         area_ = registration_area(heap_span_, stride_);
@@ -386,12 +384,11 @@ private:
     std::vector<int> local_pes_;  // world PE of each local PE
     int n_pes_ = 0;
     CUdeviceptr base_ = 0;
-    std::uint64_t stride_ = 0;       // bytes of VA per PE: heap_span_, then the registration area
-    std::uint64_t heap_span_ = 0;    // the heap's bytes, rounded up to granularity_
-    std::uint64_t granularity_ = 0;  // largest VMM granularity of the world's GPUs
-    int mapped_heaps_ = 0;           // PEs 0 .. mapped_heaps_ - 1 have their heap mapped
-    node_group node_;                // processes only
-    registration_area area_;         // the registrations' slots, the same in every PE's part
+    std::uint64_t stride_ = 0;     // bytes of VA per PE: heap_span_, then the registration area
+    std::uint64_t heap_span_ = 0;  // the heap's bytes, rounded up to the largest VMM granularity of its GPUs
+    int mapped_heaps_ = 0;         // PEs 0 .. mapped_heaps_ - 1 have their heap mapped
+    node_group node_;              // processes only
+    registration_area area_;       // the registrations' slots, the same in every PE's part
     std::map<std::uint64_t, std::vector<std::pair<int, std::uint64_t>>> mapped_;  // by offset: (PE, bytes) mapped here
     std::vector<CUmemGenericAllocationHandle> handles_;
     std::vector<std::byte*> bases_;

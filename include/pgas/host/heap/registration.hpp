@@ -66,13 +66,17 @@ struct local_registration {
 };
 
 // `buffer` of local PE `pe` on `device`, to be registered with `bytes`: it must start a cuMemCreate mapping of that
-// GPU at least `bytes` long (mapped whole: a mapping cannot be split), exportable as a POSIX descriptor when
-// `export_it`.
+// GPU at least `bytes` long (inspect_gpu_buffer refuses a shorter one; mapped whole: a mapping cannot be split),
+// exportable as a POSIX descriptor when `export_it`.
 inline local_registration inspect_registration(std::byte* buffer, std::uint64_t bytes, int pe, int device,
                                                bool export_it) {
     local_registration r;
     r.card.pe = pe;
     r.card.bytes = bytes;
+    if (buffer == nullptr) {
+        r.problem = "null pointer (" + std::to_string(bytes) + " bytes)";
+        return r;
+    }
     const gpu_buffer found = inspect_gpu_buffer(buffer, bytes, device);
     if (!found.problem.empty()) {
         r.problem = found.problem;
@@ -166,21 +170,9 @@ inline std::uint64_t register_symmetric(const registration_parts& parts, const s
     const bool processes = parts.channel->size() > 1;
     const int me = parts.local_pes.size() == 1 ? parts.local_pes.front() : -1;
     std::vector<local_registration> mine;
-    for (std::size_t local = 0; local < buffers.size(); ++local) {
-        const int pe = parts.local_pes[local];
-        if (buffers[local] == nullptr) {
-            mine.emplace_back().card.pe = pe;
-            mine.back().card.bytes = bytes;
-            mine.back().problem = "null pointer (" + std::to_string(bytes) + " bytes)";
-            continue;
-        }
-        mine.push_back(inspect_registration(buffers[local], bytes, pe, gpu.device_of(int(local)), processes));
-        if (mine.back().problem.empty() && mine.back().card.mapped < bytes)
-            mine.back().problem = "the mapping at " + address_text(buffers[local]) + " holds " +
-                                  std::to_string(mine.back().card.mapped) + " bytes, fewer than the " +
-                                  std::to_string(bytes) + " to register";
-        if (!mine.back().problem.empty()) mine.back().card.ok = 0;
-    }
+    for (std::size_t local = 0; local < buffers.size(); ++local)
+        mine.push_back(
+            inspect_registration(buffers[local], bytes, parts.local_pes[local], gpu.device_of(int(local)), processes));
     std::vector<registration_card> cards;
     if (processes)
         cards = parts.channel->allgather_value(mine.front().card);
