@@ -31,6 +31,16 @@ int main(int argc, char** argv) {
         nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);  // must not return
         return 0;
     }
+    if (std::strcmp(mode, "register_symmetric") == 0) {  // the host transport has no GPU heap to map a buffer into
+        nvshmem_init();
+        static char buffer[4096];
+        void* mapped = nvshmemx_buffer_register_symmetric(buffer, sizeof buffer, 0);
+        const int unregistered = nvshmemx_buffer_unregister_symmetric(buffer, sizeof buffer);
+        std::printf("register_symmetric returned %s, unregister_symmetric %d\n", mapped ? "an address" : "NULL",
+                    unregistered);
+        nvshmem_finalize();
+        return mapped == nullptr && unregistered == NVSHMEMX_ERROR_INVALID_VALUE ? 0 : 1;
+    }
     if (std::strcmp(mode, "loaded_code") == 0) {  // modules and libraries loaded at run time: refused, saying so
         nvshmem_init();
         const int module = nvshmemx_cumodule_init(nullptr), library = nvshmemx_culibrary_init(nullptr);
