@@ -3,7 +3,7 @@
 // short_wait_until) and putmem_nbi around a ring with quiet and barrier_all here, an atomic ticket and a signal in
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
-// the GPU, waits on a stream, a strided put by a block and strided put/get on a stream, a put in a kernel from a host
+// the GPU, waits on a stream, a strided put by a block, strided put/get on a stream and from host code, a put in a kernel from a host
 // buffer nvshmemx_buffer_register made reachable, and a cuMemCreate buffer made symmetric
 // (nvshmemx_buffer_register_symmetric). Every PE checks what it received; --before-init checks that a kernel launched
 // before nvshmem_init traps instead of reaching garbage.
@@ -285,6 +285,15 @@ int main(int argc, char** argv) {
         wrong += check("iget_on_stream of the right PE's [2i]", fetched_host[i], 2000L * me + i);
     }
     CUDA_CHECK(cudaFree(fetched));
+    nvshmem_barrier_all();
+    // The same from host code (the heap on the GPU): iput from a host array, iget back into one.
+    for (int i = 0; i < 100; ++i) strided_host[i] = 3000L * me + i;
+    nvshmem_long_iput(strided_dst, strided_host, 2, 1, 100, (me + 1) % npes);
+    nvshmem_barrier_all();
+    long host_fetched[50];
+    nvshmem_long_iget(host_fetched, strided_dst, 1, 4, 50, (me + 1) % npes);
+    for (int i = 0; i < 100; ++i) wrong += check("host iput [2i]", read(strided_dst + 2 * i), 3000L * left + i);
+    for (int i = 0; i < 50; ++i) wrong += check("host iget of the right PE's [4i]", host_fetched[i], 3000L * me + 2 * i);
     nvshmem_barrier_all();
     nvshmem_free(strided_dst);
     nvshmem_free(strided_src);

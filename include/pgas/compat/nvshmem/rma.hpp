@@ -101,25 +101,49 @@ PGAS_HD std::size_t strided_span(const char* call, const compat::heap_view& heap
     return count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
 }
 
+// Host code with the heap on a GPU: one cudaMemcpy2D through the peer's mapping, an element per row, each side's
+// stride its pitch.
+template <bool Put, class T>
+void gpu_strided_copy(const char* call, const ::pgas::device::context<::pgas::nvlink>& ctx,
+                      const compat::heap_view& heap, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst,
+                      std::size_t count, int pe) {
+    const std::size_t span = strided_span<Put>(call, heap, dst, sst, count, pe);
+    if (count == 0) return;
+    void* to = dest;
+    const void* from = source;
+    if constexpr (Put)
+        to = gpu_peer(call, ctx, heap.symmetric<T>(call, dest, span), pe);
+    else
+        from = gpu_peer(call, ctx, heap.symmetric<const T>(call, source, span), pe);
+    compat::the_runtime().copy_check(
+        call, cudaMemcpy2D(to, std::size_t(dst) * sizeof(T), from, std::size_t(sst) * sizeof(T), sizeof(T), count,
+                           cudaMemcpyDefault));
+}
+
 template <class G, bool Put, class T>
 PGAS_HD void strided(const char* call, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst,
                      std::size_t count, int pe) {
-    with_context(call, [&](const auto& ctx, const compat::heap_view& heap) {
-        const std::size_t span = strided_span<Put>(call, heap, dst, sst, count, pe);
-        const std::size_t threads = G::size(), rank = G::rank();
-        const std::size_t mine = count > rank ? (count - rank + threads - 1) / threads : 0;
-        const auto first = std::ptrdiff_t(rank);
-        const auto step = std::ptrdiff_t(threads);
-        if (mine != 0) {
-            if constexpr (Put)
-                ::pgas::iput(ctx, heap.symmetric<T>(call, dest, span) + first * dst, source + first * sst, dst * step,
-                             sst * step, mine, pe);
-            else
-                ::pgas::iget(ctx, dest + first * dst, heap.symmetric<const T>(call, source, span) + first * sst,
-                             dst * step, sst * step, mine, pe);
-        }
-        G::sync();
-    });
+    with_rma_context(
+        call,
+        [&](const auto& ctx, const compat::heap_view& heap) {
+            const std::size_t span = strided_span<Put>(call, heap, dst, sst, count, pe);
+            const std::size_t threads = G::size(), rank = G::rank();
+            const std::size_t mine = count > rank ? (count - rank + threads - 1) / threads : 0;
+            const auto first = std::ptrdiff_t(rank);
+            const auto step = std::ptrdiff_t(threads);
+            if (mine != 0) {
+                if constexpr (Put)
+                    ::pgas::iput(ctx, heap.symmetric<T>(call, dest, span) + first * dst, source + first * sst,
+                                 dst * step, sst * step, mine, pe);
+                else
+                    ::pgas::iget(ctx, dest + first * dst, heap.symmetric<const T>(call, source, span) + first * sst,
+                                 dst * step, sst * step, mine, pe);
+            }
+            G::sync();
+        },
+        [&](const auto& ctx, const compat::heap_view& heap) {
+            gpu_strided_copy<Put>(call, ctx, heap, dest, source, dst, sst, count, pe);
+        });
 }
 
 // The element of nvshmem_put128 and its kin.
