@@ -1,12 +1,15 @@
-// What the tests of every transport share: world options, the value mix, element-type lists, and the launcher
-// contract under which one test body runs on each transport.
+// What the tests of every transport share: world options, the value mix, element-type lists, the launcher
+// contract under which one test body runs on each transport, and the checks a body makes as host or device code.
 #pragma once
 
 #include <pgas/pgas.hpp>
 
 #include <doctest/doctest.h>
 
+#include <nv/target>
+
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,6 +18,33 @@
 #include <utility>
 
 namespace test {
+
+#if defined(__CUDACC__)
+namespace {
+// The checks that failed in this translation unit's kernels on the current GPU (a launcher that runs bodies in
+// kernels reads it back and fails the case when it is not 0).
+__device__ unsigned int device_failures;
+}  // namespace
+
+// A failed check in a kernel: says where and what, and is counted (a kernel cannot throw as REQUIRE does; the body
+// goes on, so that its PE still meets its peers at their barriers).
+__device__ __noinline__ inline void device_check_failed(const char* file, int line, const char* what) {
+    std::printf("%s:%d: check failed in a kernel (block %d, thread %d): %s\n", file, line, int(blockIdx.x),
+                int(threadIdx.x), what);
+    atomicAdd(&device_failures, 1u);
+}
+#endif
+
+// A case body's checks (tests/common/*_cases.hpp): doctest's CHECK and REQUIRE where the body runs as host code; in a
+// kernel (the GPU launchers) a failure is printed and counted.
+#define PGAS_TEST_CHECK(...)                                                                                       \
+    NV_IF_TARGET(NV_IS_DEVICE,                                                                                      \
+                 (if (!static_cast<bool>(__VA_ARGS__))::test::device_check_failed(__FILE__, __LINE__, #__VA_ARGS__);), \
+                 (CHECK(__VA_ARGS__);))
+#define PGAS_TEST_REQUIRE(...)                                                                                     \
+    NV_IF_TARGET(NV_IS_DEVICE,                                                                                      \
+                 (if (!static_cast<bool>(__VA_ARGS__))::test::device_check_failed(__FILE__, __LINE__, #__VA_ARGS__);), \
+                 (REQUIRE(__VA_ARGS__);))
 
 // Small heaps keep 8-PE worlds cheap; a wait that takes 20 s is a bug.
 inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
@@ -26,7 +56,7 @@ inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
 
 // A value in which every byte depends on all three inputs (splitmix64's
 // finaliser), so a missing, misplaced or stale byte of a copy is always seen.
-inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+PGAS_HD inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
     std::uint64_t z = a * 0x9e3779b97f4a7c15ull + b * 0xbf58476d1ce4e5b9ull + c * 0x94d049bb133111ebull + 1;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -36,7 +66,7 @@ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 // The index of the first of got[0, count) that is not expected(i), or count when all are (one assertion per
 // buffer: a byte-by-byte REQUIRE over megabytes is most of a run's time).
 template <class T, class F>
-std::size_t first_wrong(const T* got, std::size_t count, F&& expected) {
+PGAS_HD std::size_t first_wrong(const T* got, std::size_t count, F&& expected) {
     for (std::size_t i = 0; i < count; ++i)
         if (!(got[i] == expected(i))) return i;
     return count;
