@@ -1,12 +1,13 @@
-// The signals' behaviour, written once over the device API: put_signal's data before its signal, signal set and add,
-// fence ordering, barriers and team syncs; each transport's test binary registers these cases for its launchers
-// with PGAS_TEST_SIGNAL_CASES (tests/common/support.hpp says what a launcher is).
+// The signals' behaviour, written once over the device API as bodies that host code and kernels both run:
+// put_signal's data before its signal, signal set and add, fence ordering, barriers and team syncs; each transport's
+// test binary registers these cases for its launchers with PGAS_TEST_SIGNAL_CASES (tests/common/support.hpp says
+// what a launcher is).
 #pragma once
 
 #include "support.hpp"
 
+#include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace test::signal_cases {
 
@@ -18,45 +19,51 @@ struct ring_buffers {
 // blocking put_signal that sets the signal to the round and a put_signal_nbi that adds 2 to another: the block of
 // the round is there when the signal is. The reader acks each round and the writer waits for it, so a round's
 // block overwrites the last one while nothing else keeps them apart. Then every PE adds to one signal of PE 0.
-template <class Launch>
-void put_signal_ring(const Launch& launch) {
-    constexpr std::size_t count = 1000;
-    constexpr int rounds = 10;  // per group
-    on_each_world(launch, [](pgas::world& w) {
-        return ring_buffers{w.alloc<std::uint64_t>(count), w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1),
-                            w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1)};
-    }, [&](const auto& ctx, const ring_buffers& b) {
+inline constexpr std::size_t ring_count = 1000;
+struct put_signal_ring_body {
+    template <class Ctx>
+    PGAS_HD void operator()(const Ctx& ctx, const ring_buffers& b) const {
+        constexpr int rounds = 10;  // per group
         const int me = ctx.my_pe(), n = ctx.n_pes();
         const int right = (me + 1) % n, left = (me + n - 1) % n;
-        std::vector<std::uint64_t> source(count);
+        const scratch<std::uint64_t> source(ring_count);
         std::uint64_t round = 0;
-        for_each_group([&](auto tag) {
+        for_each_body_group(body_groups{}, [&](auto tag) {
             using G = typename decltype(tag)::type;
             for (int i = 0; i < rounds; ++i) {
                 ++round;
-                CAPTURE(round);
-                for (std::size_t k = 0; k < count; ++k) source[k] = mix(std::uint64_t(me), k, round);
+                for (std::size_t k = 0; k < ring_count; ++k) source[k] = mix(std::uint64_t(me), k, round);
                 if (round % 2) {
-                    pgas::put_signal<G>(ctx, b.data, source.data(), count, b.by_set, round, pgas::signal_op::set, right);
-                    REQUIRE(pgas::signal_wait_until(ctx, b.by_set, pgas::cmp::ge, round) == round);
+                    pgas::put_signal<G>(ctx, b.data, source.data(), ring_count, b.by_set, round,
+                                        pgas::signal_op::set, right);
+                    PGAS_TEST_REQUIRE(pgas::signal_wait_until(ctx, b.by_set, pgas::cmp::ge, round) == round);
                 } else {
-                    pgas::put_signal_nbi<G>(ctx, b.data, source.data(), count, b.by_add, 2, pgas::signal_op::add, right);
-                    REQUIRE(pgas::signal_wait_until(ctx, b.by_add, pgas::cmp::eq, round) == round);
+                    pgas::put_signal_nbi<G>(ctx, b.data, source.data(), ring_count, b.by_add, 2,
+                                            pgas::signal_op::add, right);
+                    PGAS_TEST_REQUIRE(pgas::signal_wait_until(ctx, b.by_add, pgas::cmp::eq, round) == round);
                 }
-                REQUIRE(first_wrong(ctx.local(b.data), count,
-                                    [&](std::size_t k) { return mix(std::uint64_t(left), k, round); }) == count);
+                PGAS_TEST_REQUIRE(first_wrong(ctx.local(b.data), ring_count, [&](std::size_t k) {
+                                      return mix(std::uint64_t(left), k, round);
+                                  }) == ring_count);
                 pgas::quiet<G>(ctx);  // the _nbi source is reusable
                 pgas::signal(ctx, b.ack, 1, pgas::signal_op::add, left);
                 pgas::signal_wait_until(ctx, b.ack, pgas::cmp::ge, round);
             }
         });
-        REQUIRE(pgas::signal_fetch(ctx, b.ack) == round);
+        PGAS_TEST_REQUIRE(pgas::signal_fetch(ctx, b.ack) == round);
         pgas::barrier_all(ctx);
         pgas::signal(ctx, b.tally, 3, pgas::signal_op::add, 0);
         pgas::barrier_all(ctx);
-        if (me == 0) CHECK(pgas::signal_fetch(ctx, b.tally) == std::uint64_t(3 * n));
+        if (me == 0) PGAS_TEST_CHECK(pgas::signal_fetch(ctx, b.tally) == std::uint64_t(3 * n));
         pgas::barrier_all(ctx);
-    });
+    }
+};
+template <class Launch>
+void put_signal_ring(const Launch& launch) {
+    on_each_world(launch, [](pgas::world& w) {
+        return ring_buffers{w.alloc<std::uint64_t>(ring_count), w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1),
+                            w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1)};
+    }, put_signal_ring_body{});
 }
 
 struct large_buffers {
@@ -65,42 +72,48 @@ struct large_buffers {
 
 // PE 0 put_signals megabytes to PE 1 (several chunks where the transport splits), then PE 1 one word back (inline
 // where the transport has an inline form): every byte is there once the signal is. Other PEs only watch.
-template <class Launch>
-void put_signal_large(const Launch& launch) {
-    constexpr std::size_t count = (std::size_t{3} << 20) / 8 + 5;
-    on_each_world(launch, [](pgas::world& w) {
-        return large_buffers{w.alloc<std::uint64_t>(count), w.alloc<std::uint64_t>(2)};
-    }, [&](const auto& ctx, const large_buffers& b) {
+inline constexpr std::size_t large_count = (std::size_t{3} << 20) / 8 + 5;
+struct put_signal_large_body {
+    template <class Ctx>
+    PGAS_HD void operator()(const Ctx& ctx, const large_buffers& b) const {
         const int me = ctx.my_pe();
         if (ctx.n_pes() < 2 || me > 1) {
             pgas::barrier_all(ctx);
             return;
         }
-        std::vector<std::uint64_t> source(count);
+        const scratch<std::uint64_t> source(me == 0 ? large_count : 1);
         for (int round = 1; round <= 4; ++round) {
             if (me == 0) {
-                for (std::size_t i = 0; i < count; ++i) source[i] = mix(round, i, 7);
-                if (round % 2) pgas::put_signal(ctx, b.data, source.data(), count, b.sig, 1, pgas::signal_op::add, 1);
-                else {
-                    pgas::put_signal_nbi(ctx, b.data, source.data(), count, b.sig, 1, pgas::signal_op::add, 1);
+                for (std::size_t i = 0; i < large_count; ++i) source[i] = mix(round, i, 7);
+                if (round % 2) {
+                    pgas::put_signal(ctx, b.data, source.data(), large_count, b.sig, 1, pgas::signal_op::add, 1);
+                } else {
+                    pgas::put_signal_nbi(ctx, b.data, source.data(), large_count, b.sig, 1, pgas::signal_op::add, 1);
                     pgas::quiet(ctx);
                 }
                 pgas::signal_wait_until(ctx, b.sig + 1, pgas::cmp::eq, std::uint64_t(round));  // ack from PE 1
             } else {
                 pgas::signal_wait_until(ctx, b.sig, pgas::cmp::eq, std::uint64_t(round));
-                for (std::size_t i = 0; i < count; ++i) REQUIRE(ctx.local(b.data)[i] == mix(round, i, 7));
+                PGAS_TEST_REQUIRE(first_wrong(ctx.local(b.data), large_count,
+                                              [&](std::size_t i) { return mix(round, i, 7); }) == large_count);
                 pgas::signal(ctx, b.sig + 1, std::uint64_t(round), pgas::signal_op::set, 0);
             }
         }
         if (me == 1) {
-            std::uint64_t value = 0xabcdef;
-            pgas::put_signal(ctx, b.data + 1, &value, 1, b.sig, 100, pgas::signal_op::set, 0);
+            source[0] = 0xabcdef;
+            pgas::put_signal(ctx, b.data + 1, source.data(), 1, b.sig, 100, pgas::signal_op::set, 0);
         } else {
             pgas::signal_wait_until(ctx, b.sig, pgas::cmp::eq, std::uint64_t(100));
-            CHECK(ctx.local(b.data)[1] == 0xabcdef);
+            PGAS_TEST_CHECK(ctx.local(b.data)[1] == 0xabcdef);
         }
         pgas::barrier_all(ctx);
-    });
+    }
+};
+template <class Launch>
+void put_signal_large(const Launch& launch) {
+    on_each_world(launch, [](pgas::world& w) {
+        return large_buffers{w.alloc<std::uint64_t>(large_count), w.alloc<std::uint64_t>(2)};
+    }, put_signal_large_body{});
 }
 
 struct ordering_buffers {
@@ -110,13 +123,9 @@ struct ordering_buffers {
 
 // Signal adds from every PE to every PE sum up; a value put before a fence is there when the flag put after it
 // is; barriers back to back and a sync of a strided team that not every PE is in.
-template <class Launch>
-void fence_and_barriers(const Launch& launch) {
-    on_each_world(launch, [](pgas::world& w) {
-        const int n = w.n_pes();
-        return ordering_buffers{w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1),
-                                w.split_strided(w.team_world(), 0, 2, (n + 1) / 2)};
-    }, [&](const auto& ctx, const ordering_buffers& b) {
+struct fence_and_barriers_body {
+    template <class Ctx>
+    PGAS_HD void operator()(const Ctx& ctx, const ordering_buffers& b) const {
         const int me = ctx.my_pe(), n = ctx.n_pes();
         for (int pe = 0; pe < n; ++pe) pgas::signal(ctx, b.sig, std::uint64_t(me + 1), pgas::signal_op::add, pe);
         pgas::signal_wait_until(ctx, b.sig, pgas::cmp::eq, std::uint64_t(n * (n + 1) / 2));
@@ -128,13 +137,21 @@ void fence_and_barriers(const Launch& launch) {
             pgas::fence(ctx);
             pgas::p(ctx, b.flag, round, right);
             pgas::wait_until(ctx, b.flag, pgas::cmp::ge, round);
-            REQUIRE(pgas::g(ctx, b.value, me) == round * 1000 + std::uint64_t(left));
+            PGAS_TEST_REQUIRE(pgas::g(ctx, b.value, me) == round * 1000 + std::uint64_t(left));
             pgas::barrier_all(ctx);  // keeps the rounds apart
         }
         for (int i = 0; i < 50; ++i) pgas::barrier_all(ctx);
         if (me % 2 == 0) pgas::sync(ctx, b.even);
         pgas::barrier_all(ctx);
-    });
+    }
+};
+template <class Launch>
+void fence_and_barriers(const Launch& launch) {
+    on_each_world(launch, [](pgas::world& w) {
+        const int n = w.n_pes();
+        return ordering_buffers{w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1), w.alloc<std::uint64_t>(1),
+                                w.split_strided(w.team_world(), 0, 2, (n + 1) / 2)};
+    }, fence_and_barriers_body{});
 }
 
 }  // namespace test::signal_cases

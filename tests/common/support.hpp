@@ -144,6 +144,38 @@ void for_each_group(F&& f) {
     });
 }
 
+// Private (not symmetric) memory of `count` elements for a case body, freed at the end of its scope: new[] in host
+// code, the device heap's in a kernel (a GPU launcher sizes that heap: cudaLimitMallocHeapSize). Its elements are
+// not initialised.
+template <class T>
+class scratch {
+public:
+    PGAS_HD explicit scratch(std::size_t count) : elements_(new T[count]) {}
+    PGAS_HD ~scratch() { delete[] elements_; }
+    scratch(const scratch&) = delete;
+    scratch& operator=(const scratch&) = delete;
+    PGAS_HD T* data() const { return elements_; }
+    PGAS_HD T& operator[](std::size_t i) const { return elements_[i]; }
+
+private:
+    T* elements_;
+};
+
+// The calling groups a body sweeps: every group in host code (each one thread there, but each its own instantiation
+// of the transports' group code); in a kernel, where a body runs on one thread, the thread group only (the group
+// forms on GPUs: tests/gpu/gpu_test.cu).
+#if defined(__CUDA_ARCH__)
+using body_groups = type_list<pgas::thread>;
+#else
+using body_groups = groups;
+#endif
+
+// f(type tag of G) for every G of body_groups, in host code or a kernel.
+template <class F, class... Gs>
+PGAS_HD void for_each_body_group(type_list<Gs...>, F&& f) {
+    (f(std::type_identity<Gs>{}), ...);
+}
+
 // A launcher starts worlds of one transport for the shared cases (tests/common/*_cases.hpp):
 //   launch.pe_counts()         the world sizes a case sweeps;
 //   launch(n, alloc, body)     one world of n PEs: alloc(pgas::world&) makes the case's symmetric buffers (on every

@@ -6,6 +6,7 @@
 
 #include "../common/support.hpp"
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -36,10 +37,24 @@ inline unsigned int take_device_failures(pgas::world& w) {
     return total;
 }
 
+// The device heap a body's private buffers come from (test::scratch): 8 MiB by default, less than 8 PEs sharing one
+// GPU need for a 3 MiB source each. Set once per GPU, before any kernel of this process uses it.
+inline void size_device_heaps(pgas::world& w) {
+    static std::vector<int> sized;
+    for (int i = 0; i < w.n_local_pes(); ++i) {
+        const int device = w.device_of(i);
+        if (std::find(sized.begin(), sized.end(), device) != sized.end()) continue;
+        CHECK_CUDA(cudaSetDevice(device));
+        CHECK_CUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, std::size_t{64} << 20));
+        sized.push_back(device);
+    }
+}
+
 // Runs body(ctx, buffers) in a one-thread kernel on every PE of a one-process world of n PEs.
 template <class Alloc, class Body>
 void run_in_kernels(int n, Alloc& alloc, Body& body) {
     auto w = make_world(n);
+    size_device_heaps(w);
     const auto buffers = alloc(w);
     take_device_failures(w);
     launch_all(w, 1, 1, run_body<Body, std::remove_const_t<decltype(buffers)>>, body, buffers);
