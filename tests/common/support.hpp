@@ -46,6 +46,14 @@ __device__ __noinline__ inline void device_check_failed(const char* file, int li
                  (if (!static_cast<bool>(__VA_ARGS__))::test::device_check_failed(__FILE__, __LINE__, #__VA_ARGS__);), \
                  (REQUIRE(__VA_ARGS__);))
 
+// A case body's INFO/CAPTURE: doctest's in host code (scoped to the enclosing block, so not behind NV_IF_TARGET, whose
+// branches are blocks of their own); nothing in a kernel.
+#if defined(__CUDA_ARCH__)
+#define PGAS_TEST_CAPTURE(x) ((void)0)
+#else
+#define PGAS_TEST_CAPTURE(x) CAPTURE(x)
+#endif
+
 // Small heaps keep 8-PE worlds cheap; a wait that takes 20 s is a bug.
 inline pgas::world_options options(std::int64_t timeout_ms = 20000) {
     pgas::world_options o;
