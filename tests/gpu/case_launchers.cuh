@@ -1,5 +1,5 @@
 // Launchers (tests/common/support.hpp) that run the shared case bodies of tests/common/*_cases.hpp in kernels over
-// the NVLink transport: one thread per PE, PEs sharing GPU 0 in one process, or one GPU each.
+// the NVLink transport: one thread per PE; PEs sharing GPU 0 in one process, one GPU each, or one process each.
 #pragma once
 
 #include "support.cuh"
@@ -87,7 +87,20 @@ struct nvlink_gpus {
     }
 };
 
+// One PE per process, started by a launcher (pgasrun -n N, mpirun, torchrun): N is the world size.
+struct nvlink_processes {
+    std::span<const int> pe_counts() const {
+        static const int counts[] = {processes_suite_pes()};
+        return counts;
+    }
+    template <class Alloc, class Body>
+    void operator()(int n, Alloc& alloc, Body& body) const {
+        run_in_kernels(n, alloc, body);
+    }
+};
+
 }  // namespace gpu_cases
 
 TYPE_TO_STRING_AS("nvlink, PEs sharing GPU 0", gpu_cases::nvlink_sharing_gpu0);
 TYPE_TO_STRING_AS("nvlink, one GPU per PE", gpu_cases::nvlink_gpus);
+TYPE_TO_STRING_AS("nvlink, one process per PE", gpu_cases::nvlink_processes);

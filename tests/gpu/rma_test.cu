@@ -3,4 +3,5 @@
 
 #include "../common/rma_cases.hpp"
 
-PGAS_TEST_RMA_CASES(gpu_cases::nvlink_sharing_gpu0, gpu_cases::nvlink_gpus);
+PGAS_TEST_RMA_CASES(gpu_cases::nvlink_sharing_gpu0, gpu_cases::nvlink_gpus,
+                       gpu_cases::nvlink_processes);
