@@ -1,5 +1,5 @@
-// Host transport: waits and tests, team sync and barrier, and waits that name a PE that stopped or left (put_signal
-// and fence ordering are shared cases: tests/common/signal_cases.hpp).
+// Host transport: a team barrier that really waits, and waits that name a PE that stopped or left (put_signal, fence
+// ordering, waits and tests, barriers and team syncs are shared cases: tests/common/signal_cases.hpp).
 #include "support.hpp"
 
 #include <chrono>
@@ -10,97 +10,6 @@
 #include <vector>
 
 #include <cuda/atomic>
-
-TEST_CASE("wait_until and test for every comparison") {
-    test::for_each_pe_count([](int n_pes) {
-        auto w = pgas::world::init_local(n_pes, test::options());
-        auto flag = w.alloc<std::int32_t>(1);
-        auto big = w.alloc<double>(1);
-        w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), n = ctx.n_pes();
-            const int left = (me + n - 1) % n, right = (me + 1) % n;
-            REQUIRE(pgas::test(ctx, flag, pgas::cmp::eq, 0));
-            REQUIRE_FALSE(pgas::test(ctx, flag, pgas::cmp::ne, 0));
-            pgas::barrier_all(ctx);
-            pgas::p(ctx, flag, 5, right);
-            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::eq, 5) == 5);
-            REQUIRE(pgas::test(ctx, flag, pgas::cmp::ge, 5));
-            REQUIRE(pgas::test(ctx, flag, pgas::cmp::gt, 4));
-            REQUIRE(pgas::test(ctx, flag, pgas::cmp::le, 5));
-            REQUIRE(pgas::test(ctx, flag, pgas::cmp::lt, 6));
-            REQUIRE_FALSE(pgas::test(ctx, flag, pgas::cmp::lt, 5));
-            pgas::barrier_all(ctx);
-            pgas::p(ctx, flag, -3, left);
-            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::lt, 0) == -3);
-            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::ne, 5) == -3);
-            REQUIRE(pgas::wait_until(ctx, flag, pgas::cmp::le, -3) == -3);
-            pgas::p(ctx, big, 1.5 * me, right);
-            REQUIRE(pgas::wait_until(ctx, big, pgas::cmp::ge, 1.5 * left) == 1.5 * left);
-            pgas::barrier_all(ctx);
-        });
-    });
-}
-
-TEST_CASE("wait_until_all/any/some and test_all/any/some honour the status mask") {
-    test::for_each_pe_count([](int n_pes) {
-        auto w = pgas::world::init_local(n_pes, test::options());
-        auto slots = w.alloc<std::uint64_t>(n_pes);  // slot i: written by PE i
-        w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), n = ctx.n_pes();
-            std::vector<int> status(static_cast<std::size_t>(n), 0);
-            std::vector<std::size_t> indices(static_cast<std::size_t>(n));
-            REQUIRE(pgas::test_any(ctx, slots, n, nullptr, pgas::cmp::eq, 1) == std::size_t(n));
-            pgas::barrier_all(ctx);
-            // PE 0 alone writes first: everyone's "any" must see exactly slot 0
-            if (me == 0)
-                for (int pe = 0; pe < n; ++pe) pgas::p(ctx, slots + 0, std::uint64_t(1), pe);
-            REQUIRE(pgas::wait_until_any(ctx, slots, n, nullptr, pgas::cmp::eq, 1) == 0u);
-            REQUIRE(pgas::wait_until_some(ctx, slots, n, indices.data(), nullptr, pgas::cmp::eq, 1) == 1u);
-            REQUIRE(indices[0] == 0u);
-            pgas::barrier_all(ctx);
-            for (int pe = 0; pe < n; ++pe)
-                if (me != 0) pgas::p(ctx, slots + me, std::uint64_t(1), pe);
-            pgas::wait_until_all(ctx, slots, n, nullptr, pgas::cmp::eq, 1);
-            REQUIRE(pgas::test_all(ctx, slots, n, nullptr, pgas::cmp::eq, 1));
-            REQUIRE(pgas::test_some(ctx, slots, n, indices.data(), nullptr, pgas::cmp::eq, 1) == std::size_t(n));
-            // masked out slots are ignored; a fully masked any/some returns at once
-            status.assign(std::size_t(n), 1);
-            REQUIRE(pgas::wait_until_any(ctx, slots, n, status.data(), pgas::cmp::eq, 99) == std::size_t(n));
-            REQUIRE(pgas::wait_until_some(ctx, slots, n, indices.data(), status.data(), pgas::cmp::eq, 99) == 0u);
-            pgas::wait_until_all(ctx, slots, n, status.data(), pgas::cmp::eq, 99);
-            status[std::size_t(n - 1)] = 0;
-            REQUIRE(pgas::test_any(ctx, slots, n, status.data(), pgas::cmp::eq, 1) == std::size_t(n - 1));
-            REQUIRE_FALSE(pgas::test_all(ctx, slots, n, status.data(), pgas::cmp::eq, 2));
-            pgas::barrier_all(ctx);
-        });
-    });
-}
-
-TEST_CASE("sync and barrier over the world and over strided sub-teams, many times") {
-    for (int n_pes : {2, 3, 8}) {
-        CAPTURE(n_pes);
-        pgas::world::run_threads(n_pes, [](pgas::world& w) {
-            const pgas::team all = w.team_world();
-            const pgas::team odd = w.split_strided(all, 1, 2, w.n_pes() / 2);
-            auto [row, column] = w.split_2d(all, 2);
-            auto arrivals = w.alloc<std::uint64_t>(1);
-            auto ctx = w.context<pgas::host>();
-            const int me = ctx.my_pe();
-            for (std::uint64_t round = 1; round <= 30; ++round) {
-                // everyone adds to PE 0 then meets: PE 0 must see all arrivals
-                pgas::atomic_add(ctx, arrivals, std::uint64_t(1), 0);
-                pgas::barrier_all(ctx);
-                if (me == 0) REQUIRE(pgas::atomic_fetch(ctx, arrivals, 0) == round * std::uint64_t(ctx.n_pes()));
-                pgas::sync_all(ctx);
-                if (odd.is_member()) {
-                    pgas::barrier<pgas::block>(ctx, odd);
-                }
-                pgas::sync(ctx, row);
-                pgas::sync<pgas::warp>(ctx, column);
-            }
-        }, test::options());
-    }
-}
 
 TEST_CASE("a team barrier really waits for every member") {
     pgas::world::run_threads(3, [](pgas::world& w) {
