@@ -86,6 +86,7 @@ struct put_get_body {
         const scratch<std::uint8_t> private_source(max_size), private_target(max_size);
         std::uint64_t round = 0;
         for_each_body_group(body_groups{}, [&](auto tag) {
+            PGAS_TEST_INFO("group " << std::string(group_name<typename decltype(tag)::type>()));
             for (int size = 0; size < n_sizes; ++size) {
                 const std::size_t bytes = size_at(size);
                 PGAS_TEST_CAPTURE(bytes);
@@ -208,6 +209,7 @@ struct iput_iget_body {
         std::uint64_t round = 0;
         for_each_body_group(body_groups{}, [&](auto tag) {
             using G = typename decltype(tag)::type;
+            PGAS_TEST_INFO("group " << std::string(group_name<G>()));
             for (bool heap : {false, true}) {
                 PGAS_TEST_CAPTURE(heap);
                 ++round;

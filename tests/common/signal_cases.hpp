@@ -30,6 +30,7 @@ struct put_signal_ring_body {
         std::uint64_t round = 0;
         for_each_body_group(body_groups{}, [&](auto tag) {
             using G = typename decltype(tag)::type;
+            PGAS_TEST_INFO("group " << std::string(group_name<G>()));
             for (int i = 0; i < rounds; ++i) {
                 ++round;
                 for (std::size_t k = 0; k < ring_count; ++k) source[k] = mix(std::uint64_t(me), k, round);
@@ -252,6 +253,7 @@ struct team_syncs_body {
             pgas::sync_all(ctx);
             for_each_body_group(body_groups{}, [&](auto tag) {
                 using G = typename decltype(tag)::type;
+                PGAS_TEST_INFO("group " << std::string(group_name<G>()));
                 if (in_odd) pgas::barrier<G>(ctx, b.odd);
                 if (me % 2 == 0) pgas::sync<G>(ctx, b.even);
             });

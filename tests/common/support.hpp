@@ -50,8 +50,10 @@ __device__ __noinline__ inline void device_check_failed(const char* file, int li
 // branches are blocks of their own); nothing in a kernel.
 #if defined(__CUDA_ARCH__)
 #define PGAS_TEST_CAPTURE(x) ((void)0)
+#define PGAS_TEST_INFO(...) ((void)0)
 #else
 #define PGAS_TEST_CAPTURE(x) CAPTURE(x)
+#define PGAS_TEST_INFO(...) INFO(__VA_ARGS__)
 #endif
 
 // Small heaps keep 8-PE worlds cheap; a wait that takes 20 s is a bug.
