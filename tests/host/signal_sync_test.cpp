@@ -4,10 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include <cuda/atomic>
 
