@@ -20,19 +20,22 @@
 namespace test {
 
 #if defined(__CUDACC__)
+// Internal linkage, all of it: without -rdc each translation unit's kernels count into that TU's own counter, and a
+// launcher must read the counter of its own TU (an inline function with external linkage would be merged across TUs
+// and read one of them).
 namespace {
 // The checks that failed in this translation unit's kernels on the current GPU (a launcher that runs bodies in
 // kernels reads it back and fails the case when it is not 0).
 __device__ unsigned int device_failures;
-}  // namespace
 
 // A failed check in a kernel: says where and what, and is counted (a kernel cannot throw as REQUIRE does; the body
 // goes on, so that its PE still meets its peers at their barriers).
-__device__ __noinline__ inline void device_check_failed(const char* file, int line, const char* what) {
+__device__ __noinline__ void device_check_failed(const char* file, int line, const char* what) {
     std::printf("%s:%d: check failed in a kernel (block %d, thread %d): %s\n", file, line, int(blockIdx.x),
                 int(threadIdx.x), what);
     atomicAdd(&device_failures, 1u);
 }
+}  // namespace
 #endif
 
 // A case body's checks (tests/common/*_cases.hpp): doctest's CHECK and REQUIRE where the body runs as host code; in a

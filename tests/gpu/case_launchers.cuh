@@ -11,6 +11,9 @@
 #include <vector>
 
 namespace gpu_cases {
+// Internal linkage: every function here reads or launches this translation unit's own kernels and failure counter
+// (tests/common/support.hpp), so each TU needs its own copy, not one merged by the linker.
+namespace {
 
 using namespace gpu_support;
 
@@ -21,7 +24,7 @@ __global__ void run_body(const __grid_constant__ ctx_t ctx, Body body, Buffers b
 
 // The checks that failed in this TU's kernels on each local PE's GPU since the last call (the counter is per GPU:
 // PEs sharing one GPU share it), reset to 0.
-inline unsigned int take_device_failures(pgas::world& w) {
+unsigned int take_device_failures(pgas::world& w) {
     std::vector<int> devices;
     for (int i = 0; i < w.n_local_pes(); ++i)
         if (std::find(devices.begin(), devices.end(), w.device_of(i)) == devices.end()) devices.push_back(w.device_of(i));
@@ -38,15 +41,15 @@ inline unsigned int take_device_failures(pgas::world& w) {
 }
 
 // The device heap a body's private buffers come from (test::scratch): 8 MiB by default, less than 8 PEs sharing one
-// GPU need for a 3 MiB source each. Set once per GPU, before any kernel of this process uses it.
-inline void size_device_heaps(pgas::world& w) {
-    static std::vector<int> sized;
+// GPU need for a 3 MiB source each. Raised once per GPU, before any kernel uses it (CUDA refuses a new size after a
+// kernel that called malloc): every launcher of every TU calls this first, and a GPU already raised is left alone.
+void size_device_heaps(pgas::world& w) {
+    constexpr std::size_t wanted = std::size_t{64} << 20;
     for (int i = 0; i < w.n_local_pes(); ++i) {
-        const int device = w.device_of(i);
-        if (std::find(sized.begin(), sized.end(), device) != sized.end()) continue;
-        CHECK_CUDA(cudaSetDevice(device));
-        CHECK_CUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, std::size_t{64} << 20));
-        sized.push_back(device);
+        std::size_t now = 0;
+        CHECK_CUDA(cudaSetDevice(w.device_of(i)));
+        CHECK_CUDA(cudaDeviceGetLimit(&now, cudaLimitMallocHeapSize));
+        if (now < wanted) CHECK_CUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, wanted));
     }
 }
 
@@ -99,6 +102,7 @@ struct nvlink_processes {
     }
 };
 
+}  // namespace
 }  // namespace gpu_cases
 
 TYPE_TO_STRING_AS("nvlink, PEs sharing GPU 0", gpu_cases::nvlink_sharing_gpu0);
