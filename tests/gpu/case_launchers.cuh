@@ -78,27 +78,27 @@ struct nvlink_sharing_gpu0 {
     }
 };
 
-// One process drives PGAS_TEST_GPUS GPUs (default 2), one PE each (skipped, exit 77, where there are fewer).
-struct nvlink_gpus {
-    std::span<const int> pe_counts() const {
-        static const int counts[] = {gpus_suite_pes()};
-        return counts;
-    }
+// Runs each body in kernels on a world of the launcher's one PE count (the two launchers below).
+struct in_kernels {
     template <class Alloc, class Body>
     void operator()(int n, Alloc& alloc, Body& body) const {
         run_in_kernels(n, alloc, body);
     }
 };
 
+// One process drives PGAS_TEST_GPUS GPUs (default 2), one PE each (skipped, exit 77, where there are fewer).
+struct nvlink_gpus : in_kernels {
+    std::span<const int> pe_counts() const {
+        static const int counts[] = {gpus_suite_pes()};
+        return counts;
+    }
+};
+
 // One PE per process, started by a launcher (pgasrun -n N, mpirun, torchrun): N is the world size.
-struct nvlink_processes {
+struct nvlink_processes : in_kernels {
     std::span<const int> pe_counts() const {
         static const int counts[] = {processes_suite_pes()};
         return counts;
-    }
-    template <class Alloc, class Body>
-    void operator()(int n, Alloc& alloc, Body& body) const {
-        run_in_kernels(n, alloc, body);
     }
 };
 
