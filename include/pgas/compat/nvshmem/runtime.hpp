@@ -112,21 +112,23 @@ inline constexpr std::uint32_t filled_magic = 0x6e76736du;
 /// Copies a state into one translation unit's `__constant__` object (that TU's own function).
 using fill_function = cudaError_t (*)(const device_state&);
 
+/// Prints `line` and ends the process with a failure status, its output flushed but no static destructor run: a call
+/// may fail while it holds the runtime's lock, which a translation unit's registration takes again as it is destroyed.
+[[noreturn]] inline void end_process(const char* line) {
+    std::fprintf(stderr, "%s\n", line);
+    std::fflush(nullptr);
+    std::_Exit(EXIT_FAILURE);
+}
+
 /// Prints "pgas: <call> on PE <pe>: <detail>" and ends the process with a failure status: what a host call does on
 /// misuse (the other PEs then see a dead peer within PGAS_BOOTSTRAP_TIMEOUT_MS instead of hanging).
 [[noreturn]] inline void fail(const char* call, int pe, const std::string& detail) {
-    std::fprintf(stderr, "%s\n", error(errc::invalid_argument, pe, call, detail).what());
-    std::fflush(stderr);
-    std::exit(EXIT_FAILURE);
+    end_process(error(errc::invalid_argument, pe, call, detail).what());
 }
 
 /// fail for a pgas::error raised under `call`: its own line when it names that call already, else under the call.
 [[noreturn]] inline void fail(const char* call, int pe, const error& e) {
-    if (e.call() == call) {
-        std::fprintf(stderr, "%s\n", e.what());
-        std::fflush(stderr);
-        std::exit(EXIT_FAILURE);
-    }
+    if (e.call() == call) end_process(e.what());
     fail(call, pe, e.what());
 }
 
