@@ -271,6 +271,7 @@ int main(int argc, char** argv) {
     }
     expect(ticket >= 0 && ticket < npes, "ticket", ticket, 0);
     expect(nvshmem_ptr(ring, right) != nullptr, "nvshmem_ptr is not NULL", 0, 1);
+    expect(nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, ring) == nullptr, "nvshmemx_mc_ptr is NULL (no multicast)", 1, 0);
     nvshmem_barrier_all();
     half_and_bfloat16(me, left, right);
     waits_over_words(slots, me, left, right);

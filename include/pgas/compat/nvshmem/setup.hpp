@@ -277,6 +277,15 @@ PGAS_NVSHMEM_API int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_
     });
 }
 
+/// NVSHMEM's NVLink-multicast address of `ptr` for `team`: NULL, always (as NVSHMEM's where the team has no
+/// multicast), since pgas never maps multicast memory; a program falls back to nvshmem_ptr or the team collectives.
+/// A team handle that names no live team is reported, naming the call.
+PGAS_NVSHMEM_API void* nvshmemx_mc_ptr(nvshmem_team_t team, const void* ptr) {
+    (void)ptr;
+    pgas_nvshmem_tu::with_team("nvshmemx_mc_ptr", team, [](const pgas::team&) { return 0; });
+    return nullptr;
+}
+
 /// A team's configuration, as NVSHMEM's: the contexts it asks for (pgas has no per-team contexts: ignored).
 typedef struct {
     int num_contexts;
