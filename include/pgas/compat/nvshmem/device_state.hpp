@@ -30,6 +30,8 @@ union state_storage {
 // This TU's copy; zero (not filled) until nvshmem_init fills it.
 __constant__ state_storage state;
 
+// The library's own on-stream TUs are not registered: their kernels take the heap as a parameter and read no TU state.
+#if !defined(PGAS_NVSHMEM_ON_STREAM_LIBRARY)
 cudaError_t fill(const compat::device_state& value) { return cudaMemcpyToSymbol(state, &value, sizeof value); }
 
 // Registers this TU with the runtime at static initialisation, and forgets it when the TU's library is unloaded. A TU
@@ -42,6 +44,7 @@ struct registration {
     registration& operator=(const registration&) = delete;
 };
 const registration registered;
+#endif
 
 // Out of line: the message stays out of every call site's code.
 __device__ __noinline__ void not_filled(const char* call) {

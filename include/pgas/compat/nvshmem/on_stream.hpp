@@ -1,6 +1,7 @@
 // NVSHMEM's on-stream calls (barrier, sync, quiet, put/get, iput/iget, p/g, put_signal, signal_op, signal_wait_until,
 // the waits on words and the team collectives, each enqueued on a CUDA stream) as forwarders to pgas's on-stream
-// functions: nvcc translation units only; from a plain C++ one a call fails to compile, saying so.
+// functions: inline in nvcc translation units, and from plain C++ ones calls into libpgas_nvshmem.so, which holds
+// them compiled by nvcc (src/compat/nvshmem/on_stream.cu), as NVSHMEM's are in libnvshmem_host.
 #pragma once
 
 #include <pgas/compat/nvshmem/coll.hpp>
@@ -15,27 +16,34 @@
 
 #include <cuda_runtime_api.h>
 
-// PGAS_NVSHMEM_ON_STREAM(RET, NAME, (PARAMS), BODY...): one on-stream entry point (host code). In an nvcc translation
-// unit BODY enqueues pgas's on-stream form (heap on this process's GPU) or, on the host transport, runs the call at
-// once (nothing on a GPU to order it with). A plain C++ compiler cannot launch kernels: there the entry point is
-// declared, and a call is a compile-time error naming it (its return is spelled type_identity_t<RET>() so that a RET of
-// several words, unsigned long long, reads as one type).
-#if defined(__CUDACC__)
+// PGAS_NVSHMEM_ON_STREAM(RET, NAME, (PARAMS), BODY...): one on-stream entry point (host code). BODY enqueues pgas's
+// on-stream form (heap on this process's GPU) or, on the host transport, runs the call at once (nothing on a GPU to
+// order it with). In an nvcc translation unit it is inline, as every other entry point; a plain C++ compiler cannot
+// launch kernels, so there it is a declaration of the library's definition (PGAS_NVSHMEM_ON_STREAM_LIBRARY: the
+// library's TUs, external linkage; an nvcc TU's inline templates are other functions, so a program of both kinds of
+// TU holds no two definitions of one function).
+#if defined(PGAS_NVSHMEM_ON_STREAM_LIBRARY)
+#define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) \
+    RET NAME PARAMS { __VA_ARGS__ }
+#elif defined(__CUDACC__)
 #define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) \
     template <int PgasLazy = 0>                        \
     static inline RET NAME PARAMS {                    \
         __VA_ARGS__                                    \
     }
 #else
-#define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...)                                                               \
-    template <int PgasLazy = 0>                                                                                      \
-    static inline RET NAME PARAMS {                                                                                  \
-        static_assert(PgasLazy < 0, "pgas: " #NAME                                                                   \
-                                    " enqueues a kernel on a CUDA stream: call it from a translation "               \
-                                    "unit compiled by nvcc (a .cu file), not from one a plain C++ compiler builds"); \
-        return std::type_identity_t<RET>();                                                                          \
-    }
+#define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) RET NAME PARAMS;
 #endif
+// Whether this TU defines or declares the on-stream family numbered PART: every TU all of them, except the library's,
+// which compiles one family each (PGAS_NVSHMEM_ON_STREAM_LIBRARY=PART), so that a parallel build of its several
+// hundred kernels takes a fraction of the time (one TU of them all: 5.5 min of nvcc for sm_90).
+#if defined(PGAS_NVSHMEM_ON_STREAM_LIBRARY)
+#define PGAS_NVSHMEM_ON_STREAM_HERE(PART) (PGAS_NVSHMEM_ON_STREAM_LIBRARY == (PART))
+#else
+#define PGAS_NVSHMEM_ON_STREAM_HERE(PART) 1
+#endif
+/// The number of on-stream families (the library's parts).
+#define PGAS_NVSHMEM_ON_STREAM_PARTS 7
 
 #if defined(__CUDACC__)
 namespace {
@@ -172,6 +180,7 @@ void wait_on_stream(const char* call, T* ivars, std::size_t count, const int* st
 }  // namespace
 #endif
 
+#if PGAS_NVSHMEM_ON_STREAM_HERE(1)  // barrier, sync, quiet, signals
 /// Enqueues nvshmem_barrier_all on `stream`: every PE's earlier operations (the stream's earlier kernels included)
 /// complete, then every PE meets; later work on the stream follows.
 PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_barrier_all_on_stream, (cudaStream_t stream),
@@ -218,6 +227,8 @@ PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_wait_until_on_stream,
                                    pgas_nvshmem_tu::comparison(call, heap, cmp), cmp_value, stream);
                            });)
 
+#endif
+
 // The on-stream waits of one type: one word, all selected words, all with one value per word.
 #define PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM(TYPE, NAME)                                                                \
     PGAS_NVSHMEM_ON_STREAM(                                                                                          \
@@ -238,7 +249,9 @@ PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_wait_until_on_stream,
             static_cast<const TYPE*>(cmp_values), stream,                                                            \
             [&] { nvshmem_##NAME##_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); });)
 
+#if PGAS_NVSHMEM_ON_STREAM_HERE(1)  // the waits on words
 PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM)
+#endif
 
 // put/get(_nbi) and put_signal(_nbi) on a stream of one type (or of bytes: NAME mem-less, TYPE void).
 #define PGAS_NVSHMEM_TRANSFER_ON_STREAM(TYPE, ELEMENT, FN, PUT)                                       \
@@ -280,10 +293,14 @@ PGAS_NVSHMEM_WAIT_TYPES(PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM)
     PGAS_NVSHMEM_STRIDED_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_iput_on_stream, true)                                 \
     PGAS_NVSHMEM_STRIDED_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_iget_on_stream, false)
 
+#if PGAS_NVSHMEM_ON_STREAM_HERE(2)  // typed RMA
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_RMA_ON_STREAM)
+#endif
+#if PGAS_NVSHMEM_ON_STREAM_HERE(3)  // RMA of bytes
 PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_putmem_nbi_on_stream,
                            nvshmemx_getmem_on_stream, nvshmemx_getmem_nbi_on_stream, nvshmemx_putmem_signal_on_stream,
                            nvshmemx_putmem_signal_nbi_on_stream)
+#endif
 // The sized forms (nelems elements of BITS bits).
 #define PGAS_NVSHMEM_SIZED_RMA_ON_STREAM(BITS, ELEMENT)                                                           \
     PGAS_NVSHMEM_RMA_ON_STREAM(void, ELEMENT, nvshmemx_put##BITS##_on_stream, nvshmemx_put##BITS##_nbi_on_stream, \
@@ -291,7 +308,9 @@ PGAS_NVSHMEM_RMA_ON_STREAM(void, std::byte, nvshmemx_putmem_on_stream, nvshmemx_
                                nvshmemx_put##BITS##_signal_on_stream, nvshmemx_put##BITS##_signal_nbi_on_stream)  \
     PGAS_NVSHMEM_STRIDED_ON_STREAM(void, ELEMENT, nvshmemx_iput##BITS##_on_stream, true)                          \
     PGAS_NVSHMEM_STRIDED_ON_STREAM(void, ELEMENT, nvshmemx_iget##BITS##_on_stream, false)
+#if PGAS_NVSHMEM_ON_STREAM_HERE(3)  // RMA of sized elements
 PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED_RMA_ON_STREAM)
+#endif
 
 // The reductions' on-stream forms of one type and operation.
 #define PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, KIND)                               \
@@ -303,16 +322,28 @@ PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED_RMA_ON_STREAM)
             pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, TYPE, ::pgas::op::PGASOP##_t>{        \
                 dest, source, nreduce, 0, {}},                                                            \
             stream);)
-#define PGAS_NVSHMEM_REDUCE_ON_STREAM(TYPE, NAME, OPNAME, PGASOP)         \
-    PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, reduce) \
+// One kind of each operation (reduce, reducescatter) of one type, for the bitwise and the arithmetic operations.
+#define PGAS_NVSHMEM_REDUCE_ON_STREAM(TYPE, NAME, OPNAME, PGASOP) \
+    PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, reduce)
+#define PGAS_NVSHMEM_REDUCESCATTER_ON_STREAM(TYPE, NAME, OPNAME, PGASOP) \
     PGAS_NVSHMEM_REDUCE_ON_STREAM_ONE(TYPE, NAME, OPNAME, PGASOP, reducescatter)
-#define PGAS_NVSHMEM_BITWISE_REDUCE_ON_STREAM(TYPE, NAME) \
-    PGAS_NVSHMEM_BITWISE_REDUCE_OPS(PGAS_NVSHMEM_REDUCE_ON_STREAM, TYPE, NAME)
+#define PGAS_NVSHMEM_BITWISE_REDUCE_ON_STREAM(TYPE, NAME)                      \
+    PGAS_NVSHMEM_BITWISE_REDUCE_OPS(PGAS_NVSHMEM_REDUCE_ON_STREAM, TYPE, NAME) \
+    PGAS_NVSHMEM_BITWISE_REDUCE_OPS(PGAS_NVSHMEM_REDUCESCATTER_ON_STREAM, TYPE, NAME)
 #define PGAS_NVSHMEM_ARITH_REDUCE_ON_STREAM(TYPE, NAME) \
     PGAS_NVSHMEM_ARITH_REDUCE_OPS(PGAS_NVSHMEM_REDUCE_ON_STREAM, TYPE, NAME)
+#define PGAS_NVSHMEM_ARITH_REDUCESCATTER_ON_STREAM(TYPE, NAME) \
+    PGAS_NVSHMEM_ARITH_REDUCE_OPS(PGAS_NVSHMEM_REDUCESCATTER_ON_STREAM, TYPE, NAME)
 
+#if PGAS_NVSHMEM_ON_STREAM_HERE(4)  // bitwise reductions
 PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(PGAS_NVSHMEM_BITWISE_REDUCE_ON_STREAM)
+#endif
+#if PGAS_NVSHMEM_ON_STREAM_HERE(5)  // arithmetic reductions to every PE
 PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCE_ON_STREAM)
+#endif
+#if PGAS_NVSHMEM_ON_STREAM_HERE(6)  // arithmetic reductions scattered
+PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCESCATTER_ON_STREAM)
+#endif
 
 // broadcast, fcollect and alltoall on a stream, of one type (or of bytes).
 #define PGAS_NVSHMEM_MOVE_ON_STREAM(TYPE, ELEMENT, FN, KIND)                                                      \
@@ -338,6 +369,8 @@ PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCE_ON_STREAM)
     PGAS_NVSHMEM_MOVES_ON_STREAM(TYPE, TYPE, nvshmemx_##NAME##_broadcast_on_stream, \
                                  nvshmemx_##NAME##_fcollect_on_stream, nvshmemx_##NAME##_alltoall_on_stream)
 
+#if PGAS_NVSHMEM_ON_STREAM_HERE(7)  // broadcast, fcollect, alltoall
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_MOVES_ON_STREAM)
 PGAS_NVSHMEM_MOVES_ON_STREAM(void, std::byte, nvshmemx_broadcastmem_on_stream, nvshmemx_fcollectmem_on_stream,
                              nvshmemx_alltoallmem_on_stream)
+#endif

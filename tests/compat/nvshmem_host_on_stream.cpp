@@ -1,9 +1,10 @@
-// The host-transport twin of the GPU program's on-stream calls: an NVSHMEM program built by nvcc (the on-stream forms
-// exist only there) and run where no GPU is visible, so nvshmem_init picks the host transport and each `_on_stream`
-// call runs its blocking form at once. A ring of put/p/g/put_signal on a stream (typed and sized), iput and iget, the
-// signal and word waits on a stream (one word, all words, all with a value each), quiet, barrier and sync, and a
-// reduction, fcollect and broadcast on a stream; every PE checks what it received. On a machine with a GPU it exits 77 (skipped): the GPU
-// program covers it.
+// The host-transport twin of the GPU program's on-stream calls, built twice: by the plain C++ compiler (its calls reach
+// the on-stream forms compiled into libpgas_nvshmem.so, as an NVSHMEM program's .cpp files do) and by nvcc
+// (nvshmem_host_on_stream_nvcc.cu: the inline forms). It runs where no GPU is visible, so nvshmem_init picks the host
+// transport and each `_on_stream` call runs its blocking form at once. A ring of put/p/g/put_signal on a stream (typed
+// and sized), iput and iget, the signal and word waits on a stream (one word, all words, all with a value each), quiet,
+// barrier and sync, and a reduction, fcollect and broadcast on a stream; every PE checks what it received. On a machine
+// with a GPU it exits 77 (skipped): the GPU program covers these calls.
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
