@@ -26,6 +26,8 @@ struct shared_words {
     std::size_t* any_index;      // what nvshmem_uint64_wait_until_any returned for the signal (its index, 0)
     double2* maxloc;             // [0]: {my_pe % 2, 10 + my_pe}; [1]: nvshmemx_double2_maxloc_reduce_block of [0]
     short* short_from_left;      // nvshmem_short_p from the left neighbour, awaited by nvshmem_short_wait_until
+    int* warpgroup_from_left;    // [0]: nvshmem_int_p by the left neighbour's second warpgroup before its barrier;
+                                 // [1]: what this PE's second warpgroup read there after nvshmemx_barrier_warpgroup
 };
 
 // The number of ints of each collective block.
@@ -37,3 +39,6 @@ void launch_ticket_and_signal(const shared_words& words, cudaStream_t stream);
 int launch_collectives(shared_words& words, cudaStream_t stream);
 // Launches the second TU's kernel that sums coll_src over `team` (a split team's handle, by value).
 void launch_team_sum(const shared_words& words, int team, cudaStream_t stream);
+// Launches the second TU's kernel of 256 threads whose second warpgroup alone puts to the right and meets the other
+// PEs in nvshmemx_barrier_warpgroup (named barrier 2), then reads what the left PE put.
+void launch_warpgroup_barrier(const shared_words& words, cudaStream_t stream);

@@ -1,7 +1,8 @@
 // The second translation unit of the NVSHMEM GPU program: its kernel reaches the heap through this TU's own device
 // state (no -rdc), with an atomic ticket and a put-with-signal the next PE waits for (signal_wait_until and
 // wait_until_any), and device collectives by a block and by a thread in a kernel started by nvshmemx_collective_launch,
-// and a reduction over a split team made after this TU's state was first filled (its handle passed by value).
+// a reduction over a split team made after this TU's state was first filled (its handle passed by value), and a
+// barrier by one warpgroup of a block.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -48,4 +49,16 @@ __global__ void team_sum(shared_words words, nvshmem_team_t team) {
 
 void launch_team_sum(const shared_words& words, int team, cudaStream_t stream) {
     team_sum<<<1, 64, 0, stream>>>(words, team);
+}
+
+__global__ void warpgroup_barrier(shared_words words) {
+    if (threadIdx.x < 128) return;  // the first warpgroup leaves: the second one's barrier (id 2) is its own
+    const int me = nvshmem_my_pe(), right = (me + 1) % nvshmem_n_pes();
+    if (threadIdx.x == 128) nvshmem_int_p(words.warpgroup_from_left, 500 + me, right);
+    nvshmemx_barrier_warpgroup(NVSHMEM_TEAM_WORLD);
+    if (threadIdx.x == 128) words.warpgroup_from_left[1] = words.warpgroup_from_left[0];
+}
+
+void launch_warpgroup_barrier(const shared_words& words, cudaStream_t stream) {
+    warpgroup_barrier<<<1, 256, 0, stream>>>(words);
 }

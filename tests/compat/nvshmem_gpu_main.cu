@@ -152,6 +152,7 @@ int main(int argc, char** argv) {
     int* stream_p = static_cast<int*>(nvshmem_malloc(sizeof(int)));
     words.maxloc = static_cast<double2*>(nvshmem_malloc(2 * sizeof(double2)));
     words.short_from_left = static_cast<short*>(nvshmem_calloc(1, sizeof(short)));
+    words.warpgroup_from_left = static_cast<int*>(nvshmem_calloc(2, sizeof(int)));
     int coll_values[coll_count];
     for (int i = 0; i < coll_count; ++i) coll_values[i] = 10 * me + i;
     CUDA_CHECK(cudaMemcpy(words.coll_src, coll_values, sizeof coll_values, cudaMemcpyHostToDevice));
@@ -189,9 +190,13 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(stream));
     nvshmem_team_destroy(copy);
+    launch_warpgroup_barrier(words, stream);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
 
     int wrong = check("from_left", read(words.from_left), left);
     wrong += check("short_from_left", read(words.short_from_left), -1 - left);
+    wrong += check("read after nvshmemx_barrier_warpgroup", read(words.warpgroup_from_left + 1), 500 + left);
     wrong += check("half_from_left (x2)", (long long)(2 * __half2float(read(words.half_from_left))), 2 * left + 1);
     wrong += check("wait_until_any's index", (long long)read(words.any_index), 0);
     wrong += check("stream_p", read(stream_p), 70 + left);
@@ -314,6 +319,7 @@ int main(int argc, char** argv) {
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));
+    nvshmem_free(words.warpgroup_from_left);
     nvshmem_free(words.short_from_left);
     nvshmem_free(words.maxloc);
     nvshmem_free(stream_p);

@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n / 2; ++i) expect(strided[i] == mine[2 * i], "iget from the right", strided[i], mine[2 * i]);
     const std::uint32_t mine32[2] = {0xabcd0000u + std::uint32_t(me), 7u};
     nvshmem_put32(words32, mine32, 2, right);
-    nvshmem_barrier_all();
+    nvshmemx_barrier_warpgroup(NVSHMEM_TEAM_WORLD);  // from host code the calling thread alone, as every group
     for (int i = 0; i < n / 2; ++i)
         expect(back[i] == 1000L * left + 2 * i, "iput from the left", back[i], 1000L * left + 2 * i);
     expect(words32[0] == 0xabcd0000u + std::uint32_t(left) && words32[1] == 7u, "put32 from the left", words32[0],

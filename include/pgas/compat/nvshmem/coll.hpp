@@ -136,6 +136,26 @@ PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<
                  (return host_collective<G>(call, handle, a);))
 }
 
+// NVSHMEM's warpgroup: four consecutive warps, threads [128 k, 128 k + 128) of the block's linear thread index (the
+// unit of Hopper's warpgroup MMA), synchronised by named barrier 1 + k (ids 1-8; 0 is __syncthreads'), as NVSHMEM's
+// own. A block whose size is no multiple of 128 would leave a barrier short of threads: sync reports it and traps
+// instead of hanging. On the host the calling thread alone, as every group.
+struct warpgroup {
+    PGAS_HD static unsigned rank() { return ::pgas::detail::thread_in_block() % 128u; }
+    PGAS_HD static unsigned size() { NV_IF_TARGET(NV_IS_DEVICE, (return 128u;), (return 1u;)) }
+    PGAS_HD static void sync() {
+        NV_IF_TARGET(
+            NV_IS_DEVICE, ({
+                const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+                if (threads % 128u != 0)
+                    ::pgas::detail::report(::pgas::errc::invalid_argument, "nvshmemx_barrier_warpgroup",
+                                           filled_state("nvshmemx_barrier_warpgroup").heap.my_pe,
+                                           "the block's thread count is no multiple of a warpgroup's 128:", threads);
+                asm volatile("bar.sync %0, 128;" ::"r"(1u + ::pgas::detail::thread_in_block() / 128u) : "memory");
+            }))
+    }
+};
+
 // team_sync from host code: on the host transport in the calling thread; on GPUs every kernel of the process
 // completes first, then the team's PEs meet (a team other than the world's only from an nvcc TU).
 template <class G, bool Barrier>
@@ -307,6 +327,10 @@ PGAS_NVSHMEM_API int nvshmemx_barrier_warp(nvshmem_team_t team) {
 /// nvshmem_barrier by every thread of a block.
 PGAS_NVSHMEM_API int nvshmemx_barrier_block(nvshmem_team_t team) {
     return pgas_nvshmem_tu::team_sync<::pgas::block, true>("nvshmemx_barrier_block", team);
+}
+/// nvshmem_barrier by every thread of a warpgroup (4 warps; the block's size a multiple of 128).
+PGAS_NVSHMEM_API int nvshmemx_barrier_warpgroup(nvshmem_team_t team) {
+    return pgas_nvshmem_tu::team_sync<pgas_nvshmem_tu::warpgroup, true>("nvshmemx_barrier_warpgroup", team);
 }
 /// The PEs of `team` meet, without completing earlier operations; returns 0.
 PGAS_NVSHMEM_API int nvshmem_team_sync(nvshmem_team_t team) {
