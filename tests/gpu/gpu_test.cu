@@ -1,5 +1,7 @@
-// The device API on real GPUs over the NVLink transport: every op, every group, on one GPU, on N GPUs (one process
-// driving them, or one process each) and with two PEs sharing one GPU.
+// The device API on real GPUs over the NVLink transport, on one GPU, on N GPUs (one process driving them, or one
+// process each) and with two PEs sharing one GPU: what needs many threads (every group's RMA, put_signal and barriers,
+// contended atomics from every thread, fence under stress, copies, on-stream forms and graphs); the one-thread bodies
+// of p/g, the atomics and the waits are tests/common's, which atomic_test.cu, rma_test.cu and signal_test.cu run.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <pgas/pgas.hpp>
 #include <pgas/host/stream/collectives.cuh>
@@ -103,29 +105,6 @@ void check_ring_rma(int n_gpus) {
     cudaFree(errors);
 }
 
-__global__ void p_g_all(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<std::uint64_t> u64,
-                        pgas::symmetric_ptr<double> f64, pgas::symmetric_ptr<std::int16_t> i16,
-                        unsigned long long* errors) {
-    const int me = ctx.my_pe(), n = ctx.n_pes();
-    if (threadIdx.x == 0) {
-        for (int pe = 0; pe < n; ++pe) {
-            pgas::p(ctx, u64 + me, mix(me, pe, 1), pe);
-            pgas::p(ctx, f64 + me, me + 0.5, pe);
-            pgas::p(ctx, i16 + me, std::int16_t(-me - 7), pe);
-        }
-    }
-    pgas::barrier_all<pgas::block>(ctx);
-    if (threadIdx.x == 0) {
-        for (int pe = 0; pe < n; ++pe) {
-            const int from = (me + pe) % n;
-            if (pgas::g(ctx, u64 + pe, from) != mix(pe, from, 1)) atomicAdd_system(errors, 1ull);
-            if (pgas::g(ctx, f64 + pe, from) != pe + 0.5) atomicAdd_system(errors, 1ull);
-            if (pgas::g(ctx, i16 + pe, from) != std::int16_t(-pe - 7)) atomicAdd_system(errors, 1ull);
-        }
-    }
-    pgas::barrier_all<pgas::block>(ctx);
-}
-
 // Every thread of every block of every PE adds to counters on every PE.
 __global__ void atomics_contended(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<unsigned long long> counter,
                                   pgas::symmetric_ptr<float> fsum, pgas::symmetric_ptr<unsigned int> bits,
@@ -146,24 +125,6 @@ __global__ void atomics_contended(const __grid_constant__ ctx_t ctx, pgas::symme
     // compare_swap elects exactly one winner per PE
     if (pgas::atomic_compare_swap(ctx, cas_word, 0, int(global + 1), (ctx.my_pe() + 1) % n) == 0)
         pgas::atomic_add(ctx, counter + 3, 1ull, 0);
-}
-
-__global__ void atomics_misc(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<long long> word,
-                             unsigned long long* errors) {
-    if (threadIdx.x != 0) return;
-    const int me = ctx.my_pe(), n = ctx.n_pes(), right = (me + 1) % n;
-    pgas::atomic_set(ctx, word, (long long)me * 3 + 1, right);
-    pgas::barrier_all(ctx);
-    const long long expect = (long long)((me + n - 1) % n) * 3 + 1;
-    if (pgas::atomic_fetch(ctx, word, me) != expect) atomicAdd_system(errors, 1ull);
-    pgas::barrier_all(ctx);
-    if (pgas::atomic_swap(ctx, word, -5ll, me) != expect) atomicAdd_system(errors, 1ull);
-    if (pgas::atomic_fetch_add(ctx, word, 10ll, me) != -5) atomicAdd_system(errors, 1ull);
-    if (pgas::atomic_compare_swap(ctx, word, 99ll, 7ll, me) != 5) atomicAdd_system(errors, 1ull);  // fails: stays 5
-    if (pgas::atomic_fetch_or(ctx, word, 2ll, me) != 5) atomicAdd_system(errors, 1ull);
-    if (pgas::atomic_fetch_and(ctx, word, 6ll, me) != 7) atomicAdd_system(errors, 1ull);
-    if (pgas::atomic_fetch(ctx, word, me) != 6) atomicAdd_system(errors, 1ull);
-    pgas::barrier_all(ctx);
 }
 
 // put_signal hammer: the receiver must never see data older than the signal it waited for.
@@ -195,21 +156,6 @@ __global__ void put_signal_hammer(const __grid_constant__ ctx_t ctx, pgas::symme
         }
         __syncthreads();
     }
-}
-
-__global__ void waits(const __grid_constant__ ctx_t ctx, pgas::symmetric_ptr<int> slots, unsigned long long* errors) {
-    if (threadIdx.x != 0) return;
-    const int me = ctx.my_pe(), n = ctx.n_pes();
-    for (int pe = 0; pe < n; ++pe) pgas::p(ctx, slots + me, me + 1, pe);
-    pgas::wait_until_all(ctx, slots, n, nullptr, pgas::cmp::ge, 1);
-    if (!pgas::test_all(ctx, slots, n, nullptr, pgas::cmp::gt, 0)) atomicAdd_system(errors, 1ull);
-    if (pgas::wait_until(ctx, slots + (n - 1), pgas::cmp::eq, n) != n) atomicAdd_system(errors, 1ull);
-    std::size_t idx[8];
-    if (pgas::wait_until_some(ctx, slots, n, idx, nullptr, pgas::cmp::ne, 0) != std::size_t(n)) atomicAdd_system(errors, 1ull);
-    if (pgas::wait_until_any(ctx, slots, n, nullptr, pgas::cmp::eq, n) != std::size_t(n - 1)) atomicAdd_system(errors, 1ull);
-    if (pgas::test_any(ctx, slots, n, nullptr, pgas::cmp::gt, n) != std::size_t(n)) atomicAdd_system(errors, 1ull);
-    if (!pgas::test(ctx, slots, pgas::cmp::eq, 1)) atomicAdd_system(errors, 1ull);
-    pgas::barrier_all(ctx);
 }
 
 // fence: a flag written after a fence is never seen before the data written before it.
@@ -271,17 +217,12 @@ void run_suite(int n) {
     SUBCASE("block") { run_group_suite<pgas::block>(n); }
     SUBCASE("on-stream forms in a CUDA graph") { check_on_stream(n); }
     SUBCASE("collectives on a stream, every element checked") { check_collectives(n); }
-    SUBCASE("p/g, atomics, waits, fence") {
+    // p/g, the single-thread atomics and the waits are the shared case bodies' (tests/common, atomic_test.cu ...).
+    SUBCASE("contended atomics, fence under stress") {
         auto w = make_world(n);
         unsigned long long* errors = nullptr;
         CHECK_CUDA(cudaMallocManaged(&errors, sizeof(unsigned long long)));
         *errors = 0;
-        auto u64 = w.alloc<std::uint64_t>(8);
-        auto f64 = w.alloc<double>(8);
-        auto i16 = w.alloc<std::int16_t>(8);
-        launch_all(w, 1, 32, p_g_all, u64, f64, i16, errors);
-        CHECK(*errors == 0);
-
         auto counter = w.alloc<unsigned long long>(4);
         auto fsum = w.alloc<float>(1);
         auto bits = w.alloc<unsigned int>(3);
@@ -314,12 +255,6 @@ void run_suite(int n) {
         for (unsigned long long t = 0; !one_process_per_gpu() && t < total_tickets && t < (1ull << 20); ++t)
             if (tickets[t] != 1ull) FAIL_CHECK("ticket " << t << " handed out " << tickets[t] << " times");
         cudaFree(tickets);
-        auto word = w.alloc<long long>(1);
-        launch_all(w, 1, 32, atomics_misc, word, errors);
-        CHECK(*errors == 0);
-        auto slots = w.alloc<int>(8);
-        launch_all(w, 1, 32, waits, slots, errors);
-        CHECK(*errors == 0);
         auto value = w.alloc<std::uint64_t>(1);
         auto flag = w.alloc<std::uint64_t>(1);
         launch_all(w, 1, 32, fence_order, value, flag, 2000, errors);
