@@ -3,10 +3,10 @@
 // short_wait_until) and putmem_nbi around a ring with quiet and barrier_all here, an atomic ticket and a signal in
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
-// the GPU, waits on a stream, a strided put by a block, strided put/get on a stream and from host code, a put in a kernel from a host
-// buffer nvshmemx_buffer_register made reachable, and a cuMemCreate buffer made symmetric
-// (nvshmemx_buffer_register_symmetric). Every PE checks what it received; --before-init checks that a kernel launched
-// before nvshmem_init traps instead of reaching garbage.
+// the GPU, waits on a stream, a strided put by a block, strided put/get on a stream and from host code, host
+// signal_op and signal_fetch, a put in a kernel from a host buffer nvshmemx_buffer_register made reachable, and a
+// cuMemCreate buffer made symmetric (nvshmemx_buffer_register_symmetric). Every PE checks what it received;
+// --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -302,6 +302,19 @@ int main(int argc, char** argv) {
     nvshmem_barrier_all();
     nvshmem_free(strided_dst);
     nvshmem_free(strided_src);
+
+    // Signals from host code (the heap on the GPU): every PE adds me + 1 to each PE's word and sets its own slot in
+    // the right PE's; each reads its word with nvshmem_signal_fetch.
+    std::uint64_t* host_signals = static_cast<std::uint64_t*>(nvshmem_calloc(1 + npes, sizeof(std::uint64_t)));
+    for (int pe = 0; pe < npes; ++pe) nvshmemx_signal_op(host_signals, me + 1, NVSHMEM_SIGNAL_ADD, pe);
+    nvshmemx_signal_op(host_signals + 1 + me, 40 + me, NVSHMEM_SIGNAL_SET, (me + 1) % npes);
+    nvshmem_barrier_all();
+    wrong += check("host signal_op adds, then host signal_fetch", (long long)nvshmem_signal_fetch(host_signals),
+                   (long long)npes * (npes + 1) / 2);
+    wrong += check("host signal_op set by the left PE", (long long)nvshmem_signal_fetch(host_signals + 1 + left),
+                   40 + left);
+    nvshmem_barrier_all();
+    nvshmem_free(host_signals);
 
     // A pageable host buffer, registered (pgas page-locks and maps it), as the source of a put in a kernel.
     static long registered[4];

@@ -273,6 +273,14 @@ int main(int argc, char** argv) {
     expect(nvshmem_ptr(ring, right) != nullptr, "nvshmem_ptr is not NULL", 0, 1);
     expect(nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, ring) == nullptr, "nvshmemx_mc_ptr is NULL (no multicast)", 1, 0);
     nvshmem_barrier_all();
+    // Signals from host code (as the GPU program does with the heap on the GPU): every PE adds me + 1 to each PE's word.
+    auto* added = static_cast<std::uint64_t*>(nvshmem_calloc(1, sizeof(std::uint64_t)));
+    for (int pe = 0; pe < npes; ++pe) nvshmemx_signal_op(added, std::uint64_t(me + 1), NVSHMEM_SIGNAL_ADD, pe);
+    nvshmem_barrier_all();
+    expect(nvshmem_signal_fetch(added) == std::uint64_t(npes) * (npes + 1) / 2, "host signal_op adds, signal_fetch",
+           (long long)nvshmem_signal_fetch(added), (long long)npes * (npes + 1) / 2);
+    nvshmem_barrier_all();
+    nvshmem_free(added);
     half_and_bfloat16(me, left, right);
     waits_over_words(slots, me, left, right);
     short_waits(me, left, right);

@@ -226,8 +226,22 @@ PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_wait_until_on_stream,
                                    ctx, heap.template symmetric<std::uint64_t>(call, sig_addr, 1),
                                    pgas_nvshmem_tu::comparison(call, heap, cmp), cmp_value, stream);
                            });)
-
+#elif defined(PGAS_NVSHMEM_ON_STREAM_LIBRARY)
+// The library's other parts call part 1's, below.
+void nvshmemx_signal_op_on_stream(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe,
+                                  cudaStream_t stream);
 #endif
+
+namespace {
+namespace pgas_nvshmem_tu {
+// sync.hpp's nvshmemx_signal_op from host code with the heap on a GPU (declared there).
+template <int>
+void host_signal_op_on_gpu(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
+    nvshmemx_signal_op_on_stream(sig_addr, signal, sig_op, pe, cudaStream_t{});
+    compat::the_runtime().copy_check("nvshmemx_signal_op", cudaStreamSynchronize(cudaStream_t{}));
+}
+}  // namespace pgas_nvshmem_tu
+}  // namespace
 
 // The on-stream waits of one type: one word, all selected words, all with one value per word.
 #define PGAS_NVSHMEM_TYPED_WAIT_ON_STREAM(TYPE, NAME)                                                                \

@@ -188,20 +188,45 @@ PGAS_NVSHMEM_PUT_SIGNALS(void, std::byte, putmem)
 #define PGAS_NVSHMEM_SIZED_PUT_SIGNALS(BITS, ELEMENT) PGAS_NVSHMEM_PUT_SIGNALS(void, ELEMENT, put##BITS)
 PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED_PUT_SIGNALS)
 
-/// Applies `sig_op signal` (NVSHMEM_SIGNAL_SET or _ADD) to the signal word `sig_addr` on PE `pe`.
+namespace {
+namespace pgas_nvshmem_tu {
+// nvshmemx_signal_op from host code with the heap on a GPU: its on-stream form on the legacy default stream, waited
+// for (an add must be atomic with the GPUs' own, which no copy is). Defined in on_stream.hpp, after the on-stream
+// forms it calls: a template, so that its instantiation, at the end of the TU, finds them.
+template <int = 0>
+void host_signal_op_on_gpu(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe);
+}  // namespace pgas_nvshmem_tu
+}  // namespace
+
+/// Applies `sig_op signal` (NVSHMEM_SIGNAL_SET or _ADD) to the signal word `sig_addr` on PE `pe` (host code too).
 PGAS_NVSHMEM_API void nvshmemx_signal_op(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
-    pgas_nvshmem_tu::with_context("nvshmemx_signal_op", [&](const auto& ctx, const auto& heap) {
-        heap.check_pe("nvshmemx_signal_op", pe);
-        ::pgas::signal(ctx, heap.template symmetric<std::uint64_t>("nvshmemx_signal_op", sig_addr, 1), signal,
-                       pgas_nvshmem_tu::signal_operation("nvshmemx_signal_op", heap, sig_op), pe);
-    });
+    pgas_nvshmem_tu::with_rma_context(
+        "nvshmemx_signal_op",
+        [&](const auto& ctx, const auto& heap) {
+            heap.check_pe("nvshmemx_signal_op", pe);
+            ::pgas::signal(ctx, heap.template symmetric<std::uint64_t>("nvshmemx_signal_op", sig_addr, 1), signal,
+                           pgas_nvshmem_tu::signal_operation("nvshmemx_signal_op", heap, sig_op), pe);
+        },
+        [&](const auto&, const auto&) { pgas_nvshmem_tu::host_signal_op_on_gpu(sig_addr, signal, sig_op, pe); });
 }
 
-/// The caller's own signal word `sig_addr`.
+/// The caller's own signal word `sig_addr` (host code too).
 PGAS_NVSHMEM_API std::uint64_t nvshmem_signal_fetch(std::uint64_t* sig_addr) {
-    return pgas_nvshmem_tu::with_context("nvshmem_signal_fetch", [&](const auto& ctx, const auto& heap) {
-        return ::pgas::signal_fetch(ctx, heap.template symmetric<std::uint64_t>("nvshmem_signal_fetch", sig_addr, 1));
-    });
+    const char* call = "nvshmem_signal_fetch";
+    return pgas_nvshmem_tu::with_rma_context(
+        call,
+        [&](const auto& ctx, const auto& heap) {
+            return ::pgas::signal_fetch(ctx, heap.template symmetric<std::uint64_t>(call, sig_addr, 1));
+        },
+        [&](const auto& ctx, const auto& heap) {
+            std::uint64_t value = 0;
+            pgas_nvshmem_tu::gpu_copy(
+                call, &value,
+                pgas_nvshmem_tu::gpu_peer(call, ctx, heap.template symmetric<std::uint64_t>(call, sig_addr, 1),
+                                          heap.my_pe),
+                sizeof value);
+            return value;
+        });
 }
 
 /// Waits until the caller's own signal word `sig_addr` satisfies `cmp cmp_value`; returns the value seen.
