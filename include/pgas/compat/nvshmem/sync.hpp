@@ -207,7 +207,12 @@ PGAS_NVSHMEM_API void nvshmemx_signal_op(std::uint64_t* sig_addr, std::uint64_t 
             ::pgas::signal(ctx, heap.template symmetric<std::uint64_t>("nvshmemx_signal_op", sig_addr, 1), signal,
                            pgas_nvshmem_tu::signal_operation("nvshmemx_signal_op", heap, sig_op), pe);
         },
-        [&](const auto&, const auto&) { pgas_nvshmem_tu::host_signal_op_on_gpu(sig_addr, signal, sig_op, pe); });
+        [&](const auto&, const auto& heap) {  // checked here, so that a bad argument names this call
+            heap.check_pe("nvshmemx_signal_op", pe);
+            (void)heap.template symmetric<std::uint64_t>("nvshmemx_signal_op", sig_addr, 1);
+            (void)pgas_nvshmem_tu::signal_operation("nvshmemx_signal_op", heap, sig_op);
+            pgas_nvshmem_tu::host_signal_op_on_gpu(sig_addr, signal, sig_op, pe);
+        });
 }
 
 /// The caller's own signal word `sig_addr` (host code too).
