@@ -35,8 +35,8 @@
 #define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) RET NAME PARAMS;
 #endif
 // Whether this TU defines or declares the on-stream family numbered PART: every TU all of them, except the library's,
-// which compiles one family each (PGAS_NVSHMEM_ON_STREAM_LIBRARY=PART), so that a parallel build of its several
-// hundred kernels takes a fraction of the time (one TU of them all: 5.5 min of nvcc for sm_90).
+// which compiles one family each (PGAS_NVSHMEM_ON_STREAM_LIBRARY=PART), so that a parallel build divides the nvcc
+// time of its several hundred kernels.
 #if defined(PGAS_NVSHMEM_ON_STREAM_LIBRARY)
 #define PGAS_NVSHMEM_ON_STREAM_HERE(PART) (PGAS_NVSHMEM_ON_STREAM_LIBRARY == (PART))
 #else
