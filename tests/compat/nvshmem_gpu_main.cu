@@ -4,9 +4,10 @@
 // nvshmem_gpu_kernels.cu; device collectives there (by a block and a thread, started by nvshmemx_collective_launch;
 // double2 maxloc), on-stream barrier, reduce, fcollect, put, p and g here, and a host-side reduction with the heap on
 // the GPU, waits on a stream, a strided put by a block, strided put/get on a stream and from host code, host
-// signal_op and signal_fetch, a put in a kernel from a host buffer nvshmemx_buffer_register made reachable, and a
-// cuMemCreate buffer made symmetric (nvshmemx_buffer_register_symmetric). Every PE checks what it received;
-// --before-init checks that a kernel launched before nvshmem_init traps instead of reaching garbage.
+// signal_op and signal_fetch, host putmem_nbi/getmem_nbi completed by quiet, a put in a kernel from a host buffer
+// nvshmemx_buffer_register made reachable, and a cuMemCreate buffer made symmetric
+// (nvshmemx_buffer_register_symmetric). Every PE checks what it received; --before-init checks that a kernel launched
+// before nvshmem_init traps instead of reaching garbage.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>
@@ -16,6 +17,7 @@
 #include <cuda.h>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #define CUDA_CHECK(call)                                                                                    \
     do {                                                                                                    \
@@ -315,6 +317,43 @@ int main(int argc, char** argv) {
                    40 + left);
     nvshmem_barrier_all();
     nvshmem_free(host_signals);
+
+    // Host _nbi transfers (the heap on the GPU) complete at nvshmem_quiet: a 16 MiB put to the right PE from device
+    // memory overwritten right after quiet, and a get of the right PE's copy into device memory read right after
+    // quiet, both by a stream that does not follow the legacy default stream (nothing else orders them).
+    {
+        constexpr std::size_t big = std::size_t{16} << 20;
+        cudaStream_t unordered;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&unordered, cudaStreamNonBlocking));
+        char* nbi_dst = static_cast<char*>(nvshmem_malloc(big));
+        char *nbi_src = nullptr, *nbi_got = nullptr;
+        CUDA_CHECK(cudaMalloc(&nbi_src, big));
+        CUDA_CHECK(cudaMalloc(&nbi_got, big));
+        CUDA_CHECK(cudaMemset(nbi_src, 0x10 + me, big));
+        nvshmem_putmem_nbi(nbi_dst, nbi_src, big / 2, (me + 1) % npes);
+        nvshmem_putmem_nbi(nbi_dst + big / 2, nbi_src + big / 2, big / 2, (me + 1) % npes);
+        nvshmem_quiet();
+        CUDA_CHECK(cudaMemsetAsync(nbi_src, 0, big, unordered));
+        CUDA_CHECK(cudaStreamSynchronize(unordered));
+        nvshmem_barrier_all();
+        std::vector<unsigned char> bytes(big);
+        CUDA_CHECK(cudaMemcpy(bytes.data(), nbi_dst, big, cudaMemcpyDeviceToHost));
+        std::size_t differ = 0;
+        for (unsigned char b : bytes) differ += b != 0x10 + left;
+        wrong += check("host putmem_nbi, quiet, source overwritten: bytes not from the left PE", (long long)differ, 0);
+        nvshmem_getmem_nbi(nbi_got, nbi_dst, big, (me + 1) % npes);
+        nvshmem_quiet();
+        CUDA_CHECK(cudaMemcpyAsync(bytes.data(), nbi_got, big, cudaMemcpyDeviceToHost, unordered));
+        CUDA_CHECK(cudaStreamSynchronize(unordered));
+        differ = 0;
+        for (unsigned char b : bytes) differ += b != 0x10 + me;
+        wrong += check("host getmem_nbi, quiet: bytes not the right PE's copy of this PE's", (long long)differ, 0);
+        nvshmem_barrier_all();
+        CUDA_CHECK(cudaFree(nbi_got));
+        CUDA_CHECK(cudaFree(nbi_src));
+        CUDA_CHECK(cudaStreamDestroy(unordered));
+        nvshmem_free(nbi_dst);
+    }
 
     // A pageable host buffer, registered (pgas page-locks and maps it), as the source of a put in a kernel.
     static long registered[4];

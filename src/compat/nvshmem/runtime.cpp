@@ -155,6 +155,7 @@ void runtime::init_from(const char* call, const launch_info* launch) {
         if (on_gpu_) {
             gpu_ctx_ = s.the_world->context<nvlink>();
             heap_ = view(gpu_ctx_.transport);
+            copy_check(call, cudaStreamCreate(&host_stream_));
             for (fill_function fill : s.fills) fill_one(fill, {filled_magic, heap_, teams_, gpu_ctx_}, heap_.my_pe);
         } else {
             host_ctx_ = s.the_world->context<host>();
@@ -173,8 +174,11 @@ void runtime::finalize(const char* call) {
     std::lock_guard lock(s.mutex);
     if (--s.inits > 0) return;
     barrier_all(call);
-    if (on_gpu_)
+    if (on_gpu_) {
         for (fill_function fill : s.fills) fill_one(fill, device_state{}, heap_.my_pe);
+        copy_check(call, cudaStreamDestroy(host_stream_));
+        host_stream_ = nullptr;
+    }
     s.the_world.reset();
     phase_ = phase::finalized;
 }
@@ -196,6 +200,7 @@ void* runtime::allocate(const char* call, std::size_t bytes, std::size_t alignme
 
 void runtime::release(const char* call, void* ptr) {
     running(call);
+    if (on_gpu_) host_quiet(call);  // host _nbi copies still reading or writing it
     if (!ptr) return;
     try {
         world_->the_world->free(heap_.symmetric<std::byte>(call, ptr, 0));
@@ -246,6 +251,7 @@ int runtime::register_buffer(const char* call, void* addr, std::size_t length) {
 
 int runtime::unregister_buffer(const char* call, void* addr) {
     running(call);
+    if (on_gpu_) host_quiet(call);  // host _nbi copies still reading or writing it
     world_state& s = *world_;
     std::lock_guard lock(s.mutex);
     const auto found = s.buffers.find(reinterpret_cast<std::uintptr_t>(addr));
@@ -261,6 +267,7 @@ int runtime::unregister_buffer(const char* call, void* addr) {
 
 void runtime::unregister_all_buffers(const char* call) {
     running(call);
+    if (on_gpu_) host_quiet(call);  // host _nbi copies still reading or writing it
     world_state& s = *world_;
     std::lock_guard lock(s.mutex);
     for (const auto& [begin, buffer] : s.buffers)
@@ -302,6 +309,7 @@ void* runtime::register_symmetric(const char* call, void* buffer, std::size_t by
 
 int runtime::unregister_symmetric(const char* call, void* address) {
     running(call);
+    if (on_gpu_) host_quiet(call);  // host _nbi copies still reading or writing it
     world_state& s = *world_;
     std::lock_guard lock(s.mutex);
     try {

@@ -99,16 +99,17 @@ decltype(auto) with_host_rma_context(const char* call, Op&& op, GpuOp&& on_gpu) 
 }
 
 // As with_context, for the RMA calls that host code may make with the heap on a GPU: there on_gpu(gpu_ctx, heap)
-// runs instead (cudaMemcpy through the peer's mapping).
+// runs instead (a copy through the peer's mapping).
 template <class Op, class GpuOp>
 PGAS_HD decltype(auto) with_rma_context(const char* call, Op&& op, GpuOp&& on_gpu) {
     NV_IF_TARGET(NV_IS_DEVICE, ((void)on_gpu; return with_context(call, std::forward<Op>(op));),
                  (return with_host_rma_context(call, std::forward<Op>(op), std::forward<GpuOp>(on_gpu));))
 }
 
-// Host code with the heap on a GPU: copies `bytes` between this process's memory and a peer's mapped heap.
-inline void gpu_copy(const char* call, void* dst, const void* src, std::size_t bytes) {
-    compat::the_runtime().copy_check(call, cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+// Host code with the heap on a GPU: copies `bytes` between this process's memory and a peer's mapped heap on the
+// runtime's host stream; complete on return unless !wait (then at the next host quiet, barrier or finalize).
+inline void gpu_copy(const char* call, void* dst, const void* src, std::size_t bytes, bool wait = true) {
+    compat::the_runtime().host_copy(call, dst, bytes, src, bytes, bytes, 1, wait);
 }
 
 // A peer's copy of `p` as this process's GPU maps it (nvlink reaches every PE of the node).

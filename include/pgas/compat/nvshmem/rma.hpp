@@ -27,7 +27,7 @@ namespace pgas_nvshmem_tu {
 enum class rma { put, put_nbi, get, get_nbi };
 
 // One put or get of `count` elements by the group G (pgas::thread, warp or block), with pgas's semantics of the same
-// name; host code with the heap on a GPU copies through the peer's mapping (blocking, so _nbi completes at once).
+// name; host code with the heap on a GPU copies through the peer's mapping (the _nbi forms complete at quiet).
 template <class G, rma Op, class T>
 PGAS_HD void transfer(const char* call, T* dest, const T* source, std::size_t count, int pe) {
     constexpr bool is_put = Op == rma::put || Op == rma::put_nbi;
@@ -46,12 +46,13 @@ PGAS_HD void transfer(const char* call, T* dest, const T* source, std::size_t co
         },
         [&](const auto& ctx, const compat::heap_view& heap) {
             heap.check_pe(call, pe);
+            constexpr bool wait = Op == rma::put || Op == rma::get;
             if constexpr (is_put)
-                gpu_copy(call, gpu_peer(call, ctx, heap.symmetric<T>(call, dest, count), pe), source,
-                         count * sizeof(T));
+                gpu_copy(call, gpu_peer(call, ctx, heap.symmetric<T>(call, dest, count), pe), source, count * sizeof(T),
+                         wait);
             else
                 gpu_copy(call, dest, gpu_peer(call, ctx, heap.symmetric<const T>(call, source, count), pe),
-                         count * sizeof(T));
+                         count * sizeof(T), wait);
         });
 }
 
@@ -101,8 +102,8 @@ PGAS_HD std::size_t strided_span(const char* call, const compat::heap_view& heap
     return count == 0 ? 0 : (count - 1) * std::size_t(Put ? dst : sst) + 1;
 }
 
-// Host code with the heap on a GPU: one cudaMemcpy2D through the peer's mapping, an element per row, each side's
-// stride its pitch.
+// Host code with the heap on a GPU: one 2D copy through the peer's mapping, an element per row, each side's stride
+// its pitch.
 template <bool Put, class T>
 void gpu_strided_copy(const char* call, const ::pgas::device::context<::pgas::nvlink>& ctx,
                       const compat::heap_view& heap, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst,
@@ -115,9 +116,8 @@ void gpu_strided_copy(const char* call, const ::pgas::device::context<::pgas::nv
         to = gpu_peer(call, ctx, heap.symmetric<T>(call, dest, span), pe);
     else
         from = gpu_peer(call, ctx, heap.symmetric<const T>(call, source, span), pe);
-    compat::the_runtime().copy_check(
-        call, cudaMemcpy2D(to, std::size_t(dst) * sizeof(T), from, std::size_t(sst) * sizeof(T), sizeof(T), count,
-                           cudaMemcpyDefault));
+    compat::the_runtime().host_copy(call, to, std::size_t(dst) * sizeof(T), from, std::size_t(sst) * sizeof(T),
+                                    sizeof(T), count, true);
 }
 
 template <class G, bool Put, class T>

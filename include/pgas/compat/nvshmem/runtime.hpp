@@ -246,6 +246,21 @@ public:
         if (status != cudaSuccess) fail(call, heap_.my_pe, std::string("CUDA: ") + cudaGetErrorString(status));
     }
 
+    /// Host RMA with the heap on a GPU (put, get, p, g, iput, iget, signal_fetch): `rows` rows of `width` bytes from
+    /// `src` to `dst` (one of them a peer's mapping; pitches in bytes) on the runtime's host stream, so that host RMA
+    /// completes in issue order. `wait`: complete on return (the blocking forms); else at this PE's next host
+    /// nvshmem_quiet, barrier or finalize (the _nbi forms: the caller goes on issuing while the copy runs, as with
+    /// NVSHMEM's).
+    void host_copy(const char* call, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                   std::size_t width, std::size_t rows, bool wait) const {
+        copy_check(call, rows == 1 ? cudaMemcpyAsync(dst, src, width, cudaMemcpyDefault, host_stream_)
+                                   : cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault,
+                                                       host_stream_));
+        if (wait) host_quiet(call);
+    }
+    /// Host nvshmem_quiet with the heap on a GPU: every host_copy issued so far is complete.
+    void host_quiet(const char* call) const { copy_check(call, cudaStreamSynchronize(host_stream_)); }
+
 private:
     struct world_state;  // the world, the registered TUs and the split teams' bookkeeping (runtime.cpp)
 
@@ -263,7 +278,8 @@ private:
     team_table teams_;
     device::context<host> host_ctx_{};
     device::context<nvlink> gpu_ctx_{};
-    world_state* const world_;  // never destroyed (see the_runtime)
+    cudaStream_t host_stream_ = nullptr;  // host RMA's stream (on_gpu_); blocking: it follows the legacy default stream
+    world_state* const world_;            // never destroyed (see the_runtime)
 };
 
 /// nvshmemx_get_uniqueid: a new launch's rendezvous, as text in the id: "pgas-uid <host> <port> <token>", where the

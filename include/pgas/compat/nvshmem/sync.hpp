@@ -97,10 +97,14 @@ PGAS_HD void put_signal(const char* call, T* dest, const T* source, std::size_t 
     });
 }
 
-// nvshmem_quiet, nvshmem_fence: on the host with the heap on a GPU nothing is outstanding (host RMA is blocking).
+// nvshmem_quiet, nvshmem_fence: on the host with the heap on a GPU, quiet waits for the host stream's copies (the
+// _nbi forms); a fence has nothing to do (that stream completes them in issue order).
 template <bool Quiet>
 PGAS_HD void complete(const char* call) {
-    NV_IF_TARGET(NV_IS_HOST, (if (compat::the_runtime().running(call).on_gpu()) return;))
+    NV_IF_TARGET(NV_IS_HOST, (if (compat::runtime& rt = compat::the_runtime().running(call); rt.on_gpu()) {
+                     if constexpr (Quiet) rt.host_quiet(call);
+                     return;
+                 }))
     with_context(call, [&](const auto& ctx, const compat::heap_view&) {
         if constexpr (Quiet)
             ::pgas::quiet(ctx);
