@@ -1,4 +1,5 @@
-// What the two translation units of the NVSHMEM GPU program share: the symmetric words and the second TU's launcher.
+// What the translation units of the NVSHMEM GPU program share: the symmetric words, the second TU's launchers and
+// the third's host collectives.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -33,6 +34,9 @@ struct shared_words {
 // The number of ints of each collective block.
 constexpr int coll_count = 4;
 
+// The third TU (nvshmem_gpu_host_cxx.cpp, a plain C++ compiler's): host collectives with the heap on the GPU; returns
+// the number of wrong values.
+int host_collectives_from_cxx();
 // Launches the second TU's kernel (nvshmem_gpu_kernels.cu).
 void launch_ticket_and_signal(const shared_words& words, cudaStream_t stream);
 // Launches the second TU's collectives kernel with nvshmemx_collective_launch; returns its status.

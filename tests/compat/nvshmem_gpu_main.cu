@@ -368,6 +368,7 @@ int main(int argc, char** argv) {
     wrong += check("nvshmemx_buffer_unregister", nvshmemx_buffer_unregister(registered), 0);
     nvshmem_free(from_registered);
     wrong += check_symmetric_registration(me, npes, stream);
+    wrong += host_collectives_from_cxx();
     std::printf("PE %d of %d: from PE %d, ticket %d: %s\n", me, npes, left, ticket, wrong == 0 ? "ok" : "WRONG");
 
     CUDA_CHECK(cudaStreamDestroy(stream));

@@ -18,6 +18,16 @@
 
 #include <nv/target>
 
+// A plain C++ compiler's TU launches no kernels: there host code with the heap on a GPU reaches a collective through
+// its on-stream twin in libpgas_nvshmem.so. PGAS_NVSHMEM_PLAIN_CXX(...) is its argument in such a TU, nothing in an
+// nvcc one.
+#if defined(__CUDACC__)
+#define PGAS_NVSHMEM_PLAIN_CXX(...)
+#else
+#define PGAS_NVSHMEM_PLAIN_CXX(...) __VA_ARGS__
+int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream);
+#endif
+
 namespace {
 namespace pgas_nvshmem_tu {
 
@@ -111,29 +121,37 @@ int on_host(const char* call, nvshmem_team_t handle, Op&& op) {
 }
 
 // collective from host code: on the host transport in the calling thread; with the heap on a GPU the on-stream form
-// on the default stream, waited for (nvcc only: from a plain C++ compiler's TU it ends the process, naming the call).
-template <class G, coll K, class T, class Op>
-int host_collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a) {
+// on the default stream, waited for: launched here in an nvcc TU; in a plain C++ compiler's TU, which launches no
+// kernels, the entry point's on-stream twin in libpgas_nvshmem.so, twin(stream), after the blocks are checked here
+// under the call's own name (a collective without a twin, maxloc, ends the process, saying so).
+template <class G, coll K, class T, class Op, class... Twin>
+int host_collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a, Twin&&... twin) {
     return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
         if (!rt.on_gpu()) return run<G>(call, rt.host_context(), t, rt.heap(), a);
 #if defined(__CUDACC__)  // launch and the on-stream collectives exist only where nvcc compiles the TU
         launch(call, rt, t, a, cudaStream_t{});
-        rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
 #else
-        compat::fail(call, rt.heap().my_pe,
-                     "with the heap on a GPU, call it from a kernel or from a translation unit compiled by nvcc");
+        if constexpr (sizeof...(Twin) == 0) {
+            compat::fail(call, rt.heap().my_pe,
+                         "with the heap on a GPU, call it from a kernel or from a translation unit compiled by nvcc");
+        } else {
+            (void)coll_blocks<K, T, Op>(call, rt.heap(), t, a);
+            (twin(cudaStream_t{}), ...);
+        }
 #endif
+        rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
     });
 }
 
 // A collective by the group G: in a kernel, pgas's device collective on this TU's state; from host code,
-// host_collective. Returns 0 (NVSHMEM's success); misuse traps (device) or ends the process (host), naming the call.
-template <class G, coll K, class T, class Op>
-PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a) {
+// host_collective (twin: in a plain C++ TU, the entry point's on-stream twin). Returns 0 (NVSHMEM's success); misuse
+// traps (device) or ends the process (host), naming the call.
+template <class G, coll K, class T, class Op, class... Twin>
+PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a, Twin&&... twin) {
     NV_IF_TARGET(NV_IS_DEVICE,
                  (const compat::device_state& s = filled_state(call);
                   run<G>(call, s.ctx, collective_team(call, handle, s.teams, s.heap), s.heap, a); return 0;),
-                 (return host_collective<G>(call, handle, a);))
+                 (return host_collective<G>(call, handle, a, std::forward<Twin>(twin)...);))
 }
 
 // NVSHMEM's warpgroup: four consecutive warps, threads [128 k, 128 k + 128) of the block's linear thread index (the
@@ -157,7 +175,7 @@ struct warpgroup {
 };
 
 // team_sync from host code: on the host transport in the calling thread; on GPUs every kernel of the process
-// completes first, then the team's PEs meet (a team other than the world's only from an nvcc TU).
+// completes first, then the team's PEs meet (on the default stream, as nvshmemx_team_sync_on_stream).
 template <class G, bool Barrier>
 int host_team_sync(const char* call, nvshmem_team_t handle) {
     return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
@@ -171,14 +189,10 @@ int host_team_sync(const char* call, nvshmem_team_t handle) {
         rt.copy_check(call, cudaDeviceSynchronize());
 #if defined(__CUDACC__)  // the on-stream sync exists only where nvcc compiles the TU
         ::pgas::sync_on_stream(rt.gpu_context(), t, cudaStream_t{});
-        rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
-#else
-        if (t.n_pes() != rt.heap().n_pes)
-            compat::fail(call, rt.heap().my_pe,
-                         "a team other than the world's, with the heap on a GPU, from a translation unit compiled "
-                         "by a plain C++ compiler: call it from a kernel or an nvcc translation unit");
-        rt.world_barrier(call);
+#else  // libpgas_nvshmem.so's
+        nvshmemx_team_sync_on_stream(handle, cudaStream_t{});
 #endif
+        rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
     });
 }
 
@@ -259,13 +273,18 @@ PGAS_NVSHMEM_API int nvshmemx_double2_maxloc_reduce_block(nvshmem_team_t team, d
 
 // One reduction of one group: NAME_OPNAME_KIND by PREFIX/SUFFIX (nvshmem/"", nvshmemx/_warp, nvshmemx/_block), KIND
 // reduce (to every PE) or reducescatter.
-#define PGAS_NVSHMEM_REDUCTION(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP, KIND)                         \
-    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_##KIND##SUFFIX(nvshmem_team_t team, TYPE* dest,           \
-                                                                     const TYPE* source, std::size_t nreduce) { \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                      \
-            #PREFIX "_" #NAME "_" #OPNAME "_" #KIND #SUFFIX, team,                                              \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, TYPE, ::pgas::op::PGASOP##_t>{              \
-                dest, source, nreduce, 0, {}});                                                                 \
+#define PGAS_NVSHMEM_REDUCTION(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP, KIND)                            \
+    PGAS_NVSHMEM_PLAIN_CXX(int nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream(nvshmem_team_t, TYPE*, const TYPE*, \
+                                                                               std::size_t, cudaStream_t);)        \
+    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_##KIND##SUFFIX(nvshmem_team_t team, TYPE* dest,              \
+                                                                     const TYPE* source, std::size_t nreduce) {    \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                         \
+            #PREFIX "_" #NAME "_" #OPNAME "_" #KIND #SUFFIX, team,                                                 \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, TYPE, ::pgas::op::PGASOP##_t> {                \
+                dest, source, nreduce, 0, {}                                                                       \
+            } PGAS_NVSHMEM_PLAIN_CXX(, [&](cudaStream_t stream) {                                                  \
+                return nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream(team, dest, source, nreduce, stream);       \
+            }));                                                                                                   \
     }
 // The reductions of one group: NAME_OPNAME_reduce and _reducescatter.
 #define PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP)  \
@@ -282,37 +301,52 @@ PGAS_NVSHMEM_BITWISE_REDUCE_TYPES(PGAS_NVSHMEM_BITWISE_REDUCE)
 PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCE)
 
 // broadcast, fcollect and alltoall of one type (or of bytes: TYPE void, ELEMENT std::byte) by one group, named
-// BROADCAST, FCOLLECT and ALLTOALL.
-#define PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FN, KIND, GROUP)                                              \
+// BROADCAST, FCOLLECT and ALLTOALL; their on-stream twins (plain C++ TUs) are named STREAM_BROADCAST, and so on.
+#define PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FN, TWIN, KIND, GROUP)                                        \
+    PGAS_NVSHMEM_PLAIN_CXX(int TWIN(nvshmem_team_t, TYPE*, const TYPE*, std::size_t, cudaStream_t);)   \
     PGAS_NVSHMEM_API int FN(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems) { \
         return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                             \
-            #FN, team,                                                                                 \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT>{                          \
-                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}});     \
+            #FN, team, pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT> {              \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}        \
+            } PGAS_NVSHMEM_PLAIN_CXX(, [&](cudaStream_t stream) {                                      \
+                return TWIN(team, dest, source, nelems, stream);                                       \
+            }));                                                                                       \
     }
-#define PGAS_NVSHMEM_MOVES(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL, GROUP)                             \
-    PGAS_NVSHMEM_API int BROADCAST(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems, \
-                                   int PE_root) {                                                           \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                  \
-            #BROADCAST, team,                                                                               \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT>{                          \
-                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}});    \
-    }                                                                                                       \
-    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FCOLLECT, fcollect, GROUP)                                             \
-    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, ALLTOALL, alltoall, GROUP)
+#define PGAS_NVSHMEM_MOVES(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL, STREAM_BROADCAST, STREAM_FCOLLECT,           \
+                           STREAM_ALLTOALL, GROUP)                                                                    \
+    PGAS_NVSHMEM_PLAIN_CXX(int STREAM_BROADCAST(nvshmem_team_t, TYPE*, const TYPE*, std::size_t, int, cudaStream_t);) \
+    PGAS_NVSHMEM_API int BROADCAST(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems,           \
+                                   int PE_root) {                                                                     \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                            \
+            #BROADCAST, team, pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT> {                 \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}                 \
+            } PGAS_NVSHMEM_PLAIN_CXX(, [&](cudaStream_t stream) {                                                     \
+                return STREAM_BROADCAST(team, dest, source, nelems, PE_root, stream);                                 \
+            }));                                                                                                      \
+    }                                                                                                                 \
+    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FCOLLECT, STREAM_FCOLLECT, fcollect, GROUP)                                      \
+    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, ALLTOALL, STREAM_ALLTOALL, alltoall, GROUP)
+// ... by a thread (nvshmem_NAME_broadcast), a warp and a block (nvshmemx_NAME_broadcast_warp, _block).
 #define PGAS_NVSHMEM_TYPED_MOVES(TYPE, NAME)                                                                         \
     PGAS_NVSHMEM_MOVES(TYPE, TYPE, nvshmem_##NAME##_broadcast, nvshmem_##NAME##_fcollect, nvshmem_##NAME##_alltoall, \
-                       thread)                                                                                       \
+                       nvshmemx_##NAME##_broadcast_on_stream, nvshmemx_##NAME##_fcollect_on_stream,                  \
+                       nvshmemx_##NAME##_alltoall_on_stream, thread)                                                 \
     PGAS_NVSHMEM_MOVES(TYPE, TYPE, nvshmemx_##NAME##_broadcast_warp, nvshmemx_##NAME##_fcollect_warp,                \
-                       nvshmemx_##NAME##_alltoall_warp, warp)                                                        \
+                       nvshmemx_##NAME##_alltoall_warp, nvshmemx_##NAME##_broadcast_on_stream,                       \
+                       nvshmemx_##NAME##_fcollect_on_stream, nvshmemx_##NAME##_alltoall_on_stream, warp)             \
     PGAS_NVSHMEM_MOVES(TYPE, TYPE, nvshmemx_##NAME##_broadcast_block, nvshmemx_##NAME##_fcollect_block,              \
-                       nvshmemx_##NAME##_alltoall_block, block)
+                       nvshmemx_##NAME##_alltoall_block, nvshmemx_##NAME##_broadcast_on_stream,                      \
+                       nvshmemx_##NAME##_fcollect_on_stream, nvshmemx_##NAME##_alltoall_on_stream, block)
 
 PGAS_NVSHMEM_RMA_TYPES(PGAS_NVSHMEM_TYPED_MOVES)
-PGAS_NVSHMEM_MOVES(void, std::byte, nvshmem_broadcastmem, nvshmem_fcollectmem, nvshmem_alltoallmem, thread)
+PGAS_NVSHMEM_MOVES(void, std::byte, nvshmem_broadcastmem, nvshmem_fcollectmem, nvshmem_alltoallmem,
+                   nvshmemx_broadcastmem_on_stream, nvshmemx_fcollectmem_on_stream, nvshmemx_alltoallmem_on_stream,
+                   thread)
 PGAS_NVSHMEM_MOVES(void, std::byte, nvshmemx_broadcastmem_warp, nvshmemx_fcollectmem_warp, nvshmemx_alltoallmem_warp,
+                   nvshmemx_broadcastmem_on_stream, nvshmemx_fcollectmem_on_stream, nvshmemx_alltoallmem_on_stream,
                    warp)
 PGAS_NVSHMEM_MOVES(void, std::byte, nvshmemx_broadcastmem_block, nvshmemx_fcollectmem_block, nvshmemx_alltoallmem_block,
+                   nvshmemx_broadcastmem_on_stream, nvshmemx_fcollectmem_on_stream, nvshmemx_alltoallmem_on_stream,
                    block)
 
 /// Every PE of `team` completes its earlier operations, then they meet (a thread on the device,
