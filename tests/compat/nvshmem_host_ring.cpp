@@ -1,7 +1,8 @@
 // An NVSHMEM program in NVSHMEM's own style, built by a plain C++ compiler against pgas::nvshmem and run on the host
 // transport: a put/get ring, p/g, strided and sized puts, half and bfloat16, an atomic counter, a signal, barriers, and
 // the waits and tests over arrays of words (_all/_any/_some and _vector; short and ushort too), a sized put_signal,
-// strided puts by a warp and a block, the info calls, a registered local buffer; every PE checks what it received.
+// strided puts by a warp and a block, the info calls, a registered local buffer, the QP calls; every PE checks what it
+// received.
 // Started by a launcher it calls nvshmem_init; as `--uid FILE RANK NRANKS` (no launcher) it starts with a unique id:
 // rank 0 makes it and writes it to FILE, the other ranks read it from there.
 #include <nvshmem.h>
@@ -201,6 +202,42 @@ void registered_buffer(long* ring, int me, int left, int right) {
     nvshmem_barrier_all();
 }
 
+// The QP API (on pgas each call is its plain twin): a put, a p, a put_signal and a signal_op to the right on handles
+// from nvshmemx_qp_create, a get_nbi back, completed by nvshmemx_qp_quiet and ordered by nvshmemx_qp_fence; a
+// qp_create of 0 handles or into NULL is refused (the program's stderr shows their lines).
+void queue_pairs(long* ring, std::uint64_t* flag, int me, int left, int right) {
+    nvshmemx_qp_handle_t* qps = nullptr;
+    expect(nvshmemx_qp_create(0, &qps) == NVSHMEMX_ERROR_INVALID_VALUE && !qps, "qp_create(0, ...)", 0,
+           NVSHMEMX_ERROR_INVALID_VALUE);
+    expect(nvshmemx_qp_create(1, nullptr) == NVSHMEMX_ERROR_INVALID_VALUE, "qp_create(1, NULL)", 0,
+           NVSHMEMX_ERROR_INVALID_VALUE);
+    expect(nvshmemx_qp_create(2, &qps) == 0 && qps && qps[0] >= 0 && qps[1] >= 0, "qp_create(2, ...)", 1, 0);
+    *flag = 0;
+    nvshmem_barrier_all();
+    long mine[4];
+    for (int i = 0; i < 4; ++i) mine[i] = 700L * me + i;
+    nvshmemx_qp_long_put(ring, mine, 4, right, qps[1]);
+    nvshmemx_qp_long_p(ring + 4, 800L + me, right, qps[1]);
+    nvshmemx_qp_quiet(right, qps, 2);
+    nvshmem_barrier_all();
+    for (int i = 0; i < 4; ++i) expect(ring[i] == 700L * left + i, "qp_long_put", ring[i], 700L * left + i);
+    expect(ring[4] == 800L + left, "qp_long_p", ring[4], 800L + left);
+    long back[4] = {};
+    nvshmemx_qp_long_get_nbi(back, ring, 4, right, qps[0]);  // the right PE's ring holds mine
+    nvshmemx_qp_quiet(right, qps, 2);
+    for (int i = 0; i < 4; ++i) expect(back[i] == mine[i], "qp_long_get_nbi after qp_quiet", back[i], mine[i]);
+    const long g = nvshmemx_qp_long_g(ring + 4, right, qps[0]);
+    expect(g == 800L + me, "qp_long_g", g, 800L + me);
+    // The flag ends at 10 only if the fence keeps the put_signal's SET 9 before the ADD 1.
+    nvshmemx_qp_long_put_signal(ring + 5, mine, 2, flag, 9, NVSHMEM_SIGNAL_SET, right, qps[1]);
+    nvshmemx_qp_fence(right, qps, 2);
+    nvshmemx_qp_signal_op(flag, 1, NVSHMEM_SIGNAL_ADD, right, qps[0]);
+    nvshmem_signal_wait_until(flag, NVSHMEM_CMP_EQ, 10);
+    expect(ring[5] == 700L * left && ring[6] == 700L * left + 1, "qp_long_put_signal's data", ring[5], 700L * left);
+    nvshmem_barrier_all();
+    std::free(qps);
+}
+
 int main(int argc, char** argv) {
     if (argc == 5 && std::strcmp(argv[1], "--uid") == 0)
         init_with_unique_id(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
@@ -286,6 +323,7 @@ int main(int argc, char** argv) {
     short_waits(me, left, right);
     sized_signal_strided_and_info(ring, flag, me, left, right);
     registered_buffer(ring, me, left, right);
+    queue_pairs(ring, flag, me, left, right);
     nvshmem_free(slots);
     nvshmem_free(words32);
     nvshmem_free(word);

@@ -5,6 +5,7 @@
 #include <pgas/compat/nvshmem/coll.hpp>
 #include <pgas/compat/nvshmem/launch.hpp>
 #include <pgas/compat/nvshmem/on_stream.hpp>
+#include <pgas/compat/nvshmem/qp.hpp>
 #include <pgas/compat/nvshmem/rma.hpp>
 #include <pgas/compat/nvshmem/setup.hpp>
 #include <pgas/compat/nvshmem/sync.hpp>
