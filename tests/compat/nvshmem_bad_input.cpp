@@ -48,6 +48,19 @@ int main(int argc, char** argv) {
         nvshmem_finalize();
         return module == NVSHMEMX_ERROR_NOT_SUPPORTED && library == NVSHMEMX_ERROR_NOT_SUPPORTED ? 0 : 1;
     }
+    if (std::strcmp(mode, "team_uniqueid") == 0) {  // teams from a unique id: refused, saying so; the handle invalid
+        nvshmem_init();
+        nvshmemx_team_uniqueid_t id = 0;
+        const int get = nvshmemx_team_get_uniqueid(&id);
+        nvshmem_team_config_t config = NVSHMEM_TEAM_CONFIG_INITIALIZER;
+        config.uniqueid = id;
+        nvshmem_team_t team = NVSHMEM_TEAM_WORLD;
+        const int init = nvshmemx_team_init(&team, &config, NVSHMEM_TEAM_CONFIG_MASK_UNIQUEID, 1, 0);
+        std::printf("team_get_uniqueid returned %d, team_init %d, team %s\n", get, init,
+                    team == NVSHMEM_TEAM_INVALID ? "invalid" : "set");
+        nvshmem_finalize();
+        return get == NVSHMEMX_ERROR_NOT_SUPPORTED && init == NVSHMEMX_ERROR_NOT_SUPPORTED ? 0 : 1;
+    }
     if (std::strcmp(mode, "global_exit") == 0) {  // every PE: the process ends with the status, saying so
         nvshmem_init();
         nvshmem_global_exit(3);

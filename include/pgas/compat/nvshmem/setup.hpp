@@ -7,6 +7,7 @@
 #include <pgas/compat/nvshmem/types.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -286,13 +287,55 @@ PGAS_NVSHMEM_API void* nvshmemx_mc_ptr(nvshmem_team_t team, const void* ptr) {
     return nullptr;
 }
 
-/// A team's configuration, as NVSHMEM's: the contexts it asks for (pgas has no per-team contexts: ignored).
+/// The id nvshmemx_team_get_uniqueid makes for nvshmemx_team_init.
+typedef std::uint64_t nvshmemx_team_uniqueid_t;
+
+/// A team's configuration, with NVSHMEM's fields: the contexts it asks for (pgas has no per-team contexts: ignored)
+/// and the unique id of nvshmemx_team_init (not provided). 64 bytes, as NVSHMEM's.
 typedef struct {
+    int version;
     int num_contexts;
+    nvshmemx_team_uniqueid_t uniqueid;
+    char padding[48];
 } nvshmem_team_config_t;
 
-/// The config_mask bit that says nvshmem_team_config_t::num_contexts is set.
-#define NVSHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+/// A configuration that asks for nothing.
+#define NVSHMEM_TEAM_CONFIG_INITIALIZER \
+    {                                   \
+        2, 0, 0, { 0 }                  \
+    }
+/// The config_mask bits that say which of nvshmem_team_config_t's fields are set.
+#define NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS (1L << 0)
+#define NVSHMEM_TEAM_CONFIG_MASK_UNIQUEID (1L << 1)
+/// OpenSHMEM's name for NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS.
+#define NVSHMEM_TEAM_NUM_CONTEXTS NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS
+
+namespace pgas::nvshmem_compat {
+// nvshmemx_team_get_uniqueid and nvshmemx_team_init: a team of any PEs, made by its members alone, is beyond pgas's
+// teams (strided, and made by a split every PE of the world joins). NVSHMEMX_ERROR_NOT_SUPPORTED with a line naming
+// the call and saying what to use instead.
+inline int teams_from_uniqueid_not_supported(const char* call) {
+    std::fprintf(stderr,
+                 "pgas: %s: not supported: teams from a unique id (any PEs, made by their members alone) are not "
+                 "provided; pgas's teams are strided and made by nvshmem_team_split_strided or split_2d, which every "
+                 "PE of the parent calls\n",
+                 call);
+    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+}
+}  // namespace pgas::nvshmem_compat
+
+/// Not provided (teams_from_uniqueid_not_supported): `*uniqueid` is left as it was.
+inline int nvshmemx_team_get_uniqueid(nvshmemx_team_uniqueid_t* uniqueid) {
+    (void)uniqueid;
+    return pgas::nvshmem_compat::teams_from_uniqueid_not_supported("nvshmemx_team_get_uniqueid");
+}
+/// Not provided (teams_from_uniqueid_not_supported): `*team` becomes NVSHMEM_TEAM_INVALID.
+inline int nvshmemx_team_init(nvshmem_team_t* team, nvshmem_team_config_t* config, long config_mask, int npes,
+                              int pe_idx_in_team) {
+    (void)config, (void)config_mask, (void)npes, (void)pe_idx_in_team;
+    if (team) *team = NVSHMEM_TEAM_INVALID;
+    return pgas::nvshmem_compat::teams_from_uniqueid_not_supported("nvshmemx_team_init");
+}
 
 /// Collective over the world: the team of `parent_team`'s members start, start + stride, ... (size of them), as
 /// `*new_team` (NVSHMEM_TEAM_INVALID on the PEs outside it); returns 0. Every PE of the world calls, each with its
@@ -321,10 +364,14 @@ inline void nvshmem_team_destroy(nvshmem_team_t team) {
     pgas::nvshmem_compat::the_runtime().destroy("nvshmem_team_destroy", team);
 }
 
-/// The configuration `team` was made with: num_contexts 0 (pgas has no per-team contexts); returns 0.
+/// The configuration `team` was made with: num_contexts 0 (pgas has no per-team contexts), no unique id.
+inline void nvshmem_team_get_config(nvshmem_team_t team, nvshmem_team_config_t* config) {
+    pgas_nvshmem_tu::with_host_team("nvshmem_team_get_config", team, [](const pgas::team&) { return 0; });
+    if (config) *config = nvshmem_team_config_t NVSHMEM_TEAM_CONFIG_INITIALIZER;
+}
+/// OpenSHMEM's form (a mask of the fields wanted): as above; returns 0.
 inline int nvshmem_team_get_config(nvshmem_team_t team, long config_mask, nvshmem_team_config_t* config) {
     (void)config_mask;
-    pgas_nvshmem_tu::with_host_team("nvshmem_team_get_config", team, [](const pgas::team&) { return 0; });
-    if (config) config->num_contexts = 0;
+    nvshmem_team_get_config(team, config);
     return 0;
 }
