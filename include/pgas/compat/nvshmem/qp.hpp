@@ -62,26 +62,6 @@ PGAS_HD void qp_complete(const char* call, int pe, const nvshmemx_qp_handle_t* h
     G::sync();
 }
 
-// nvshmemx_signal_op's body under `call` (nvshmemx_qp_signal_op): pgas::signal; from host code with the heap on a GPU,
-// the on-stream form waited for. A template, so that host_signal_op_on_gpu (on_stream.hpp) is instantiated only in a
-// TU that calls it, as nvshmemx_signal_op's is.
-template <int = 0>
-PGAS_HD void apply_signal(const char* call, std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
-    with_rma_context(
-        call,
-        [&](const auto& ctx, const compat::heap_view& heap) {
-            heap.check_pe(call, pe);
-            ::pgas::signal(ctx, heap.symmetric<std::uint64_t>(call, sig_addr, 1), signal,
-                           signal_operation(call, heap, sig_op), pe);
-        },
-        [&](const auto&, const compat::heap_view& heap) {  // checked here, so that a bad argument names this call
-            heap.check_pe(call, pe);
-            (void)heap.symmetric<std::uint64_t>(call, sig_addr, 1);
-            (void)signal_operation(call, heap, sig_op);
-            host_signal_op_on_gpu(sig_addr, signal, sig_op, pe);
-        });
-}
-
 }  // namespace pgas_nvshmem_tu
 }  // namespace
 

@@ -199,24 +199,32 @@ namespace pgas_nvshmem_tu {
 // forms it calls: a template, so that its instantiation, at the end of the TU, finds them.
 template <int = 0>
 void host_signal_op_on_gpu(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe);
+// nvshmemx_signal_op (and nvshmemx_qp_signal_op) under `call`: pgas::signal; from host code with the heap on a GPU,
+// the on-stream form waited for. A template, so that host_signal_op_on_gpu (on_stream.hpp) is instantiated only in a
+// TU that calls it, as nvshmemx_signal_op's is.
+template <int = 0>
+PGAS_HD void apply_signal(const char* call, std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
+    with_rma_context(
+        call,
+        [&](const auto& ctx, const compat::heap_view& heap) {
+            heap.check_pe(call, pe);
+            ::pgas::signal(ctx, heap.symmetric<std::uint64_t>(call, sig_addr, 1), signal,
+                           signal_operation(call, heap, sig_op), pe);
+        },
+        [&](const auto&, const compat::heap_view& heap) {  // checked here, so that a bad argument names this call
+            heap.check_pe(call, pe);
+            (void)heap.symmetric<std::uint64_t>(call, sig_addr, 1);
+            (void)signal_operation(call, heap, sig_op);
+            host_signal_op_on_gpu(sig_addr, signal, sig_op, pe);
+        });
+}
+
 }  // namespace pgas_nvshmem_tu
 }  // namespace
 
 /// Applies `sig_op signal` (NVSHMEM_SIGNAL_SET or _ADD) to the signal word `sig_addr` on PE `pe` (host code too).
 PGAS_NVSHMEM_API void nvshmemx_signal_op(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
-    pgas_nvshmem_tu::with_rma_context(
-        "nvshmemx_signal_op",
-        [&](const auto& ctx, const auto& heap) {
-            heap.check_pe("nvshmemx_signal_op", pe);
-            ::pgas::signal(ctx, heap.template symmetric<std::uint64_t>("nvshmemx_signal_op", sig_addr, 1), signal,
-                           pgas_nvshmem_tu::signal_operation("nvshmemx_signal_op", heap, sig_op), pe);
-        },
-        [&](const auto&, const auto& heap) {  // checked here, so that a bad argument names this call
-            heap.check_pe("nvshmemx_signal_op", pe);
-            (void)heap.template symmetric<std::uint64_t>("nvshmemx_signal_op", sig_addr, 1);
-            (void)pgas_nvshmem_tu::signal_operation("nvshmemx_signal_op", heap, sig_op);
-            pgas_nvshmem_tu::host_signal_op_on_gpu(sig_addr, signal, sig_op, pe);
-        });
+    pgas_nvshmem_tu::apply_signal("nvshmemx_signal_op", sig_addr, signal, sig_op, pe);
 }
 
 /// The caller's own signal word `sig_addr` (host code too).
