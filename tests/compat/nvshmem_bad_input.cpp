@@ -77,6 +77,16 @@ int main(int argc, char** argv) {
         nvshmem_barrier_all();  // must not return
         return 0;
     }
+    if (std::strcmp(mode, "qp_handles") == 0) {  // no QPs asked for: refused; then a handle no create returned
+        nvshmemx_qp_handle_t* qps = nullptr;
+        const int none = nvshmemx_qp_create(0, &qps);
+        std::printf("nvshmemx_qp_create(0) returned %d\n", none);
+        std::fflush(stdout);
+        if (none != NVSHMEMX_ERROR_INVALID_VALUE || qps != nullptr) return 1;
+        int* word = static_cast<int*>(nvshmem_malloc(sizeof(int)));
+        nvshmemx_qp_int_p(word, 1, nvshmem_my_pe(), -2);  // must not return
+        return 0;
+    }
     if (std::strcmp(mode, "symmetric_size") == 0) {  // run with NVSHMEM_SYMMETRIC_SIZE=8M, PGAS_HEAP_SIZE=16M
         // as NVSHMEM's perftests: two small buffers, then exactly the size asked for; then more than ever fits
         void* small[2] = {nvshmem_malloc(sizeof(double)), nvshmem_malloc(sizeof(double))};
