@@ -197,6 +197,10 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
 
     int wrong = check("from_left", read(words.from_left), left);
+    // Processes sharing this GPU (fewer GPUs than PEs on the node): NVSHMEM's multi-process-per-GPU status.
+    const int node_pes = nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE);
+    wrong += check("nvshmemx_init_status", nvshmemx_init_status(),
+                   devices < node_pes ? NVSHMEM_STATUS_FULL_MPG : NVSHMEM_STATUS_IS_INITIALIZED);
     wrong += check("short_from_left", read(words.short_from_left), -1 - left);
     wrong += check("read after nvshmemx_barrier_warpgroup", read(words.warpgroup_from_left + 1), 500 + left);
     wrong += check("half_from_left (x2)", (long long)(2 * __half2float(read(words.half_from_left))), 2 * left + 1);

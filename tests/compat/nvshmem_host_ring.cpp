@@ -203,7 +203,8 @@ void registered_buffer(long* ring, int me, int left, int right) {
 }
 
 // The QP API (on pgas each call is its plain twin): a put, a p, a put_signal and a signal_op to the right on handles
-// from nvshmemx_qp_create, a get_nbi back, completed by nvshmemx_qp_quiet and ordered by nvshmemx_qp_fence; a
+// from nvshmemx_qp_create, a get_nbi back, completed by nvshmemx_qp_quiet (of one PE, then of NVSHMEMX_PE_ALL and
+// every QP) and ordered by nvshmemx_qp_fence; a
 // qp_create of 0 handles or into NULL is refused (the program's stderr shows their lines).
 void queue_pairs(long* ring, std::uint64_t* flag, int me, int left, int right) {
     nvshmemx_qp_handle_t* qps = nullptr;
@@ -224,7 +225,7 @@ void queue_pairs(long* ring, std::uint64_t* flag, int me, int left, int right) {
     expect(ring[4] == 800L + left, "qp_long_p", ring[4], 800L + left);
     long back[4] = {};
     nvshmemx_qp_long_get_nbi(back, ring, 4, right, qps[0]);  // the right PE's ring holds mine
-    nvshmemx_qp_quiet(right, qps, 2);
+    nvshmemx_qp_quiet(NVSHMEMX_PE_ALL, nullptr, 0);           // every PE, every QP: NVSHMEM's spelling
     for (int i = 0; i < 4; ++i) expect(back[i] == mine[i], "qp_long_get_nbi after qp_quiet", back[i], mine[i]);
     const long g = nvshmemx_qp_long_g(ring + 4, right, qps[0]);
     expect(g == 800L + me, "qp_long_g", g, 800L + me);

@@ -209,6 +209,11 @@ void runtime::release(const char* call, void* ptr) {
     }
 }
 
+int runtime::status() const {
+    if (phase_ != phase::running) return NVSHMEM_STATUS_NOT_INITIALIZED;
+    return world_->the_world->runtime().pes_per_gpu > 1 ? NVSHMEM_STATUS_FULL_MPG : NVSHMEM_STATUS_IS_INITIALIZED;
+}
+
 int runtime::register_buffer(const char* call, void* addr, std::size_t length) {
     running(call);
     const auto begin = reinterpret_cast<std::uintptr_t>(addr);

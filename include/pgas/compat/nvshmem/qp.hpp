@@ -27,18 +27,17 @@ namespace {
 namespace pgas_nvshmem_tu {
 
 // The handles handles[0, count) of a QP call (and the PE `pe` where NamesPe), checked on the host always, on a GPU
-// under PGAS_CHECKS: `pe` in range, count >= 0, handles not NULL when count > 0, each handle >= 0 (pgas keeps no count
-// of those nvshmemx_qp_create made, so any handle >= 0 is one); else errc::invalid_argument naming the call.
+// under PGAS_CHECKS: `pe` in range or NVSHMEMX_PE_ALL, count >= 0, each handle >= 0 (pgas keeps no count of those
+// nvshmemx_qp_create made, so any handle >= 0 is one); else errc::invalid_argument naming the call. A NULL `handles`
+// means every QP, as in NVSHMEM's quiet and fence.
 template <bool NamesPe>
 PGAS_HD void check_qps(const char* call, int pe, const nvshmemx_qp_handle_t* handles, int count) {
     if (!compat::checks_arguments()) return;
     const auto check = [&](const auto&, const compat::heap_view& heap) {
-        if constexpr (NamesPe) heap.check_pe(call, pe);
+        if constexpr (NamesPe)
+            if (pe != NVSHMEMX_PE_ALL) heap.check_pe(call, pe);
         if (count < 0) ::pgas::detail::report(::pgas::errc::invalid_argument, call, heap.my_pe, "QP count < 0:", count);
-        if (count > 0 && !handles)
-            ::pgas::detail::report(::pgas::errc::invalid_argument, call, heap.my_pe, "QP handle array is NULL, count",
-                                   count);
-        for (int i = 0; i < count; ++i)
+        for (int i = 0; handles && i < count; ++i)
             if (handles[i] < 0)
                 ::pgas::detail::report(::pgas::errc::invalid_argument, call, heap.my_pe,
                                        "QP handle is negative (not one nvshmemx_qp_create returned):", handles[i]);
@@ -145,8 +144,8 @@ PGAS_NVSHMEM_API void nvshmemx_qp_signal_op(std::uint64_t* sig_addr, std::uint64
 }
 
 // nvshmemx_qp_quiet SUFFIX and nvshmemx_qp_fence SUFFIX by GROUP: nvshmem_quiet / nvshmem_fence of the caller's earlier
-// operations to every PE, once the PE and the handles are checked (NVSHMEM promises only those to `pe` on the QPs
-// qp_handle[0, num_qps): this does more).
+// operations to every PE, once the PE and the handles are checked (NVSHMEM promises only those to `pe`, or to every PE
+// for NVSHMEMX_PE_ALL, on the QPs qp_handle[0, num_qps), or all of them for a NULL qp_handle: this does more).
 #define PGAS_NVSHMEM_QP_COMPLETE(SUFFIX, GROUP)                                                                  \
     PGAS_NVSHMEM_API void nvshmemx_qp_quiet##SUFFIX(int pe, nvshmemx_qp_handle_t* qp_handle, int num_qps) {      \
         pgas_nvshmem_tu::qp_complete<::pgas::GROUP, true>("nvshmemx_qp_quiet" #SUFFIX, pe, qp_handle, num_qps);  \

@@ -164,10 +164,9 @@ public:
     /// translation unit's device state (kernels launched later trap, saying so) and ends the world.
     void finalize(const char* call);
 
-    /// nvshmemx_init_status.
-    int status() const {
-        return phase_ == phase::running ? NVSHMEM_STATUS_IS_INITIALIZED : NVSHMEM_STATUS_NOT_INITIALIZED;
-    }
+    /// nvshmemx_init_status: FULL_MPG while running with PEs sharing a GPU (any of the world's), else IS_INITIALIZED,
+    /// or NOT_INITIALIZED outside nvshmem_init ... nvshmem_finalize.
+    int status() const;
 
     /// This runtime, after checking that `call` comes between nvshmem_init and nvshmem_finalize (else the process
     /// ends with a message naming the call).

@@ -289,6 +289,8 @@ PGAS_NVSHMEM_API void* nvshmemx_mc_ptr(nvshmem_team_t team, const void* ptr) {
 
 /// The id nvshmemx_team_get_uniqueid makes for nvshmemx_team_init.
 typedef std::uint64_t nvshmemx_team_uniqueid_t;
+/// A team unique id that names no team (NVSHMEM spells it so).
+#define NVSHMEM_TEAM_UNIQUID_INITIALIZER 0xFFFFFFFFFFFFFFFFull
 
 /// A team's configuration, with NVSHMEM's fields: the contexts it asks for (pgas has no per-team contexts: ignored)
 /// and the unique id of nvshmemx_team_init (not provided). 64 bytes, as NVSHMEM's.
@@ -300,9 +302,9 @@ typedef struct {
 } nvshmem_team_config_t;
 
 /// A configuration that asks for nothing.
-#define NVSHMEM_TEAM_CONFIG_INITIALIZER \
-    {                                   \
-        2, 0, 0, { 0 }                  \
+#define NVSHMEM_TEAM_CONFIG_INITIALIZER               \
+    {                                                 \
+        2, 0, NVSHMEM_TEAM_UNIQUID_INITIALIZER, { 0 } \
     }
 /// The config_mask bits that say which of nvshmem_team_config_t's fields are set.
 #define NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS (1L << 0)

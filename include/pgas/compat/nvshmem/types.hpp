@@ -2,6 +2,7 @@
 // handles and attribute types of its public API (written from NVSHMEM's documentation).
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -110,13 +111,25 @@
 typedef std::int32_t nvshmem_team_t;
 
 /// The predefined teams (NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are both this node's PEs: the ones that reach
-/// this PE by load/store).
-enum : nvshmem_team_t {
+/// this PE by load/store), with NVSHMEM's *_INDEX names for the same handles. NVSHMEM's fourth,
+/// NVSHMEMX_TEAM_SAME_MYPE_NODE, is not provided (pgas numbers its split teams from 3).
+typedef enum : nvshmem_team_t {
     NVSHMEM_TEAM_INVALID = -1,
     NVSHMEM_TEAM_WORLD = 0,
+    NVSHMEM_TEAM_WORLD_INDEX = 0,
     NVSHMEM_TEAM_SHARED = 1,
+    NVSHMEM_TEAM_SHARED_INDEX = 1,
     NVSHMEMX_TEAM_NODE = 2,
-};
+    NVSHMEM_TEAM_NODE_INDEX = 2,
+} nvshmem_team_id_t;
+
+/// PE numbers with a meaning of their own: NVSHMEMX_PE_ALL (= NVSHMEMX_PE_ANY) asks nvshmemx_qp_quiet and
+/// nvshmemx_qp_fence for every PE.
+typedef enum {
+    NVSHMEM_PE_INVALID = -1,
+    NVSHMEMX_PE_ANY = 1 << 15,
+    NVSHMEMX_PE_ALL = 1 << 15,
+} nvshmem_pe_index_t;
 
 /// Comparisons of wait_until, test and signal_wait_until.
 enum nvshmem_cmp_type {
@@ -126,6 +139,7 @@ enum nvshmem_cmp_type {
     NVSHMEM_CMP_LE,
     NVSHMEM_CMP_LT,
     NVSHMEM_CMP_GE,
+    NVSHMEM_CMP_SENTINEL = INT_MAX,
 };
 
 /// What signal_op and put_signal do to the signal word.
@@ -149,6 +163,7 @@ enum nvshmemx_status {
     NVSHMEMX_ERROR_GPU_NOT_SELECTED,
     NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED,
     NVSHMEMX_ERROR_INTERNAL,
+    NVSHMEMX_ERROR_SENTINEL = INT_MAX,
 };
 
 /// The OpenSHMEM specification NVSHMEM's API follows (what nvshmem_info_get_version answers, as NVSHMEM's).
@@ -171,14 +186,20 @@ enum nvshmem_thread_level {
     NVSHMEM_THREAD_FUNNELED,
     NVSHMEM_THREAD_SERIALIZED,
     NVSHMEM_THREAD_MULTIPLE,
+    NVSHMEM_THREAD_TYPE_SENTINEL = INT_MAX,
 };
 
-/// What nvshmemx_init_status answers.
-enum nvshmemx_init_status_type {
+/// What nvshmemx_init_status answers: NOT_INITIALIZED, then IS_INITIALIZED, or FULL_MPG where PEs share a
+/// GPU (several PEs per GPU, every call offered, as NVSHMEM answers with MPS). pgas never answers IS_BOOTSTRAPPED
+/// (nvshmem_init does both steps at once) nor LIMITED_MPG (nothing is left out when PEs share a GPU).
+typedef enum {
     NVSHMEM_STATUS_NOT_INITIALIZED = 0,
     NVSHMEM_STATUS_IS_BOOTSTRAPPED,
     NVSHMEM_STATUS_IS_INITIALIZED,
-};
+    NVSHMEM_STATUS_LIMITED_MPG,
+    NVSHMEM_STATUS_FULL_MPG,
+    NVSHMEM_STATUS_INVALID = INT_MAX,
+} nvshmemx_init_status_t;
 
 /// nvshmemx_init_attr's flags: 0 (as nvshmem_init), NVSHMEMX_INIT_WITH_UNIQUEID and NVSHMEMX_INIT_WITH_MPI_COMM (where
 /// <mpi.h> is included first) are honoured; the others are answered with NVSHMEMX_ERROR_NOT_SUPPORTED and a message
@@ -188,6 +209,7 @@ enum nvshmemx_init_flags : unsigned int {
     NVSHMEMX_INIT_WITH_MPI_COMM = 1u << 1,
     NVSHMEMX_INIT_WITH_SHMEM = 1u << 2,
     NVSHMEMX_INIT_WITH_UNIQUEID = 1u << 3,
+    NVSHMEMX_INIT_MAX = 1u << 31,
 };
 
 /// What one PE makes with nvshmemx_get_uniqueid and every PE passes to nvshmemx_set_attr_uniqueid_args: 128 bytes
