@@ -235,8 +235,9 @@ int main(int argc, char** argv) {
     }
     // Waits on a stream, one PE at a time: the waiter enqueues its waits and blocks on the stream until its left PE
     // has written the words (with a p on a stream); the stream's later copy sees them. A process never both waits and
-    // writes in one round: its writing kernel could queue behind its own waiting ones (streams share the GPU's work
-    // queues, fewer under MPS), which was a deadlock of this test's own making on one H100 under MPS (2026-12-06).
+    // writes in one round (but a PE alone, which writes first): its writing kernel could queue behind its own waiting
+    // ones (streams share the GPU's work queues, fewer under MPS), a deadlock of this test's own making on one H100
+    // under MPS (2026-12-06).
     int* waited = static_cast<int*>(nvshmem_calloc(3, sizeof(int)));
     int* wait_values = nullptr;  // the _vector form's values, read by the kernel: device memory
     CUDA_CHECK(cudaMalloc(&wait_values, 2 * sizeof(int)));
@@ -246,6 +247,11 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&writer, cudaStreamNonBlocking));
     int seen_after_wait[2] = {};
     for (int waiter = 0; waiter < npes; ++waiter) {
+        if ((me + 1) % npes == waiter) {  // the waiter's left PE (one PE alone is its own: it writes, then waits)
+            nvshmemx_int_p_on_stream(waited + 1, me + 2, waiter, writer);
+            nvshmemx_int_p_on_stream(waited, me + 1, waiter, writer);
+            CUDA_CHECK(cudaStreamSynchronize(writer));
+        }
         if (me == waiter) {
             nvshmemx_int_wait_until_on_stream(waited, NVSHMEM_CMP_EQ, left + 1, stream);
             nvshmemx_int_wait_until_all_on_stream(waited, 2, nullptr, NVSHMEM_CMP_GE, 1, stream);
@@ -254,10 +260,6 @@ int main(int argc, char** argv) {
             CUDA_CHECK(
                 cudaMemcpyAsync(seen_after_wait, waited, sizeof seen_after_wait, cudaMemcpyDeviceToHost, stream));
             CUDA_CHECK(cudaStreamSynchronize(stream));
-        } else if ((me + 1) % npes == waiter) {
-            nvshmemx_int_p_on_stream(waited + 1, me + 2, waiter, writer);
-            nvshmemx_int_p_on_stream(waited, me + 1, waiter, writer);
-            CUDA_CHECK(cudaStreamSynchronize(writer));
         }
         nvshmem_barrier_all();
     }
