@@ -204,8 +204,8 @@ void registered_buffer(long* ring, int me, int left, int right) {
 
 // The QP API (on pgas each call is its plain twin): a put, a p, a put_signal and a signal_op to the right on handles
 // from nvshmemx_qp_create, a get_nbi back, completed by nvshmemx_qp_quiet (of one PE, then of NVSHMEMX_PE_ALL and
-// every QP) and ordered by nvshmemx_qp_fence; a
-// qp_create of 0 handles or into NULL is refused (the program's stderr shows their lines).
+// every QP) and ordered by nvshmemx_qp_fence; a qp_create of 0 handles or into NULL is refused (the program's stderr
+// shows their lines).
 void queue_pairs(long* ring, std::uint64_t* flag, int me, int left, int right) {
     nvshmemx_qp_handle_t* qps = nullptr;
     expect(nvshmemx_qp_create(0, &qps) == NVSHMEMX_ERROR_INVALID_VALUE && !qps, "qp_create(0, ...)", 0,
