@@ -125,6 +125,9 @@ int main(int argc, char** argv) {
         nvshmem_double2_maxloc_reduce(NVSHMEM_TEAM_WORLD, pairs + 1, pairs, 2);  // must not return
     }
     if (std::strcmp(mode, "destroy_world") == 0) nvshmem_team_destroy(NVSHMEM_TEAM_WORLD);  // must not return
+    if (std::strcmp(mode, "destroy_same_mype_node") == 0) nvshmem_team_destroy(NVSHMEMX_TEAM_SAME_MYPE_NODE);  // ditto
+    // Run with PGAS_NODE_SIZE=2 by 3 processes: nodes of 2 and 1 PEs, so no team of each node's i-th PE.
+    if (std::strcmp(mode, "uneven_nodes") == 0) nvshmem_int_sum_reduce(NVSHMEMX_TEAM_SAME_MYPE_NODE, word, word, 1);
     if (std::strcmp(mode, "collective_launch") == 0) {
         // No GPU here (host transport): the launch cannot happen, and says so with NVSHMEM's code.
         const int status = nvshmemx_collective_launch(nullptr, dim3(1), dim3(1), nullptr, 0, nullptr);

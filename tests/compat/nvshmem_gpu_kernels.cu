@@ -1,8 +1,8 @@
 // The second translation unit of the NVSHMEM GPU program: its kernel reaches the heap through this TU's own device
 // state (no -rdc), with an atomic ticket and a put-with-signal the next PE waits for (signal_wait_until and
 // wait_until_any), and device collectives by a block and by a thread in a kernel started by nvshmemx_collective_launch,
-// a reduction over a split team made after this TU's state was first filled (its handle passed by value), and a
-// barrier by one warpgroup of a block.
+// a reduction over a split team made after this TU's state was first filled (its handle passed by value) and over
+// NVSHMEMX_TEAM_SAME_MYPE_NODE, and a barrier by one warpgroup of a block.
 #include "nvshmem_gpu.hpp"
 
 #include <nvshmem.h>

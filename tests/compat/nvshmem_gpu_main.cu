@@ -192,6 +192,13 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(stream));
     nvshmem_team_destroy(copy);
+    const int split_team_me = read(words.team_me);
+    int split_team_sum[coll_count];
+    for (int i = 0; i < coll_count; ++i) split_team_sum[i] = read(words.team_sum + i);
+    // The same kernel over NVSHMEMX_TEAM_SAME_MYPE_NODE by its handle: one node here, so each PE alone.
+    launch_team_sum(words, NVSHMEMX_TEAM_SAME_MYPE_NODE, stream);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     launch_warpgroup_barrier(words, stream);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -216,7 +223,9 @@ int main(int argc, char** argv) {
     if (me == 0) wrong += check("counter on PE 0", read(words.counter), npes);
     wrong += check("nvshmemx_collective_launch's status", launched, NVSHMEMX_SUCCESS);
     wrong += check("nvshmem_team_split_strided's status", split, 0);
-    wrong += check("team_my_pe of the split team, in a kernel", read(words.team_me), me);
+    wrong += check("team_my_pe of the split team, in a kernel", split_team_me, me);
+    wrong += check("team_my_pe of NVSHMEMX_TEAM_SAME_MYPE_NODE, in a kernel", read(words.team_me), 0);
+    wrong += check("team_n_pes of NVSHMEMX_TEAM_SAME_MYPE_NODE", nvshmem_team_n_pes(NVSHMEMX_TEAM_SAME_MYPE_NODE), 1);
     const int sum_of_pes = npes * (npes - 1) / 2;
     const double2 maxloc = read(words.maxloc + 1);
     wrong += check("maxloc value", (long long)maxloc.x, npes > 1 ? 1 : 0);
@@ -226,7 +235,8 @@ int main(int argc, char** argv) {
         wrong += check("thread_max[i]", read(words.thread_max + i), 10 * (npes - 1) + i);
         wrong += check("stream_sum[i]", read(stream_sum + i), 10 * sum_of_pes + npes * i);
         wrong += check("host_sum[i]", read(host_sum + i), 10 * sum_of_pes + npes * i);
-        wrong += check("team_sum[i]", read(words.team_sum + i), 10 * sum_of_pes + npes * i);
+        wrong += check("team_sum[i]", split_team_sum[i], 10 * sum_of_pes + npes * i);
+        wrong += check("sum over NVSHMEMX_TEAM_SAME_MYPE_NODE [i]", read(words.team_sum + i), 10 * me + i);
         wrong += check("stream_put[i]", read(stream_put + i), 10 * left + i);
         for (int j = 0; j < npes; ++j) {
             wrong += check("gathered[j][i]", read(words.gathered + j * coll_count + i), 10 * j + i);

@@ -95,6 +95,20 @@ launch_info uniqueid_launch(const char* call, const nvshmemx_init_attr_t& attrib
     return launch;
 }
 
+// Collective, at init: NVSHMEMX_TEAM_SAME_MYPE_NODE, the column of a split_2d of the world into rows of one node's
+// size (its own sync slot; the rows, the node teams again, are released at once). Where the nodes are not all of one
+// size and of consecutive PEs, the empty team (the handle then reports it).
+team same_mype_node_team(world& w, const team& node) {
+    const std::uint64_t mine = std::uint64_t(node.n_pes()) << 32 | std::uint32_t(node.start() % node.n_pes());
+    bool regular = node.stride() == 1;
+    for (std::uint64_t other : w.channel().allgather_value(regular ? mine : ~std::uint64_t{0}))
+        regular = regular && other == (std::uint64_t(node.n_pes()) << 32);
+    if (!regular) return team();
+    auto [rows, columns] = w.split_2d(w.team_world(), node.n_pes());
+    w.destroy_team(rows);
+    return columns;
+}
+
 }  // namespace
 
 runtime::runtime() : world_(new world_state()) {}
@@ -149,8 +163,10 @@ void runtime::init_from(const char* call, const launch_info* launch) {
             s.the_world.emplace(launch ? world::init(*launch, options) : world::init(options));
         teams_ = team_table{};
         teams_.node = s.the_world->team_node();
+        teams_.same_mype_node = same_mype_node_team(*s.the_world, teams_.node);
         s.done_with = 0;
         s.whole_world = 1u | (teams_.node.n_pes() == s.the_world->n_pes() ? 2u : 0u);
+        if (teams_.same_mype_node.n_pes() > 0) s.whole_world |= std::uint64_t{1} << teams_.same_mype_node.slot();
         on_gpu_ = s.the_world->device_of() >= 0;
         if (on_gpu_) {
             gpu_ctx_ = s.the_world->context<nvlink>();

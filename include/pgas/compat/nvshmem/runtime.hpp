@@ -63,17 +63,19 @@ struct heap_view {
 };
 
 /// The teams NVSHMEM's integer handles name on this PE: the predefined ones (NVSHMEM_TEAM_WORLD, _SHARED,
-/// NVSHMEMX_TEAM_NODE) and every live split team, whose handle is its pgas team slot + 1 (3 and up: every PE runs
-/// the same splits, so all agree on it). Copied by value into each translation unit's device state.
+/// NVSHMEMX_TEAM_NODE, NVSHMEMX_TEAM_SAME_MYPE_NODE) and every live split team, whose handle is its pgas team slot
+/// + NVSHMEM_TEAMS_MIN - 2 (every PE runs the same splits, so all agree on it). Copied by value into each translation
+/// unit's device state.
 struct team_table {
     team node;                       ///< NVSHMEMX_TEAM_NODE / NVSHMEM_TEAM_SHARED
+    team same_mype_node;             ///< NVSHMEMX_TEAM_SAME_MYPE_NODE; empty where the nodes differ in size
     team splits[team::max_slots]{};  ///< by slot (2 and up); empty where no live split team holds the slot
 
     /// The handle of the split team in `slot`.
-    PGAS_HD static constexpr nvshmem_team_t handle_of(int slot) { return nvshmem_team_t(slot + 1); }
+    PGAS_HD static constexpr nvshmem_team_t handle_of(int slot) { return nvshmem_team_t(slot + NVSHMEM_TEAMS_MIN - 2); }
     /// The slot a split team's handle names (-1 for a predefined or invalid handle).
     PGAS_HD static constexpr int slot_of(nvshmem_team_t handle) {
-        return handle > NVSHMEMX_TEAM_NODE && handle <= handle_of(team::max_slots - 1) ? int(handle) - 1 : -1;
+        return handle >= handle_of(2) && handle <= handle_of(team::max_slots - 1) ? int(handle) - handle_of(0) : -1;
     }
 
     /// The team `handle` names, bound to `my_pe`; NVSHMEM_TEAM_INVALID is the empty team; any other handle that
@@ -85,14 +87,21 @@ struct team_table {
             case NVSHMEM_TEAM_SHARED:
             case NVSHMEMX_TEAM_NODE:
                 return node.bound_to(my_pe);
+            case NVSHMEMX_TEAM_SAME_MYPE_NODE:
+                if (same_mype_node.n_pes() == 0)
+                    detail::report(errc::invalid_argument, call, my_pe,
+                                   "NVSHMEMX_TEAM_SAME_MYPE_NODE needs nodes of one size, of consecutive PEs; this "
+                                   "node's PEs:",
+                                   node.n_pes());
+                return same_mype_node.bound_to(my_pe);
             case NVSHMEM_TEAM_INVALID:
                 return team();
         }
         const int slot = slot_of(handle);
         if (slot < 0 || splits[slot].n_pes() == 0)
             detail::report(errc::invalid_argument, call, my_pe,
-                           "team handle names no live team (NVSHMEM_TEAM_WORLD, _SHARED, NVSHMEMX_TEAM_NODE or a split "
-                           "team not destroyed):",
+                           "team handle names no live team (NVSHMEM_TEAM_WORLD, _SHARED, NVSHMEMX_TEAM_NODE, "
+                           "_SAME_MYPE_NODE or a split team not destroyed):",
                            handle);
         return splits[slot < 0 ? 0 : slot];
     }

@@ -110,9 +110,10 @@
 /// A team handle, as NVSHMEM's: an integer passed by value, on the host and into kernels.
 typedef std::int32_t nvshmem_team_t;
 
-/// The predefined teams (NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are both this node's PEs: the ones that reach
-/// this PE by load/store), with NVSHMEM's *_INDEX names for the same handles. NVSHMEM's fourth,
-/// NVSHMEMX_TEAM_SAME_MYPE_NODE, is not provided (pgas numbers its split teams from 3).
+/// The predefined teams, with NVSHMEM's *_INDEX names for the same handles: NVSHMEM_TEAM_SHARED and
+/// NVSHMEMX_TEAM_NODE are both this node's PEs (the ones that reach this PE by load/store);
+/// NVSHMEMX_TEAM_SAME_MYPE_NODE the PEs whose index in their node is this PE's, one per node. Split teams get handles
+/// from NVSHMEM_TEAMS_MIN up (4 and 5 are NVSHMEM's internal teams: no team here).
 typedef enum : nvshmem_team_t {
     NVSHMEM_TEAM_INVALID = -1,
     NVSHMEM_TEAM_WORLD = 0,
@@ -121,6 +122,10 @@ typedef enum : nvshmem_team_t {
     NVSHMEM_TEAM_SHARED_INDEX = 1,
     NVSHMEMX_TEAM_NODE = 2,
     NVSHMEM_TEAM_NODE_INDEX = 2,
+    NVSHMEMX_TEAM_SAME_MYPE_NODE = 3,
+    NVSHMEM_TEAM_SAME_MYPE_NODE_INDEX = 3,
+    NVSHMEM_TEAMS_MIN = 6,
+    NVSHMEM_TEAM_INDEX_MAX = INT_MAX,
 } nvshmem_team_id_t;
 
 /// PE numbers with a meaning of their own: NVSHMEMX_PE_ALL (= NVSHMEMX_PE_ANY) asks nvshmemx_qp_quiet and
