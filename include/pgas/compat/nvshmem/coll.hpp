@@ -18,15 +18,13 @@
 
 #include <nv/target>
 
-// A plain C++ compiler's TU launches no kernels: there host code with the heap on a GPU reaches a collective through
-// its on-stream twin in libpgas_nvshmem.so. PGAS_NVSHMEM_PLAIN_CXX(...) is its argument in such a TU, nothing in an
-// nvcc one.
-#if defined(__CUDACC__)
-#define PGAS_NVSHMEM_PLAIN_CXX(...)
-#else
-#define PGAS_NVSHMEM_PLAIN_CXX(...) __VA_ARGS__
+// Host code with the heap on a GPU reaches a collective through its on-stream twin in libpgas_nvshmem.so
+// (namespace pgas_nvshmem_library, on_stream.hpp), in every translation unit: an nvcc TU's own on-stream forms would
+// launch kernels that nvcc never compiles for the device there, since the host branch of the NV_IF_TARGET that leads
+// to them is not part of the device pass (CUDA then refuses the launch: invalid resource handle).
+namespace pgas_nvshmem_library {
 int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream);
-#endif
+}
 
 namespace {
 namespace pgas_nvshmem_tu {
@@ -120,31 +118,25 @@ int on_host(const char* call, nvshmem_team_t handle, Op&& op) {
     return 0;
 }
 
-// collective from host code: on the host transport in the calling thread; with the heap on a GPU the on-stream form
-// on the default stream, waited for: launched here in an nvcc TU; in a plain C++ compiler's TU, which launches no
-// kernels, the entry point's on-stream twin in libpgas_nvshmem.so, twin(stream), after the blocks are checked here
-// under the call's own name (a collective without a twin, maxloc, ends the process, saying so).
+// collective from host code: on the host transport in the calling thread; with the heap on a GPU the entry point's
+// on-stream twin in libpgas_nvshmem.so on the default stream, twin(stream), waited for, after the blocks are checked
+// here under the call's own name (a collective without a twin, maxloc, ends the process, saying so).
 template <class G, coll K, class T, class Op, class... Twin>
 int host_collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a, Twin&&... twin) {
     return on_host(call, handle, [&](compat::runtime& rt, const ::pgas::team& t) {
         if (!rt.on_gpu()) return run<G>(call, rt.host_context(), t, rt.heap(), a);
-#if defined(__CUDACC__)  // launch and the on-stream collectives exist only where nvcc compiles the TU
-        launch(call, rt, t, a, cudaStream_t{});
-#else
         if constexpr (sizeof...(Twin) == 0) {
-            compat::fail(call, rt.heap().my_pe,
-                         "with the heap on a GPU, call it from a kernel or from a translation unit compiled by nvcc");
+            compat::fail(call, rt.heap().my_pe, "with the heap on a GPU, call it from a kernel");
         } else {
             (void)coll_blocks<K, T, Op>(call, rt.heap(), t, a);
             (twin(cudaStream_t{}), ...);
         }
-#endif
         rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
     });
 }
 
 // A collective by the group G: in a kernel, pgas's device collective on this TU's state; from host code,
-// host_collective (twin: in a plain C++ TU, the entry point's on-stream twin). Returns 0 (NVSHMEM's success); misuse
+// host_collective (twin: the entry point's on-stream twin). Returns 0 (NVSHMEM's success); misuse
 // traps (device) or ends the process (host), naming the call.
 template <class G, coll K, class T, class Op, class... Twin>
 PGAS_HD int collective(const char* call, nvshmem_team_t handle, const coll_args<K, T, Op>& a, Twin&&... twin) {
@@ -187,11 +179,7 @@ int host_team_sync(const char* call, nvshmem_team_t handle) {
             return;
         }
         rt.copy_check(call, cudaDeviceSynchronize());
-#if defined(__CUDACC__)  // the on-stream sync exists only where nvcc compiles the TU
-        ::pgas::sync_on_stream(rt.gpu_context(), t, cudaStream_t{});
-#else  // libpgas_nvshmem.so's
-        nvshmemx_team_sync_on_stream(handle, cudaStream_t{});
-#endif
+        pgas_nvshmem_library::nvshmemx_team_sync_on_stream(handle, cudaStream_t{});
         rt.copy_check(call, cudaStreamSynchronize(cudaStream_t{}));
     });
 }
@@ -273,18 +261,21 @@ PGAS_NVSHMEM_API int nvshmemx_double2_maxloc_reduce_block(nvshmem_team_t team, d
 
 // One reduction of one group: NAME_OPNAME_KIND by PREFIX/SUFFIX (nvshmem/"", nvshmemx/_warp, nvshmemx/_block), KIND
 // reduce (to every PE) or reducescatter.
-#define PGAS_NVSHMEM_REDUCTION(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP, KIND)                            \
-    PGAS_NVSHMEM_PLAIN_CXX(int nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream(nvshmem_team_t, TYPE*, const TYPE*, \
-                                                                               std::size_t, cudaStream_t);)        \
-    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_##KIND##SUFFIX(nvshmem_team_t team, TYPE* dest,              \
-                                                                     const TYPE* source, std::size_t nreduce) {    \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                         \
-            #PREFIX "_" #NAME "_" #OPNAME "_" #KIND #SUFFIX, team,                                                 \
-            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, TYPE, ::pgas::op::PGASOP##_t> {                \
-                dest, source, nreduce, 0, {}                                                                       \
-            } PGAS_NVSHMEM_PLAIN_CXX(, [&](cudaStream_t stream) {                                                  \
-                return nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream(team, dest, source, nreduce, stream);       \
-            }));                                                                                                   \
+#define PGAS_NVSHMEM_REDUCTION(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP, KIND)                          \
+    namespace pgas_nvshmem_library {                                                                             \
+    int nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream(nvshmem_team_t, TYPE*, const TYPE*, std::size_t,         \
+                                                        cudaStream_t);                                           \
+    }                                                                                                            \
+    PGAS_NVSHMEM_API int PREFIX##_##NAME##_##OPNAME##_##KIND##SUFFIX(nvshmem_team_t team, TYPE* dest,            \
+                                                                     const TYPE* source, std::size_t nreduce) {  \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                       \
+            #PREFIX "_" #NAME "_" #OPNAME "_" #KIND #SUFFIX, team,                                               \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, TYPE, ::pgas::op::PGASOP##_t>{               \
+                dest, source, nreduce, 0, {}},                                                                   \
+            [&](cudaStream_t stream) {                                                                           \
+                return pgas_nvshmem_library::nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream(team, dest, source, \
+                                                                                             nreduce, stream);   \
+            });                                                                                                  \
     }
 // The reductions of one group: NAME_OPNAME_reduce and _reducescatter.
 #define PGAS_NVSHMEM_REDUCE_GROUP(TYPE, NAME, OPNAME, PGASOP, PREFIX, SUFFIX, GROUP)  \
@@ -302,29 +293,33 @@ PGAS_NVSHMEM_ARITH_REDUCE_TYPES(PGAS_NVSHMEM_ARITH_REDUCE)
 
 // broadcast, fcollect and alltoall of one type (or of bytes: TYPE void, ELEMENT std::byte) by one group, named
 // BROADCAST, FCOLLECT and ALLTOALL; their on-stream twins (plain C++ TUs) are named STREAM_BROADCAST, and so on.
-#define PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FN, TWIN, KIND, GROUP)                                        \
-    PGAS_NVSHMEM_PLAIN_CXX(int TWIN(nvshmem_team_t, TYPE*, const TYPE*, std::size_t, cudaStream_t);)   \
-    PGAS_NVSHMEM_API int FN(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems) { \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                             \
-            #FN, team, pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT> {              \
-                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}        \
-            } PGAS_NVSHMEM_PLAIN_CXX(, [&](cudaStream_t stream) {                                      \
-                return TWIN(team, dest, source, nelems, stream);                                       \
-            }));                                                                                       \
+#define PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FN, TWIN, KIND, GROUP)                                                   \
+    namespace pgas_nvshmem_library {                                                                              \
+    int TWIN(nvshmem_team_t, TYPE*, const TYPE*, std::size_t, cudaStream_t);                                      \
+    }                                                                                                             \
+    PGAS_NVSHMEM_API int FN(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems) {            \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                        \
+            #FN, team,                                                                                            \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::KIND, ELEMENT>{                                     \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, 0, {}},                 \
+            [&](cudaStream_t stream) { return pgas_nvshmem_library::TWIN(team, dest, source, nelems, stream); }); \
     }
-#define PGAS_NVSHMEM_MOVES(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL, STREAM_BROADCAST, STREAM_FCOLLECT,           \
-                           STREAM_ALLTOALL, GROUP)                                                                    \
-    PGAS_NVSHMEM_PLAIN_CXX(int STREAM_BROADCAST(nvshmem_team_t, TYPE*, const TYPE*, std::size_t, int, cudaStream_t);) \
-    PGAS_NVSHMEM_API int BROADCAST(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems,           \
-                                   int PE_root) {                                                                     \
-        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                            \
-            #BROADCAST, team, pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT> {                 \
-                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}                 \
-            } PGAS_NVSHMEM_PLAIN_CXX(, [&](cudaStream_t stream) {                                                     \
-                return STREAM_BROADCAST(team, dest, source, nelems, PE_root, stream);                                 \
-            }));                                                                                                      \
-    }                                                                                                                 \
-    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FCOLLECT, STREAM_FCOLLECT, fcollect, GROUP)                                      \
+#define PGAS_NVSHMEM_MOVES(TYPE, ELEMENT, BROADCAST, FCOLLECT, ALLTOALL, STREAM_BROADCAST, STREAM_FCOLLECT, \
+                           STREAM_ALLTOALL, GROUP)                                                          \
+    namespace pgas_nvshmem_library {                                                                        \
+    int STREAM_BROADCAST(nvshmem_team_t, TYPE*, const TYPE*, std::size_t, int, cudaStream_t);               \
+    }                                                                                                       \
+    PGAS_NVSHMEM_API int BROADCAST(nvshmem_team_t team, TYPE* dest, const TYPE* source, std::size_t nelems, \
+                                   int PE_root) {                                                           \
+        return pgas_nvshmem_tu::collective<::pgas::GROUP>(                                                  \
+            #BROADCAST, team,                                                                               \
+            pgas_nvshmem_tu::coll_args<pgas_nvshmem_tu::coll::broadcast, ELEMENT>{                          \
+                static_cast<ELEMENT*>(dest), static_cast<const ELEMENT*>(source), nelems, PE_root, {}},     \
+            [&](cudaStream_t stream) {                                                                      \
+                return pgas_nvshmem_library::STREAM_BROADCAST(team, dest, source, nelems, PE_root, stream); \
+            });                                                                                             \
+    }                                                                                                       \
+    PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, FCOLLECT, STREAM_FCOLLECT, fcollect, GROUP)                            \
     PGAS_NVSHMEM_MOVE(TYPE, ELEMENT, ALLTOALL, STREAM_ALLTOALL, alltoall, GROUP)
 // ... by a thread (nvshmem_NAME_broadcast), a warp and a block (nvshmemx_NAME_broadcast_warp, _block).
 #define PGAS_NVSHMEM_TYPED_MOVES(TYPE, NAME)                                                                         \

@@ -18,13 +18,16 @@
 
 // PGAS_NVSHMEM_ON_STREAM(RET, NAME, (PARAMS), BODY...): one on-stream entry point (host code). BODY enqueues pgas's
 // on-stream form (heap on this process's GPU) or, on the host transport, runs the call at once (nothing on a GPU to
-// order it with). In an nvcc translation unit it is inline, as every other entry point; a plain C++ compiler cannot
-// launch kernels, so there it is a declaration of the library's definition (PGAS_NVSHMEM_ON_STREAM_LIBRARY: the
-// library's TUs, external linkage; an nvcc TU's inline templates are other functions, so a program of both kinds of
-// TU holds no two definitions of one function).
+// order it with). The library's TUs (PGAS_NVSHMEM_ON_STREAM_LIBRARY) define it with external linkage in namespace
+// pgas_nvshmem_library. A plain C++ compiler cannot launch kernels, so there it is that definition, declared and
+// brought into the global namespace. In an nvcc translation unit it is inline, as every other entry point (a template
+// with internal linkage: no second definition of the library's function); the library's stays reachable there by
+// its qualified name, which host code with the heap on a GPU calls in every TU (coll.hpp says why).
 #if defined(PGAS_NVSHMEM_ON_STREAM_LIBRARY)
 #define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) \
-    RET NAME PARAMS { __VA_ARGS__ }
+    namespace pgas_nvshmem_library {                   \
+    RET NAME PARAMS { __VA_ARGS__ }                    \
+    }
 #elif defined(__CUDACC__)
 #define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) \
     template <int PgasLazy = 0>                        \
@@ -32,7 +35,11 @@
         __VA_ARGS__                                    \
     }
 #else
-#define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) RET NAME PARAMS;
+#define PGAS_NVSHMEM_ON_STREAM(RET, NAME, PARAMS, ...) \
+    namespace pgas_nvshmem_library {                   \
+    RET NAME PARAMS;                                   \
+    }                                                  \
+    using pgas_nvshmem_library::NAME;
 #endif
 // Whether this TU defines or declares the on-stream family numbered PART: every TU all of them, except the library's,
 // which compiles one family each (PGAS_NVSHMEM_ON_STREAM_LIBRARY=PART), so that a parallel build divides the nvcc
@@ -226,18 +233,19 @@ PGAS_NVSHMEM_ON_STREAM(void, nvshmemx_signal_wait_until_on_stream,
                                    ctx, heap.template symmetric<std::uint64_t>(call, sig_addr, 1),
                                    pgas_nvshmem_tu::comparison(call, heap, cmp), cmp_value, stream);
                            });)
-#elif defined(PGAS_NVSHMEM_ON_STREAM_LIBRARY)
-// The library's other parts call part 1's, below.
+#endif
+// Part 1's, for host_signal_op_on_gpu below in every TU.
+namespace pgas_nvshmem_library {
 void nvshmemx_signal_op_on_stream(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe,
                                   cudaStream_t stream);
-#endif
+}
 
 namespace {
 namespace pgas_nvshmem_tu {
 // sync.hpp's nvshmemx_signal_op from host code with the heap on a GPU (declared there).
 template <int>
 void host_signal_op_on_gpu(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe) {
-    nvshmemx_signal_op_on_stream(sig_addr, signal, sig_op, pe, cudaStream_t{});
+    pgas_nvshmem_library::nvshmemx_signal_op_on_stream(sig_addr, signal, sig_op, pe, cudaStream_t{});
     compat::the_runtime().copy_check("nvshmemx_signal_op", cudaStreamSynchronize(cudaStream_t{}));
 }
 }  // namespace pgas_nvshmem_tu
