@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdint>
+#include <cstring>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -189,12 +191,52 @@ PGAS_HD void for_each_body_group(type_list<Gs...>, F&& f) {
     (f(std::type_identity<Gs>{}), ...);
 }
 
+// Memory a PE allocated itself (not the symmetric heap), for a case that registers it (windows): `count` elements
+// for local PE `local` of `w`, on that PE's GPU where the world has one, else in host memory; zeroed. Per world PE
+// a slot of a pool that lives as long as the process (a launcher's world is gone before the case's next run, and
+// nothing is freed that a registration could still name).
+template <class T>
+T* private_buffer(pgas::world& w, int local, std::size_t count) {
+    constexpr std::size_t slot_bytes = 4096, slots = 16;
+    const int pe = w.local_pe(local), device = w.device_of(local);
+    REQUIRE(count * sizeof(T) <= slot_bytes);
+    REQUIRE(pe < int(slots));
+    if (device < 0) {
+        alignas(64) static std::byte host_pool[slots][slot_bytes];
+        std::memset(host_pool[pe], 0, slot_bytes);
+        return reinterpret_cast<T*>(host_pool[pe]);
+    }
+    constexpr int max_devices = 64;
+    static std::byte* device_pools[max_devices] = {};
+    static std::mutex pools_mutex;
+    std::lock_guard lock(pools_mutex);
+    REQUIRE(device < max_devices);
+    REQUIRE(cudaSetDevice(device) == cudaSuccess);
+    if (!device_pools[device])
+        REQUIRE(cudaMalloc(reinterpret_cast<void**>(&device_pools[device]), slots * slot_bytes) == cudaSuccess);
+    std::byte* slot = device_pools[device] + std::size_t(pe) * slot_bytes;
+    REQUIRE(cudaMemset(slot, 0, slot_bytes) == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    return reinterpret_cast<T*>(slot);
+}
+
+// What a case's buffers need after its run, collectively, before the world goes (a launcher calls release_after_run):
+// nothing, unless the case's namespace declares release_case_buffers(world&, const its_buffers&) (found by ADL: the
+// windows' case releases its window).
+template <class Buffers>
+void release_case_buffers(pgas::world&, const Buffers&) {}
+template <class Buffers>
+void release_after_run(pgas::world& w, const Buffers& buffers) {
+    release_case_buffers(w, buffers);
+}
+
 // A launcher starts worlds of one transport for the shared cases (tests/common/*_cases.hpp):
 //   launch.pe_counts()         the world sizes a case sweeps;
 //   launch(n, alloc, body)     one world of n PEs: alloc(pgas::world&) makes the case's symmetric buffers (on every
 //                              PE, collectively, where each PE has its own world), then body(ctx, buffers) runs on
 //                              every PE with that PE's device context, and the launcher checks what its transport
-//                              checks after a run (the emulated NIC's protocol violations).
+//                              checks after a run (the emulated NIC's protocol violations), and gives back what
+//                              alloc made (release_after_run) before the world goes.
 template <class L>
 concept launcher = requires(const L& launch) {
     { launch.pe_counts() } -> std::convertible_to<std::span<const int>>;

@@ -63,6 +63,7 @@ void run_in_kernels(int n, Alloc& alloc, Body& body) {
     launch_all(w, 1, 1, run_body<Body, std::remove_const_t<decltype(buffers)>>, body, buffers);
     const unsigned int failed = take_device_failures(w);
     CHECK_MESSAGE(failed == 0, failed << " checks failed in the PEs' kernels (printed above)");
+    test::release_after_run(w, buffers);
 }
 
 // PEs as contexts of one process, all on GPU 0 (a pair, an odd count, more PEs than a node's GPUs).

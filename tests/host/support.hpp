@@ -34,6 +34,7 @@ struct host_threads {
         auto w = pgas::world::init_local(n_pes, options());
         const auto buffers = alloc(w);
         w.launch_host([&](const ctx& c) { body(c, buffers); });
+        release_after_run(w, buffers);
     }
 };
 
@@ -45,6 +46,7 @@ struct host_spmd {
         pgas::world::run_threads(n_pes, [&](pgas::world& w) {
             const auto buffers = alloc(w);
             body(w.context<pgas::host>(), buffers);
+            release_after_run(w, buffers);
         }, options());
     }
 };

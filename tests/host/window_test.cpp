@@ -1,6 +1,9 @@
-// Host transport: registered windows (world::register_window / release_window, device/window.hpp): buffers the
-// program allocated itself, reached from every PE by put/get/p/g/put_signal/atomics, and the bad-input errors.
+// Host transport: registered windows (world::register_window / release_window, device/window.hpp): the shared case
+// (tests/common/window_cases.hpp: every op on buffers the PEs allocated themselves) for PE threads of one world and
+// SPMD threads, the handle and its table, SPMD registration, and the bad-input errors.
 #include "support.hpp"
+
+#include "../common/window_cases.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -25,7 +28,9 @@ struct buffers {
 
 }  // namespace
 
-TEST_CASE("register_window: put, put_nbi, get, get_nbi, p and g reach every PE's own buffer at an element offset") {
+PGAS_TEST_WINDOW_CASES(test::host_threads, test::host_spmd);
+
+TEST_CASE("register_window: the handle's size and offset, its table in the heap, window_local and window_peer") {
     test::for_each_pe_count([](int n) {
         constexpr std::size_t count = 64;
         auto w = pgas::world::init_local(n, test::options());
@@ -36,82 +41,13 @@ TEST_CASE("register_window: put, put_nbi, get, get_nbi, p and g reach every PE's
         CHECK(win.offset() == 0);
         CHECK(w.live_windows() == 1);
         CHECK(w.heap_free_bytes() < heap_free);  // the per-PE table lives in the heap
-        auto got = w.alloc<std::uint64_t>(4 * count);
         w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), next = (me + 1) % n, prev = (me + n - 1) % n;
-            CHECK(pgas::window_local(ctx, win) == mine.pointers[std::size_t(me)]);
+            CHECK(pgas::window_local(ctx, win) == mine.pointers[std::size_t(ctx.my_pe())]);
             for (int q = 0; q < n; ++q) CHECK(pgas::window_peer(ctx, win + 5, q) == mine.pointers[std::size_t(q)] + 5);
-            std::uint64_t src[count];
-            for (std::size_t i = 0; i < count; ++i) src[i] = test::mix(std::uint64_t(me), i, 1);
-            // The first half by put, the second by put_nbi into the next PE's buffer.
-            pgas::put(ctx, win, src, count / 2, next);
-            pgas::put_nbi(ctx, win + count / 2, src + count / 2, count / 2, next);
-            pgas::quiet(ctx);
-            pgas::barrier_all(ctx);
-            for (std::size_t i = 0; i < count; ++i)
-                REQUIRE(mine.pointers[std::size_t(me)][i] == test::mix(std::uint64_t(prev), i, 1));
-            // Read the previous PE's buffer back (it holds what its own previous PE wrote).
-            std::uint64_t* into = ctx.local(got);
-            pgas::get(ctx, into, win + 3, count - 3, prev);
-            pgas::get_nbi(ctx, into + count, win, 3, prev);
-            pgas::quiet(ctx);
-            const int prev2 = (prev + n - 1) % n;
-            for (std::size_t i = 3; i < count; ++i) REQUIRE(into[i - 3] == test::mix(std::uint64_t(prev2), i, 1));
-            for (std::size_t i = 0; i < 3; ++i) REQUIRE(into[count + i] == test::mix(std::uint64_t(prev2), i, 1));
-            pgas::barrier_all(ctx);
-            pgas::p(ctx, win + std::ptrdiff_t(me), std::uint64_t(1000 + me), next);
-            pgas::barrier_all(ctx);
-            CHECK(pgas::g(ctx, win + std::ptrdiff_t(prev), me) == std::uint64_t(1000 + prev));
-            CHECK(pgas::g(ctx, win + std::ptrdiff_t(me), next) == std::uint64_t(1000 + me));
-            pgas::barrier_all(ctx);
         });
         w.release_window(win);
         CHECK(w.live_windows() == 0);
-        w.free(got);
         CHECK(w.heap_free_bytes() == heap_free);
-    });
-}
-
-TEST_CASE("register_window: atomics and put_signal on windows (the payload in the buffer, the flag in the heap)") {
-    test::for_each_pe_count([](int n) {
-        constexpr std::size_t count = 32;
-        auto w = pgas::world::init_local(n, test::options());
-        std::vector<std::unique_ptr<std::int64_t[]>> memory;
-        std::vector<std::int64_t*> pointers;
-        for (int pe = 0; pe < n; ++pe) {
-            memory.emplace_back(new std::int64_t[count]());
-            pointers.push_back(memory.back().get());
-        }
-        const auto win = w.register_window(pointers, count);
-        auto flag = w.alloc<std::uint64_t>(1);
-        w.launch_host([&](const test::ctx& ctx) {
-            const int me = ctx.my_pe(), next = (me + 1) % n;
-            for (int i = 0; i < 100; ++i) pgas::atomic_add(ctx, win, 1, 0);
-            const std::int64_t old = pgas::atomic_fetch_add(ctx, win + 1, 2, 0);
-            CHECK(old % 2 == 0);
-            pgas::barrier_all(ctx);
-            CHECK(pgas::atomic_fetch(ctx, win, 0) == 100 * n);
-            CHECK(pgas::atomic_fetch(ctx, win + 1, 0) == 2 * n);
-            pgas::barrier_all(ctx);
-            if (me == 0) {
-                CHECK(pgas::atomic_compare_swap(ctx, win + 2, 0, 7, n - 1) == 0);
-                CHECK(pgas::atomic_compare_swap(ctx, win + 2, 0, 8, n - 1) == 7);
-                pgas::atomic_set(ctx, win + 3, -5, n - 1);
-            }
-            pgas::barrier_all(ctx);
-            CHECK(pgas::atomic_fetch(ctx, win + 2, n - 1) == 7);
-            CHECK(pgas::atomic_fetch(ctx, win + 3, n - 1) == -5);
-            pgas::barrier_all(ctx);
-            std::int64_t payload[8];
-            for (int i = 0; i < 8; ++i) payload[i] = 10 * me + i;
-            pgas::put_signal(ctx, win + 8, payload, 8, flag, 1, pgas::signal_op::add, next);
-            pgas::signal_wait_until(ctx, flag, pgas::cmp::eq, 1);
-            const int prev = (me + n - 1) % n;
-            for (int i = 0; i < 8; ++i) CHECK(pointers[std::size_t(me)][8 + i] == 10 * prev + i);
-            pgas::barrier_all(ctx);
-        });
-        w.release_window(win);
-        w.free(flag);
     });
 }
 

@@ -1,7 +1,10 @@
-// Registered windows over ibgda against the emulated NIC: every device op at element offsets into buffers the PEs
-// allocated themselves (host memory here; the GPU suite uses cudaMalloc'd ones), each landing in the target PE's own
-// buffer and nowhere else; the checks' exact texts; a refused registration failing every PE together; release.
+// Registered windows over ibgda against the emulated NIC: the shared case (tests/common/window_cases.hpp: every op at
+// element offsets into buffers the PEs allocated themselves, host memory here, each landing in the target PE's own
+// buffer only), 4-byte and floating-point atomics, groups, another channel; the checks' exact texts; a refused
+// registration failing every PE together; release.
 #include "support.hpp"
+
+#include "../common/window_cases.hpp"
 
 #include <pgas/device/window.hpp>
 
@@ -38,131 +41,7 @@ void check_only(const std::vector<std::uint64_t>& buffer, std::size_t first, std
 
 }  // namespace
 
-TEST_CASE("ibgda windows: put/put_nbi/get/get_nbi/p/g/put_signal/atomics at element offsets reach each PE's own buffer") {
-    constexpr int n = 3;
-    auto w = pgas::world::init_local(n, test::options());
-    auto staging = w.alloc<std::uint64_t>(elements);  // registered memory: puts from here are RDMA WRITEs
-    auto landing = w.alloc<std::uint64_t>(elements);  // registered memory: gets into here are RDMA READs
-    auto sig = w.alloc<std::uint64_t>(1);
-    pgas::ibgda_domain ib(w, test::emulated());
-    buffers mine(n);
-    auto win = w.register_window(mine.pointers(), elements);
-    CHECK(ib.live_windows() == 1);
-    CHECK(w.live_windows() == 1);
-
-    // 1. put (blocking) of 10 elements from the heap (one RDMA WRITE) at element 5, put of 3 from the stack
-    //    (inline) at element 20, put_nbi of 9 from the heap at element 30: into the right neighbour only.
-    test::launch(w, ib, [&](const test::ib_ctx& ctx) {
-        const int me = ctx.my_pe(), right = (me + 1) % n;
-        auto* src = ctx.local(staging);
-        for (std::size_t i = 0; i < elements; ++i) src[i] = value_of(me, i, 1);
-        pgas::put(ctx, win + 5, src, 10, right);
-        const std::uint64_t small[3] = {value_of(me, 0, 2), value_of(me, 1, 2), value_of(me, 2, 2)};
-        pgas::put(ctx, win + 20, small, 3, right);
-        pgas::put_nbi(ctx, win + 30, src + 10, 9, right);
-        pgas::quiet(ctx);
-        pgas::barrier_all(ctx);
-    });
-    for (int pe = 0; pe < n; ++pe) {
-        CAPTURE(pe);
-        const int left = (pe + n - 1) % n;
-        const auto& b = mine.data[std::size_t(pe)];
-        for (std::size_t i = 0; i < 10; ++i) REQUIRE(b[5 + i] == value_of(left, i, 1));
-        for (std::size_t i = 0; i < 3; ++i) REQUIRE(b[20 + i] == value_of(left, i, 2));
-        for (std::size_t i = 0; i < 9; ++i) REQUIRE(b[30 + i] == value_of(left, 10 + i, 1));
-        for (std::size_t i = 0; i < elements; ++i)
-            if (!((i >= 5 && i < 15) || (i >= 20 && i < 23) || (i >= 30 && i < 39))) {
-                CAPTURE(i);
-                REQUIRE(b[i] == untouched);
-            }
-    }
-    for (int pe = 0; pe < n; ++pe)
-        for (std::size_t i = 0; i < elements; ++i) mine.data[std::size_t(pe)][i] = value_of(pe, i, 3);
-
-    // 2. get through scratch (a stack destination) and into the heap (RDMA READ), get_nbi, g: what the left
-    //    neighbour's buffer holds at those elements.
-    test::launch(w, ib, [&](const test::ib_ctx& ctx) {
-        const int me = ctx.my_pe(), left = (me + n - 1) % n;
-        std::uint64_t got[7] = {};
-        pgas::get(ctx, got, win + 40, 7, left);
-        for (std::size_t i = 0; i < 7; ++i) CHECK(got[i] == value_of(left, 40 + i, 3));
-        pgas::get(ctx, ctx.local(landing), win + 1, 20, left);
-        for (std::size_t i = 0; i < 20; ++i) CHECK(ctx.local(landing)[i] == value_of(left, 1 + i, 3));
-        pgas::get_nbi(ctx, ctx.local(landing) + 20, win + 50, 14, left);
-        pgas::quiet(ctx);
-        for (std::size_t i = 0; i < 14; ++i) CHECK(ctx.local(landing)[20 + i] == value_of(left, 50 + i, 3));
-        CHECK(pgas::g(ctx, win + 63, left) == value_of(left, 63, 3));
-        CHECK(pgas::g(ctx, win, left) == value_of(left, 0, 3));
-        pgas::barrier_all(ctx);
-    });
-    for (auto& b : mine.data) b.assign(elements, untouched);
-
-    // 3. p, and put_signal/put_signal_nbi: the payload into the window, the flag in the heap; whoever sees the
-    //    flag sees the data.
-    test::launch(w, ib, [&](const test::ib_ctx& ctx) {
-        const int me = ctx.my_pe(), right = (me + 1) % n, left = (me + n - 1) % n;
-        *ctx.local(sig) = 0;
-        pgas::barrier_all(ctx);
-        pgas::p(ctx, win + 25, value_of(me, 25, 4), right);
-        std::uint64_t payload[6];
-        for (std::size_t i = 0; i < 6; ++i) payload[i] = value_of(me, i, 5);
-        pgas::put_signal(ctx, win + 52, payload, 6, sig, 1, pgas::signal_op::add, right);
-        pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, std::uint64_t{1});
-        const auto& b = mine.data[std::size_t(me)];
-        for (std::size_t i = 0; i < 6; ++i) CHECK(b[52 + i] == value_of(left, i, 5));
-        auto* src = ctx.local(staging);
-        for (std::size_t i = 0; i < 4; ++i) src[i] = value_of(me, i, 6);
-        pgas::put_signal_nbi(ctx, win + 10, src, 4, sig, 2, pgas::signal_op::add, right);
-        pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, std::uint64_t{3});
-        for (std::size_t i = 0; i < 4; ++i) CHECK(b[10 + i] == value_of(left, i, 6));
-        pgas::quiet(ctx);
-        pgas::barrier_all(ctx);
-        CHECK(b[25] == value_of(left, 25, 4));
-    });
-    for (int pe = 0; pe < n; ++pe) {
-        CAPTURE(pe);
-        const auto& b = mine.data[std::size_t(pe)];
-        for (std::size_t i = 0; i < elements; ++i)
-            if (!(i == 25 || (i >= 52 && i < 58) || (i >= 10 && i < 14))) {
-                CAPTURE(i);
-                REQUIRE(b[i] == untouched);
-            }
-    }
-    for (auto& b : mine.data) b.assign(elements, untouched);
-
-    // 4. Atomics on PE 1's element 60 from every PE (standard 8-byte fetch-add and compare-swap, masked set).
-    test::launch(w, ib, [&](const test::ib_ctx& ctx) {
-        const int me = ctx.my_pe();
-        if (me == 0) pgas::atomic_set(ctx, win + 60, std::uint64_t{100}, 1);
-        pgas::quiet(ctx);
-        pgas::barrier_all(ctx);
-        const std::uint64_t old = pgas::atomic_fetch_add(ctx, win + 60, std::uint64_t{1}, 1);
-        CHECK(old >= 100);
-        CHECK(old < 100 + std::uint64_t(n));
-        pgas::barrier_all(ctx);  // every fetch_add saw only fetch_adds
-        pgas::atomic_add(ctx, win + 60, std::uint64_t{10}, 1);
-        pgas::quiet(ctx);
-        pgas::barrier_all(ctx);
-        CHECK(pgas::atomic_fetch(ctx, win + 60, 1) == 100 + 11 * std::uint64_t(n));
-        pgas::barrier_all(ctx);
-        if (me == 2) {
-            CHECK(pgas::atomic_compare_swap(ctx, win + 60, std::uint64_t{1}, std::uint64_t{7}, 1) ==
-                  100 + 11 * std::uint64_t(n));  // no swap: expected differs
-            CHECK(pgas::atomic_compare_swap(ctx, win + 60, 100 + 11 * std::uint64_t(n), std::uint64_t{7}, 1) ==
-                  100 + 11 * std::uint64_t(n));
-        }
-        pgas::barrier_all(ctx);
-    });
-    CHECK(mine.data[1][60] == 7);
-    check_only(mine.data[1], 60, 1);
-    check_only(mine.data[0], 0, 0);
-    check_only(mine.data[2], 0, 0);
-
-    w.release_window(win);
-    CHECK(ib.live_windows() == 0);
-    CHECK(w.live_windows() == 0);
-    CHECK(ib.emulated_nic().first_violation() == "");
-}
+PGAS_TEST_WINDOW_CASES(test::emulated_nic, test::emulated_nic_ring_cq);
 
 TEST_CASE("ibgda windows: 4-byte and floating-point atomics, warps and blocks as groups, another channel") {
     constexpr int n = 2;

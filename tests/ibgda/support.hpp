@@ -45,6 +45,7 @@ struct emulated_nic_with {
         const auto buffers = alloc(w);
         pgas::ibgda_domain ib(w, emulated(Blocks, 1, CqEntries));
         launch(w, ib, [&](const ib_ctx& ctx) { body(ctx, buffers); });
+        release_after_run(w, buffers);
         CHECK(ib.emulated_nic().first_violation() == "");
     }
 };

@@ -91,6 +91,7 @@ struct loopback_with {
             run(provider, n_pes, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
                 const auto buffers = alloc(w);
                 body(fabric.context(), buffers);
+                release_after_run(w, buffers);
             }, o);
         });
     }

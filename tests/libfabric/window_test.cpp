@@ -1,6 +1,9 @@
-// Registered windows over the libfabric proxy (shm and tcp;ofi_rxm loopback): every device op at element offsets
-// into buffers the PEs allocated themselves (host memory), the proxy's own range check, release and late windows.
+// Registered windows over the libfabric proxy (shm and tcp;ofi_rxm loopback): the shared case
+// (tests/common/window_cases.hpp: every op at element offsets into buffers the PEs allocated themselves, host memory),
+// the device checks and the proxy's own range check, groups, another channel, release and late windows.
 #include "support.hpp"
+
+#include "../common/window_cases.hpp"
 
 #include <pgas/device/window.hpp>
 
@@ -20,84 +23,17 @@ struct buffer {
 
 }  // namespace
 
-TEST_CASE("libfabric windows: put/get/nbi/p/g/put_signal/atomics at element offsets reach the peers' own buffers") {
+PGAS_TEST_WINDOW_CASES(test::loopback, test::loopback_staged);
+
+TEST_CASE("libfabric windows: the device checks refuse a range past the end, naming the call and the last element") {
     test::for_each_provider([](const std::string& provider) {
-        test::run(provider, 3, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
+        test::run(provider, 2, [&](pgas::world& w, pgas::libfabric_domain& fabric) {
             auto ctx = fabric.context();
-            const int me = ctx.my_pe(), n = ctx.n_pes();
-            const int right = (me + 1) % n, left = (me + n - 1) % n;
+            const int me = ctx.my_pe(), right = (me + 1) % ctx.n_pes();
             buffer mine;
-            for (std::size_t i = 0; i < elements; ++i) mine.data[i] = value_of(me, i, 0);
             auto win = w.register_window(mine.data.data(), elements);
             CHECK(fabric.live_windows() == 1);
-            auto sig = w.alloc<std::uint64_t>(1);
-            *ctx.local(sig) = 0;
-            pgas::barrier_all(ctx);
-
-            // Blocking put of 10 elements (80 bytes: read from the source, not inline) at element 5, and an inline
-            // put_nbi of 3 at element 20: they land at those offsets of the right neighbour's buffer only.
-            std::vector<std::uint64_t> src(10);
-            for (std::size_t i = 0; i < src.size(); ++i) src[i] = value_of(me, i, 1);
-            pgas::put(ctx, win + 5, src.data(), src.size(), right);
-            src.assign(src.size(), 0);  // blocking: reusable now
-            std::vector<std::uint64_t> small = {value_of(me, 0, 2), value_of(me, 1, 2), value_of(me, 2, 2)};
-            pgas::put_nbi(ctx, win + 20, small.data(), small.size(), right);
-            pgas::quiet(ctx);
-            pgas::barrier_all(ctx);
-            for (std::size_t i = 0; i < elements; ++i) {
-                CAPTURE(i);
-                if (i >= 5 && i < 15) CHECK(mine.data[i] == value_of(left, i - 5, 1));
-                else if (i >= 20 && i < 23) CHECK(mine.data[i] == value_of(left, i - 20, 2));
-                else CHECK(mine.data[i] == value_of(me, i, 0));
-            }
-            pgas::barrier_all(ctx);
-
-            // get (inline and chunked) and get_nbi from the left neighbour's buffer at element offsets.
-            std::vector<std::uint64_t> got(12, 0);
-            pgas::get(ctx, got.data(), win + 30, 4, left);
-            for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] == value_of(left, 30 + i, 0));
-            pgas::get_nbi(ctx, got.data(), win + 40, 12, left);
-            pgas::quiet(ctx);
-            for (std::size_t i = 0; i < 12; ++i) CHECK(got[i] == value_of(left, 40 + i, 0));
-            CHECK(pgas::g(ctx, win + 63, left) == value_of(left, 63, 0));
-            pgas::barrier_all(ctx);
-
-            // p, then put_signal: the payload into the window, the flag in the heap; seeing the flag sees the data.
-            pgas::p(ctx, win + 25, value_of(me, 25, 3), right);
-            for (std::size_t i = 0; i < 6; ++i) src[i] = value_of(me, i, 4);
-            pgas::put_signal(ctx, win + 52, src.data(), 6, sig, 1, pgas::signal_op::add, right);
-            pgas::signal_wait_until(ctx, sig, pgas::cmp::ge, std::uint64_t{1});
-            for (std::size_t i = 0; i < 6; ++i) CHECK(mine.data[52 + i] == value_of(left, i, 4));
-            pgas::quiet(ctx);
-            pgas::barrier_all(ctx);
-            CHECK(mine.data[25] == value_of(left, 25, 3));
-            CHECK(mine.data[51] == value_of(me, 51, 0));
-            CHECK(mine.data[58] == value_of(me, 58, 0));
-            pgas::barrier_all(ctx);
-
-            // Atomics on PE 0's element 60 from every PE: n fetch_adds see distinct old values, n adds land.
-            if (me == 0) pgas::atomic_set(ctx, win + 60, std::uint64_t{100}, 0);
-            pgas::quiet(ctx);
-            pgas::barrier_all(ctx);
-            const std::uint64_t old = pgas::atomic_fetch_add(ctx, win + 60, std::uint64_t{1}, 0);
-            CHECK(old >= 100);
-            CHECK(old < 100 + std::uint64_t(n));
-            pgas::barrier_all(ctx);  // every fetch_add saw only fetch_adds
-            pgas::atomic_add(ctx, win + 60, std::uint64_t{10}, 0);
-            pgas::quiet(ctx);
-            pgas::barrier_all(ctx);
-            CHECK(pgas::atomic_fetch(ctx, win + 60, 0) == 100 + 11 * std::uint64_t(n));
-            pgas::barrier_all(ctx);
-            if (me == n - 1) {
-                CHECK(pgas::atomic_compare_swap(ctx, win + 60, std::uint64_t{1}, std::uint64_t{7}, 0) ==
-                      100 + 11 * std::uint64_t(n));  // no swap: expected differs
-                CHECK(pgas::atomic_compare_swap(ctx, win + 60, 100 + 11 * std::uint64_t(n), std::uint64_t{7}, 0) ==
-                      100 + 11 * std::uint64_t(n));
-            }
-            pgas::barrier_all(ctx);
-            if (me == 0) CHECK(mine.data[60] == 7);
-
-            // The device checks refuse a range past the end, naming the call and the last element.
+            const std::vector<std::uint64_t> src(5, 1);
             const std::string text =
                 test::error_of([&] { pgas::put(ctx, win + 60, src.data(), 5, right); }, pgas::errc::invalid_argument);
             CHECK(text ==
