@@ -194,9 +194,9 @@ PGAS_NVSHMEM_SIZES(PGAS_NVSHMEM_SIZED_PUT_SIGNALS)
 
 namespace {
 namespace pgas_nvshmem_tu {
-// nvshmemx_signal_op from host code with the heap on a GPU: its on-stream form on the legacy default stream, waited
-// for (an add must be atomic with the GPUs' own, which no copy is). Defined in on_stream.hpp, after the on-stream
-// forms it calls: a template, so that its instantiation, at the end of the TU, finds them.
+// nvshmemx_signal_op from host code with the heap on a GPU: libpgas_nvshmem.so's on-stream form on the legacy default
+// stream, waited for (an add must be atomic with the GPUs' own, which no copy is). Defined in on_stream.hpp, after
+// the declaration it calls.
 template <int = 0>
 void host_signal_op_on_gpu(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe);
 // nvshmemx_signal_op (and nvshmemx_qp_signal_op) under `call`: pgas::signal; from host code with the heap on a GPU,
