@@ -60,4 +60,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except subprocess.CalledProcessError as failed:  # nvcc's own errors are above
+        print(f"device_code_check: {failed.cmd[0]} failed (status {failed.returncode}); its errors are above")
+        sys.exit(2)
