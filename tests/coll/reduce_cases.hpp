@@ -34,17 +34,7 @@ void reduction_cases(const ctx& c, const teams& ts, pgas::symmetric_ptr<unsigned
                 T* d = c.local(dst);
                 const bool in_place = place == placement::in_place;
 
-                // reference of block `block` (count elements) reduced over the team
-                auto reference = [&](std::size_t block) {
-                    std::vector<T> want(count);
-                    for (std::size_t i = 0; i < count; ++i) {
-                        T acc = reduce_input<T>(t.world_pe(0), block * count + i, round, op);
-                        for (int q = 1; q < n; ++q)
-                            acc = reference_op(acc, reduce_input<T>(t.world_pe(q), block * count + i, round, op), op);
-                        want[i] = acc;
-                    }
-                    return want;
-                };
+                auto reference = [&](std::size_t block) { return reduced_block<T>(t, block, count, round, op); };
                 auto fill = [&](T* where, std::size_t elements) {
                     for (std::size_t i = 0; i < elements; ++i) where[i] = reduce_input<T>(me_world, i, round, op);
                 };

@@ -111,6 +111,20 @@ T reference_op(T a, T b, Op) {
     }
 }
 
+// Block `block` (count elements) of every member's reduce_input, reduced over team t in team order: what a
+// reduction of round `round` must leave (reference_op, so floating point needs no tolerance).
+template <class T, class Op>
+std::vector<T> reduced_block(const pgas::team& t, std::size_t block, std::size_t count, int round, Op op) {
+    std::vector<T> want(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        T acc = reduce_input<T>(t.world_pe(0), block * count + i, round, op);
+        for (int q = 1; q < t.n_pes(); ++q)
+            acc = reference_op(acc, reduce_input<T>(t.world_pe(q), block * count + i, round, op), op);
+        want[i] = acc;
+    }
+    return want;
+}
+
 template <class T>
 bool same_bits(const T& a, const T& b) {
     return std::memcmp(&a, &b, sizeof(T)) == 0;

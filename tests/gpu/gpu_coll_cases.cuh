@@ -168,17 +168,7 @@ void reduction_cases(pgas::world& w, const teams& ts, const buffers& b, int& rou
                     for (std::size_t i = 0; i < elements; ++i) v[i] = reduce_input<T>(pe, i, round, op);
                     return v;
                 };
-                // block `block` (count elements) of everyone's input, reduced over the team
-                auto reference = [&](std::size_t block) {
-                    std::vector<T> want(count);
-                    for (std::size_t i = 0; i < count; ++i) {
-                        T acc = reduce_input<T>(team.world_pe(0), block * count + i, round, op);
-                        for (int q = 1; q < n; ++q)
-                            acc = reference_op(acc, reduce_input<T>(team.world_pe(q), block * count + i, round, op), op);
-                        want[i] = acc;
-                    }
-                    return want;
-                };
+                auto reference = [&](std::size_t block) { return reduced_block<T>(team, block, count, round, op); };
                 auto members = [&](auto f) {
                     for (int i = 0; i < w.n_local_pes(); ++i) {
                         const int pe = w.local_pe(i);
