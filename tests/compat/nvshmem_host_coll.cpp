@@ -60,6 +60,16 @@ int main() {
     int same_sum = 0;
     for (int q = me % node_pes; q < npes; q += node_pes) same_sum += q;
     expect(dst[0] == same_sum, "sum over the same-mype team", dst[0], same_sum);
+    // It holds every PE in its slot, so it can be split like the world: its first member (the first node's PEs).
+    nvshmem_team_t first_node = 12345;
+    expect(nvshmem_team_split_strided(same, 0, 1, 1, nullptr, 0, &first_node) == 0, "split of same-mype's return", 1,
+           0);
+    expect((first_node != NVSHMEM_TEAM_INVALID) == (me < node_pes), "split of same-mype: member",
+           first_node != NVSHMEM_TEAM_INVALID, me < node_pes);
+    if (first_node != NVSHMEM_TEAM_INVALID) {
+        expect(nvshmem_team_n_pes(first_node) == 1, "split of same-mype: n_pes", nvshmem_team_n_pes(first_node), 1);
+        nvshmem_team_destroy(first_node);
+    }
 
     // half and bfloat16 sums (pgas adds them in float, rounding once a step): values both formats hold exactly.
     for (int i = 0; i < n; ++i) {
