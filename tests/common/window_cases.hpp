@@ -45,11 +45,11 @@ inline buffers make(pgas::world& w) {
 // The case's window goes back after the run (collective, as register_window).
 inline void release_case_buffers(pgas::world& w, const buffers& b) { w.release_window(b.win); }
 
-// Whether every word of `mine` outside [first, first + count) is still `untouched` (a stray write shows).
-PGAS_HD inline bool untouched_outside(const std::uint64_t* mine, std::size_t first, std::size_t count) {
-    for (std::size_t i = 0; i < elements; ++i)
-        if ((i < first || i >= first + count) && mine[i] != untouched) return false;
-    return true;
+// The first word of `mine` that `written(i)` does not claim and that is no longer `untouched` (a stray write), or
+// `elements` when there is none.
+template <class Written>
+PGAS_HD std::size_t first_stray(const std::uint64_t* mine, Written&& written) {
+    return first_wrong(mine, elements, [&](std::size_t i) { return written(i) ? mine[i] : untouched; });
 }
 
 // Every op on the window, round by round, each PE checking its own buffer (window_local) after a barrier.
@@ -78,8 +78,9 @@ struct every_op {
         for (std::size_t i = 0; i < 10; ++i) PGAS_TEST_CHECK(mine[5 + i] == value_of(left, i, 1));
         for (std::size_t i = 0; i < 3; ++i) PGAS_TEST_CHECK(mine[20 + i] == value_of(left, i, 2));
         for (std::size_t i = 0; i < 9; ++i) PGAS_TEST_CHECK(mine[30 + i] == value_of(left, 10 + i, 1));
-        for (std::size_t i = 0; i < elements; ++i)
-            if (!((i >= 5 && i < 15) || (i >= 20 && i < 23) || (i >= 30 && i < 39))) PGAS_TEST_CHECK(mine[i] == untouched);
+        PGAS_TEST_CHECK(first_stray(mine, [](std::size_t i) {
+                            return (i >= 5 && i < 15) || (i >= 20 && i < 23) || (i >= 30 && i < 39);
+                        }) == elements);
         pgas::barrier_all(ctx);
 
         // 2. get into private memory and into the heap, get_nbi, g: what the left neighbour's buffer holds there.
@@ -114,8 +115,9 @@ struct every_op {
         pgas::quiet(ctx);
         pgas::barrier_all(ctx);
         PGAS_TEST_CHECK(mine[25] == value_of(left, 25, 4));
-        for (std::size_t i = 0; i < elements; ++i)
-            if (!(i == 25 || (i >= 52 && i < 58) || (i >= 10 && i < 14))) PGAS_TEST_CHECK(mine[i] == untouched);
+        PGAS_TEST_CHECK(first_stray(mine, [](std::size_t i) {
+                            return i == 25 || (i >= 52 && i < 58) || (i >= 10 && i < 14);
+                        }) == elements);
         pgas::barrier_all(ctx);
 
         // 4. Atomics on the last PE's element 60 from every PE: fetch_adds see distinct old values, adds land, a
@@ -142,9 +144,9 @@ struct every_op {
         pgas::barrier_all(ctx);
         if (me == owner) {
             PGAS_TEST_CHECK(mine[60] == 7);
-            PGAS_TEST_CHECK(untouched_outside(mine, 60, 1));
+            PGAS_TEST_CHECK(first_stray(mine, [](std::size_t i) { return i == 60; }) == elements);
         } else {
-            PGAS_TEST_CHECK(untouched_outside(mine, 0, 0));
+            PGAS_TEST_CHECK(first_stray(mine, [](std::size_t) { return false; }) == elements);
         }
         pgas::barrier_all(ctx);
     }
