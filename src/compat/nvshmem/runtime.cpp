@@ -56,6 +56,18 @@ int current_device() {
     return cudaGetDevice(&device) == cudaSuccess ? device : 0;
 }
 
+// The GPU the program made current before nvshmem_init (cudaSetDevice binds its primary context to the thread), or
+// -1 when it has chosen none: NVSHMEM puts a PE on the device current at init, so only a program that chose none gets
+// pgas's choice. Resolving the driver's entry points through cudart binds no context (cudart binds the primary
+// context only for calls that need one).
+int device_chosen_by_program() {
+    const detail::driver_api& driver = detail::driver();
+    CUcontext context = nullptr;
+    CUdevice device = 0;
+    if (driver.cuCtxGetCurrent(&context) != CUDA_SUCCESS || context == nullptr) return -1;
+    return driver.cuCtxGetDevice(&device) == CUDA_SUCCESS ? int(device) : -1;
+}
+
 bool want_gpu(const std::vector<fill_function>& fills) {
     if (fills.empty()) return false;
     int devices = 0;
@@ -155,11 +167,12 @@ void runtime::init_from(const char* call, const launch_info* launch) {
         // rounded up to 2 MiB plus 2 MiB; pgas's reserved area comes on top
         if (const std::uint64_t asked = detail::env_size("NVSHMEM_SYMMETRIC_SIZE", 0); asked != 0)
             options.heap_bytes = usable_heap_bytes(asked) + detail::heap_layout::user_offset;
-        if (want_gpu(s.fills))
-            s.the_world.emplace(launch
-                                    ? world::init_gpu(*launch, options, launch->local_rank >= 0 ? -1 : current_device())
-                                    : world::init_gpu(options));
-        else
+        if (want_gpu(s.fills)) {
+            // The program's GPU if it chose one, else the local rank's modulo the visible GPUs (the launcher's, or
+            // the MPI communicator's node rank); a unique id carries no local rank: its current device
+            const int device = launch && launch->local_rank < 0 ? current_device() : device_chosen_by_program();
+            s.the_world.emplace(launch ? world::init_gpu(*launch, options, device) : world::init_gpu(options, device));
+        } else
             s.the_world.emplace(launch ? world::init(*launch, options) : world::init(options));
         teams_ = team_table{};
         teams_.node = s.the_world->team_node();

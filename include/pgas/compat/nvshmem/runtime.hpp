@@ -157,16 +157,16 @@ public:
     /// Forgets a translation unit (its library is being unloaded).
     void remove(fill_function fill);
 
-    /// nvshmem_init: a world of one PE per process from the launcher's environment, on this process's GPU (the
-    /// launcher's local rank modulo the visible GPUs) when a GPU is visible and a CUDA translation unit registered
-    /// device state (a program built by a plain C++ compiler launches no kernels), else on the host transport. Each PE
-    /// may allocate NVSHMEM_SYMMETRIC_SIZE bytes when that is set (else the heap is PGAS_HEAP_SIZE, else pgas's
-    /// default). A nested call only counts.
+    /// nvshmem_init: a world of one PE per process from the launcher's environment, on this process's GPU (the one
+    /// the program made current before, else the launcher's local rank modulo the visible GPUs) when a GPU is visible
+    /// and a CUDA translation unit registered device state (a program built by a plain C++ compiler launches no
+    /// kernels), else on the host transport. Each PE may allocate NVSHMEM_SYMMETRIC_SIZE bytes when that is set (else
+    /// the heap is PGAS_HEAP_SIZE, else pgas's default). A nested call only counts.
     void init(const char* call);
     /// nvshmemx_init_attr with NVSHMEMX_INIT_WITH_UNIQUEID: as init, the world the unique id and
     /// nvshmemx_set_attr_uniqueid_args describe, on the current device, or with `node_rank` (this PE's index among
-    /// the PEs of its node, as NVSHMEMX_INIT_WITH_MPI_COMM finds it) on that index modulo the visible GPUs; a malformed
-    /// id or rank ends the process, saying what is wrong.
+    /// the PEs of its node, as NVSHMEMX_INIT_WITH_MPI_COMM finds it) on the program's GPU if it chose one, else on
+    /// that index modulo the visible GPUs; a malformed id or rank ends the process, saying what is wrong.
     void init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes, int node_rank = -1);
 
     /// nvshmem_finalize: the last matching call completes this PE's work, meets the other PEs, empties every

@@ -68,8 +68,9 @@ PGAS_HD inline const compat::heap_view& heap(const char* call) {
 }  // namespace
 
 /// Collective: starts NVSHMEM on pgas, one PE per process from the launcher's environment (pgasrun, torchrun, Open
-/// MPI, Slurm, PMI); on this process's GPU (the launcher's local rank modulo the visible GPUs) when there is one and
-/// CUDA code includes <nvshmem.h>, else on the host transport. Ends the process with a message when it fails.
+/// MPI, Slurm, PMI); on this process's GPU (the one the program made current before, else the launcher's local rank
+/// modulo the visible GPUs) when there is one and CUDA code includes <nvshmem.h>, else on the host transport. Ends the
+/// process with a message when it fails.
 inline void nvshmem_init() { pgas::nvshmem_compat::the_runtime().init("nvshmem_init"); }
 
 namespace {
@@ -84,8 +85,9 @@ inline void mpi_check(int status, int rank, const char* what) {
 }
 
 // NVSHMEMX_INIT_WITH_MPI_COMM: the communicator's ranks become the PEs (PE = rank in it): its rank 0 makes a unique id,
-// MPI_Bcast hands it to the others, and they meet as with NVSHMEMX_INIT_WITH_UNIQUEID; each PE's GPU is its rank among
-// the communicator's ranks on its node (MPI_COMM_TYPE_SHARED) modulo the visible GPUs, as nvshmem_init's.
+// MPI_Bcast hands it to the others, and they meet as with NVSHMEMX_INIT_WITH_UNIQUEID; each PE's GPU is the one the
+// program made current, else its rank among the communicator's ranks on its node (MPI_COMM_TYPE_SHARED) modulo the
+// visible GPUs, as nvshmem_init's.
 inline void init_with_mpi_comm(const nvshmemx_init_attr_t& attributes) {
     constexpr const char* call = "nvshmemx_init_attr";
     if (!attributes.mpi_comm)

@@ -34,6 +34,8 @@ struct driver_api {
     decltype(&::cuMemGetAddressRange) cuMemGetAddressRange = nullptr;  // register_window: the allocation of a pointer
     decltype(&::cuMemRetainAllocationHandle) cuMemRetainAllocationHandle = nullptr;  // and its VMM handle, if any
     decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;              // whether it is cudaMalloc memory
+    decltype(&::cuCtxGetCurrent) cuCtxGetCurrent = nullptr;  // whether a program chose its GPU (compat's init)
+    decltype(&::cuCtxGetDevice) cuCtxGetDevice = nullptr;    // and which
 };
 
 template <class Fn>
@@ -71,6 +73,8 @@ inline const driver_api& driver() {
         resolve(a.cuMemGetAddressRange, "cuMemGetAddressRange");
         resolve(a.cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle");
         resolve(a.cuPointerGetAttribute, "cuPointerGetAttribute");
+        resolve(a.cuCtxGetCurrent, "cuCtxGetCurrent");
+        resolve(a.cuCtxGetDevice, "cuCtxGetDevice");
         return a;
     }();
     return api;
