@@ -31,6 +31,11 @@ int main(int argc, char** argv) {
         nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);  // must not return
         return 0;
     }
+    if (std::strcmp(mode, "uniqueid_missing") == 0) {  // NVSHMEMX_INIT_WITH_UNIQUEID without set_attr_uniqueid_args
+        nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+        nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);  // must not return
+        return 0;
+    }
     if (std::strcmp(mode, "register_symmetric") == 0) {  // the host transport has no GPU heap to map a buffer into
         nvshmem_init();
         static char buffer[4096];

@@ -1,9 +1,11 @@
-// An NVSHMEM program that picks its GPU before nvshmem_init, as MPI programs do, gets its PE and heap on that GPU; one
-// that calls nvshmem_init first (--init-first) gets its local rank's GPU modulo the visible ones.
+// Which GPU an NVSHMEM PE starts on: the one the program made current before nvshmem_init (as MPI programs do; the
+// default mode), its local rank's modulo the visible ones when it chose none (--init-first), or the one
+// nvshmemx_init_attr's args.cuda_device_id names, over the program's current one (--attr-device); a cuda_device_id
+// this process cannot see ends it naming the value (--attr-device-out-of-range).
 //
-// Each process takes the GPU after its local rank's, so on 2 or more GPUs pgas's own choice (the local rank's) would
-// put the heap elsewhere; then a ring of nvshmem_int_p from a kernel on the PE's GPU checks the heap is usable there.
-// On one GPU every process gets GPU 0 (run under MPS: it checks only that the choice is read and harmless).
+// The expected GPU is always the one after the local rank's, so on 2 or more GPUs pgas's fallback (the local rank's)
+// would put the heap elsewhere; then a ring of nvshmem_int_p from a kernel on the PE's GPU checks the heap is usable
+// there. On one GPU every process gets GPU 0 (run under MPS: it checks only that the choice is read and harmless).
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -14,7 +16,8 @@
 __global__ void put_to_next(int* box, int value, int next) { nvshmem_int_p(box, value, next); }
 
 int main(int argc, char** argv) {
-    const bool init_first = argc > 1 && std::string(argv[1]) == "--init-first";
+    const std::string mode = argc > 1 ? argv[1] : "";
+    const bool init_first = mode == "--init-first";
     int gpus = 0;
     if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
         std::puts("no GPU: skipped");
@@ -23,9 +26,15 @@ int main(int argc, char** argv) {
     const char* local = std::getenv("PGAS_LOCAL_RANK");  // pgasrun's; NVSHMEM's programs read their launcher's
     const int local_rank = local ? std::atoi(local) : 0;
     const int chosen = init_first ? local_rank % gpus : (local_rank + 1) % gpus;
-    if (!init_first) cudaSetDevice(chosen);
-
-    nvshmem_init();
+    if (mode == "--attr-device" || mode == "--attr-device-out-of-range") {
+        cudaSetDevice(local_rank % gpus);  // the program's own choice, which the attribute overrides
+        nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+        attr.args.cuda_device_id = mode == "--attr-device" ? chosen : gpus;
+        nvshmemx_init_attr(0, &attr);
+    } else {
+        if (!init_first) cudaSetDevice(chosen);
+        nvshmem_init();
+    }
     const int me = nvshmem_my_pe(), n = nvshmem_n_pes();
     int failures = 0;
     int* box = static_cast<int*>(nvshmem_malloc(sizeof(int)));
@@ -33,7 +42,9 @@ int main(int argc, char** argv) {
     int current = -1;
     if (cudaPointerGetAttributes(&attributes, box) != cudaSuccess || attributes.device != chosen) {
         std::printf("PE %d: the heap is on GPU %d, not GPU %d (%s)\n", me, attributes.device, chosen,
-                    init_first ? "the local rank's" : "the program's choice before nvshmem_init");
+                    init_first     ? "the local rank's"
+                    : mode.empty() ? "the program's choice"
+                                   : "cuda_device_id's");
         ++failures;
     }
     if (cudaGetDevice(&current) != cudaSuccess || current != chosen) {

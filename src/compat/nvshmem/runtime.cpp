@@ -68,6 +68,20 @@ int device_chosen_by_program() {
     return driver.cuCtxGetDevice(&device) == CUDA_SUCCESS ? int(device) : -1;
 }
 
+// nvshmemx_init_attr's args.cuda_device_id where the attributes began as NVSHMEMX_INIT_ATTR_INITIALIZER (else the
+// field may be garbage), or -1; a GPU this process cannot see ends it, naming the value.
+int requested_device(const char* call, const nvshmemx_init_attr_t* attributes) {
+    if (!attributes || attributes->args.version != PGAS_NVSHMEM_INIT_ARGS_V2 || attributes->args.cuda_device_id < 0)
+        return -1;
+    const int wanted = attributes->args.cuda_device_id;
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || wanted >= devices)
+        fail(call, -1,
+             "attr->args.cuda_device_id " + std::to_string(wanted) + " is not a GPU of this process (it sees " +
+                 std::to_string(devices) + ")");
+    return wanted;
+}
+
 bool want_gpu(const std::vector<fill_function>& fills) {
     if (fills.empty()) return false;
     int devices = 0;
@@ -83,15 +97,17 @@ void fill_one(fill_function fill, const device_state& value, int pe) {
 // The launch a unique id and nvshmemx_set_attr_uniqueid_args describe; a malformed id or rank ends the process,
 // saying what is wrong.
 launch_info uniqueid_launch(const char* call, const nvshmemx_init_attr_t& attributes) {
-    const auto& args = attributes.uid_args;
+    const auto& args = attributes.args.uid_args;
+    if (!args.id)
+        fail(call, args.myrank, "no unique id in the attributes (call nvshmemx_set_attr_uniqueid_args first)");
     if (args.nranks < 1 || args.myrank < 0 || args.myrank >= args.nranks)
         fail(call, args.myrank,
              "the unique id's rank " + std::to_string(args.myrank) + " is outside a world of " +
                  std::to_string(args.nranks) + " (nvshmemx_set_attr_uniqueid_args)");
     char host[128] = {}, token[128] = {};
     int port = 0;
-    const std::string text(args.id.internal, strnlen(args.id.internal, sizeof args.id.internal));
-    if (args.id.version != 1 || std::sscanf(text.c_str(), "pgas-uid %127s %d %127s", host, &port, token) != 3 ||
+    const std::string text(args.id->internal, strnlen(args.id->internal, sizeof args.id->internal));
+    if (args.id->version != 1 || std::sscanf(text.c_str(), "pgas-uid %127s %d %127s", host, &port, token) != 3 ||
         port <= 0 || port > 65535)
         fail(call, args.myrank,
              "the unique id was not made by nvshmemx_get_uniqueid (pass the id rank 0 made to every rank): '" + text +
@@ -141,17 +157,17 @@ void runtime::remove(fill_function fill) {
     std::erase(world_->fills, fill);
 }
 
-void runtime::init(const char* call) { init_from(call, nullptr); }
+void runtime::init(const char* call, const nvshmemx_init_attr_t* attributes) { init_from(call, nullptr, attributes); }
 
 void runtime::init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes, int node_rank) {
     launch_info launch = uniqueid_launch(call, attributes);
     launch.local_rank = node_rank;
-    init_from(call, &launch);
+    init_from(call, &launch, &attributes);
 }
 
 // Both inits: a world from the launcher's environment, or (launch) a unique id's rendezvous, on the current device
 // unless the launch knows this PE's index on its node (then world::init_gpu's choice from it).
-void runtime::init_from(const char* call, const launch_info* launch) {
+void runtime::init_from(const char* call, const launch_info* launch, const nvshmemx_init_attr_t* attributes) {
     world_state& s = *world_;
     std::lock_guard lock(s.mutex);
     if (phase_ == phase::finalized)
@@ -168,9 +184,11 @@ void runtime::init_from(const char* call, const launch_info* launch) {
         if (const std::uint64_t asked = detail::env_size("NVSHMEM_SYMMETRIC_SIZE", 0); asked != 0)
             options.heap_bytes = usable_heap_bytes(asked) + detail::heap_layout::user_offset;
         if (want_gpu(s.fills)) {
-            // The program's GPU if it chose one, else the local rank's modulo the visible GPUs (the launcher's, or
-            // the MPI communicator's node rank); a unique id carries no local rank: its current device
-            const int device = launch && launch->local_rank < 0 ? current_device() : device_chosen_by_program();
+            // The attributes' cuda_device_id, else the program's GPU if it chose one, else the local rank's modulo
+            // the visible GPUs (the launcher's, or the MPI communicator's node rank); a unique id carries no local
+            // rank: its current device
+            int device = requested_device(call, attributes);
+            if (device < 0) device = launch && launch->local_rank < 0 ? current_device() : device_chosen_by_program();
             s.the_world.emplace(launch ? world::init_gpu(*launch, options, device) : world::init_gpu(options, device));
         } else
             s.the_world.emplace(launch ? world::init(*launch, options) : world::init(options));

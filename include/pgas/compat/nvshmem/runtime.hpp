@@ -162,7 +162,8 @@ public:
     /// and a CUDA translation unit registered device state (a program built by a plain C++ compiler launches no
     /// kernels), else on the host transport. Each PE may allocate NVSHMEM_SYMMETRIC_SIZE bytes when that is set (else
     /// the heap is PGAS_HEAP_SIZE, else pgas's default). A nested call only counts.
-    void init(const char* call);
+    /// `attributes` (nvshmemx_init_attr with flags 0) may name the GPU: args.cuda_device_id.
+    void init(const char* call, const nvshmemx_init_attr_t* attributes = nullptr);
     /// nvshmemx_init_attr with NVSHMEMX_INIT_WITH_UNIQUEID: as init, the world the unique id and
     /// nvshmemx_set_attr_uniqueid_args describe, on the current device, or with `node_rank` (this PE's index among
     /// the PEs of its node, as NVSHMEMX_INIT_WITH_MPI_COMM finds it) on the program's GPU if it chose one, else on
@@ -272,7 +273,8 @@ public:
 private:
     struct world_state;  // the world, the registered TUs and the split teams' bookkeeping (runtime.cpp)
 
-    void init_from(const char* call, const launch_info* launch);  // launch: null for the launcher's environment
+    // launch: null for the launcher's environment; attributes: null, or nvshmemx_init_attr's (its cuda_device_id)
+    void init_from(const char* call, const launch_info* launch, const nvshmemx_init_attr_t* attributes);
     template <std::size_t N, class Split>
     int split(const char* call, nvshmem_team_t parent, std::array<nvshmem_team_t*, N> out, Split&& split);
     void free_finished_teams();

@@ -101,13 +101,13 @@ inline void init_with_mpi_comm(const nvshmemx_init_attr_t& attributes) {
               "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
     mpi_check(MPI_Comm_rank(node, &node_rank), rank, "MPI_Comm_rank of the node communicator");
     mpi_check(MPI_Comm_free(&node), rank, "MPI_Comm_free of the node communicator");
+    nvshmemx_uniqueid_t id{};
+    if (rank == 0) compat::make_uniqueid(&id);
+    mpi_check(MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, comm), rank, "MPI_Bcast of the unique id");
     nvshmemx_init_attr_t launch = attributes;
-    launch.uid_args.myrank = rank;
-    launch.uid_args.nranks = size;
-    launch.uid_args.id = nvshmemx_uniqueid_t{};
-    if (rank == 0) compat::make_uniqueid(&launch.uid_args.id);
-    mpi_check(MPI_Bcast(&launch.uid_args.id, int(sizeof launch.uid_args.id), MPI_BYTE, 0, comm), rank,
-              "MPI_Bcast of the unique id");
+    launch.args.uid_args.id = &id;
+    launch.args.uid_args.myrank = rank;
+    launch.args.uid_args.nranks = size;
     compat::the_runtime().init_with_uniqueid(call, launch, node_rank);
 }
 #endif
@@ -133,8 +133,10 @@ inline int init_with_mpi(const nvshmemx_init_attr_t& attributes) {
 /// nvshmem_init with attributes: flags 0 is nvshmem_init; NVSHMEMX_INIT_WITH_UNIQUEID starts the world the unique id
 /// and nvshmemx_set_attr_uniqueid_args describe (every rank passes rank 0's id; no launcher needed);
 /// NVSHMEMX_INIT_WITH_MPI_COMM one PE per rank of the communicator `attributes->mpi_comm` points to (where the TU
-/// includes <mpi.h> before <nvshmem.h>). Other flags are not supported yet and return NVSHMEMX_ERROR_NOT_SUPPORTED with
-/// a message naming them (nothing is initialised). Internal linkage: its MPI part depends on the TU's includes.
+/// includes <mpi.h> before <nvshmem.h>). With each, `attributes->args.cuda_device_id` (where the attributes began as
+/// NVSHMEMX_INIT_ATTR_INITIALIZER) picks this PE's GPU, as NVSHMEM's. Other flags are not supported yet and return
+/// NVSHMEMX_ERROR_NOT_SUPPORTED with a message naming them (nothing is initialised). Internal linkage: its MPI part
+/// depends on the TU's includes.
 static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attributes) {
     if (flags == NVSHMEMX_INIT_WITH_UNIQUEID && attributes) {
         pgas::nvshmem_compat::the_runtime().init_with_uniqueid("nvshmemx_init_attr", *attributes);
@@ -148,7 +150,7 @@ static inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* a
                      flags, pgas::nvshmem_compat::flag_names(flags).c_str());
         return NVSHMEMX_ERROR_NOT_SUPPORTED;
     }
-    pgas::nvshmem_compat::the_runtime().init("nvshmemx_init_attr");
+    pgas::nvshmem_compat::the_runtime().init("nvshmemx_init_attr", attributes);
     return NVSHMEMX_SUCCESS;
 }
 
@@ -212,14 +214,15 @@ inline int nvshmemx_set_attr_mpi_comm_args(void* mpi_comm, nvshmemx_init_attr_t*
 /// rank by the program (MPI, torch.distributed, a file); returns 0.
 inline int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t* id) { return pgas::nvshmem_compat::make_uniqueid(id); }
 
-/// Writes this rank, the rank count and rank 0's unique id into `attr` for nvshmemx_init_attr; returns 0.
+/// Writes this rank, the rank count and the address of rank 0's unique id (alive until nvshmemx_init_attr returns)
+/// into `attr` for nvshmemx_init_attr; returns 0.
 inline int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks, const nvshmemx_uniqueid_t* uniqueid,
                                            nvshmemx_init_attr_t* attr) {
     if (!uniqueid || !attr)
         pgas::nvshmem_compat::fail("nvshmemx_set_attr_uniqueid_args", myrank, "the id or attr pointer is NULL");
-    attr->uid_args.myrank = myrank;
-    attr->uid_args.nranks = nranks;
-    attr->uid_args.id = *uniqueid;
+    attr->args.uid_args.myrank = myrank;
+    attr->args.uid_args.nranks = nranks;
+    attr->args.uid_args.id = const_cast<nvshmemx_uniqueid_t*>(uniqueid);  // NVSHMEM's field is not const; pgas reads it
     return NVSHMEMX_SUCCESS;
 }
 

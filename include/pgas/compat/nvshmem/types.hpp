@@ -228,18 +228,44 @@ typedef struct {
 #define NVSHMEMX_UNIQUEID_INITIALIZER \
     {}
 
-/// nvshmemx_init_attr's attributes: the MPI communicator's address for NVSHMEMX_INIT_WITH_MPI_COMM, and what
-/// nvshmemx_set_attr_uniqueid_args sets for NVSHMEMX_INIT_WITH_UNIQUEID.
+/// nvshmemx_set_attr_uniqueid_args's part of the attributes: this rank, the rank count and the address of rank 0's
+/// unique id, which must stay alive until nvshmemx_init_attr returns (as NVSHMEM's).
+typedef struct {
+    int version;
+    nvshmemx_uniqueid_t* id;
+    int myrank;
+    int nranks;
+} nvshmemx_uniqueid_args_t;
+
+/// The unique-id arguments with nothing set.
+#define NVSHMEMX_UNIQUEID_ARGS_INITIALIZER \
+    { 0, NULL, -1, -1 }
+
+/// What NVSHMEMX_INIT_ATTR_INITIALIZER writes in args.version: only then is args.cuda_device_id read (a program may
+/// declare the attributes without an initializer and set only the fields its flags need).
+#define PGAS_NVSHMEM_INIT_ARGS_V2 (2 << 16)
+
+/// nvshmemx_init_attr's arguments: the unique id's, and the GPU this PE starts on (cuda_device_id, an index among
+/// the visible GPUs; -1: the GPU the program made current, else the launcher's local rank modulo the visible GPUs).
+typedef struct {
+    int version;
+    nvshmemx_uniqueid_args_t uid_args;
+    int cuda_device_id;
+    char content[96];
+} nvshmemx_init_args_t;
+
+/// nvshmemx_init_attr's attributes, in NVSHMEM's shape: the MPI communicator's address for
+/// NVSHMEMX_INIT_WITH_MPI_COMM, and `args`.
 typedef struct {
     int version;
     void* mpi_comm;
-    struct {
-        int myrank;
-        int nranks;
-        nvshmemx_uniqueid_t id;
-    } uid_args;
+    nvshmemx_init_args_t args;
 } nvshmemx_init_attr_t;
 
-/// An attribute set with nothing chosen.
-#define NVSHMEMX_INIT_ATTR_INITIALIZER \
-    {}
+/// An attribute set with nothing chosen (no MPI communicator, no unique id, cuda_device_id -1).
+#define NVSHMEMX_INIT_ATTR_INITIALIZER                                               \
+    {                                                                                \
+        0, NULL, {                                                                   \
+            PGAS_NVSHMEM_INIT_ARGS_V2, NVSHMEMX_UNIQUEID_ARGS_INITIALIZER, -1, { 0 } \
+        }                                                                            \
+    }
