@@ -292,6 +292,7 @@ int main(int argc, char** argv) {
         wrong += check("iput_block [2i]", read(strided_dst + 2 * i), 1000L * left + i);
         wrong += check("iput_block [2i+1] untouched", read(strided_dst + 2 * i + 1), 0);
     }
+    nvshmem_barrier_all();  // every PE has read its buffer before the left PE writes the next values into it
     // The same strided put on a stream (new values), then a strided get on a stream of what reached the right PE.
     for (int i = 0; i < 100; ++i) strided_host[i] = 2000L * me + i;
     CUDA_CHECK(cudaMemcpy(strided_src, strided_host, sizeof strided_host, cudaMemcpyHostToDevice));

@@ -58,14 +58,13 @@ int current_device() {
 
 // The GPU the program made current before nvshmem_init (cudaSetDevice binds its primary context to the thread), or
 // -1 when it has chosen none: NVSHMEM puts a PE on the device current at init, so only a program that chose none gets
-// pgas's choice. Resolving the driver's entry points through cudart binds no context (cudart binds the primary
-// context only for calls that need one).
+// pgas's choice. Resolving the driver's entry points through cudart binds no context (seen on an H100), and the
+// runtime's current device is the bound context's. Not cuCtxGetDevice: asked for at CUDA 13's ABI, it resolves to
+// the form that takes the context as a second argument (a one-argument call crashed on the H100).
 int device_chosen_by_program() {
-    const detail::driver_api& driver = detail::driver();
     CUcontext context = nullptr;
-    CUdevice device = 0;
-    if (driver.cuCtxGetCurrent(&context) != CUDA_SUCCESS || context == nullptr) return -1;
-    return driver.cuCtxGetDevice(&device) == CUDA_SUCCESS ? int(device) : -1;
+    if (detail::driver().cuCtxGetCurrent(&context) != CUDA_SUCCESS || context == nullptr) return -1;
+    return current_device();
 }
 
 // nvshmemx_init_attr's args.cuda_device_id where the attributes began as NVSHMEMX_INIT_ATTR_INITIALIZER (else the

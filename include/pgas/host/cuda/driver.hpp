@@ -35,7 +35,6 @@ struct driver_api {
     decltype(&::cuMemRetainAllocationHandle) cuMemRetainAllocationHandle = nullptr;  // and its VMM handle, if any
     decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;              // whether it is cudaMalloc memory
     decltype(&::cuCtxGetCurrent) cuCtxGetCurrent = nullptr;  // whether a program chose its GPU (compat's init)
-    decltype(&::cuCtxGetDevice) cuCtxGetDevice = nullptr;    // and which
 };
 
 template <class Fn>
@@ -74,7 +73,6 @@ inline const driver_api& driver() {
         resolve(a.cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle");
         resolve(a.cuPointerGetAttribute, "cuPointerGetAttribute");
         resolve(a.cuCtxGetCurrent, "cuCtxGetCurrent");
-        resolve(a.cuCtxGetDevice, "cuCtxGetDevice");
         return a;
     }();
     return api;
