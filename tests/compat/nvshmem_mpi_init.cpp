@@ -1,10 +1,19 @@
 // An NVSHMEM program started from MPI (NVSHMEMX_INIT_WITH_MPI_COMM, <mpi.h> before <nvshmem.h> as NVSHMEM's MPI
 // examples have it), on a communicator whose ranks run opposite to MPI_COMM_WORLD's: each PE must be its rank in that
-// communicator, and a ring of puts must go round it. Mode null_comm: attr.mpi_comm NULL, a clear error.
+// communicator, and a ring of puts must go round it. Mode world: MPI_COMM_WORLD itself. Mode null_comm:
+// attr.mpi_comm NULL, a clear error. Built with MPI_AFTER_NVSHMEM, <nvshmem.h> comes first (as in programs whose own
+// headers bring <mpi.h> later): MPI_COMM_WORLD must work, and the reversed communicator be refused, saying why.
+#ifdef MPI_AFTER_NVSHMEM
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <mpi.h>
+#else
 #include <mpi.h>
 
 #include <nvshmem.h>
 #include <nvshmemx.h>
+#endif
 
 #include <cstdio>
 #include <cstring>
@@ -19,8 +28,14 @@ int main(int argc, char** argv) {
     int rank = 0;
     MPI_Comm_rank(reversed, &rank);
 
+    const char* mode = argc > 1 ? argv[1] : "";
+    MPI_Comm world = MPI_COMM_WORLD;
+    if (std::strcmp(mode, "world") == 0) rank = world_rank;
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-    nvshmemx_set_attr_mpi_comm_args(argc > 1 && std::strcmp(argv[1], "null_comm") == 0 ? nullptr : &reversed, &attr);
+    nvshmemx_set_attr_mpi_comm_args(std::strcmp(mode, "null_comm") == 0 ? nullptr
+                                    : std::strcmp(mode, "world") == 0   ? &world
+                                                                        : &reversed,
+                                    &attr);
     if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM, &attr) != 0) {
         std::printf("rank %d: nvshmemx_init_attr failed\n", world_rank);
         MPI_Abort(MPI_COMM_WORLD, 1);

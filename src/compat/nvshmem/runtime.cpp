@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -79,6 +80,22 @@ int requested_device(const char* call, const nvshmemx_init_attr_t* attributes) {
              "attr->args.cuda_device_id " + std::to_string(wanted) + " is not a GPU of this process (it sees " +
                  std::to_string(devices) + ")");
     return wanted;
+}
+
+// MPI_Comm_rank and MPI_Comm_size of the communicator at `comm` (the address of an MPI_Comm), called through the
+// process's own MPI (dlsym): false where the process has none. An MPI_Comm is a pointer in Open MPI's ABI and an int in
+// MPICH's and its derivatives' (Intel MPI, MVAPICH, Cray MPICH); Open MPI's world communicator object tells which.
+bool mpi_rank_and_size(const void* comm, int& rank, int& size) {
+    void* const rank_of = dlsym(RTLD_DEFAULT, "MPI_Comm_rank");
+    void* const size_of = dlsym(RTLD_DEFAULT, "MPI_Comm_size");
+    if (!rank_of || !size_of) return false;
+    const auto ask = [&](auto handle) {
+        using query = int (*)(decltype(handle), int*);
+        return reinterpret_cast<query>(rank_of)(handle, &rank) == 0 &&
+               reinterpret_cast<query>(size_of)(handle, &size) == 0;
+    };
+    if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) return ask(*static_cast<void* const*>(comm));
+    return ask(*static_cast<const int*>(comm));
 }
 
 bool want_gpu(const std::vector<fill_function>& fills) {
@@ -157,6 +174,37 @@ void runtime::remove(fill_function fill) {
 }
 
 void runtime::init(const char* call, const nvshmemx_init_attr_t* attributes) { init_from(call, nullptr, attributes); }
+
+int runtime::init_with_mpi_world(const char* call, const nvshmemx_init_attr_t& attributes) {
+    int rank = -1, size = 0;
+    if (!dlsym(RTLD_DEFAULT, "MPI_Comm_rank")) {
+        std::fprintf(
+            stderr,
+            "pgas: %s: NVSHMEMX_INIT_WITH_MPI_COMM in a process without MPI (MPI_Comm_rank not found); nothing "
+            "initialised\n",
+            call);
+        return NVSHMEMX_ERROR_NOT_SUPPORTED;
+    }
+    if (!attributes.mpi_comm)
+        fail(call, -1, "NVSHMEMX_INIT_WITH_MPI_COMM with attr->mpi_comm NULL (the address of an MPI_Comm)");
+    if (!mpi_rank_and_size(attributes.mpi_comm, rank, size))
+        fail(call, -1, "MPI_Comm_rank or MPI_Comm_size of attr->mpi_comm failed");
+    launch_info launch;
+    try {
+        launch = read_launch_env();
+    } catch (const error& e) {
+        fail(call, rank, e);
+    }
+    if (launch.rank != rank || launch.size != size)
+        fail(call, rank,
+             "the communicator's rank " + std::to_string(rank) + " of " + std::to_string(size) + " is not the " +
+                 launch.source + " launch's rank " + std::to_string(launch.rank) + " of " +
+                 std::to_string(launch.size) +
+                 ": a communicator other than MPI_COMM_WORLD needs <mpi.h> included before <nvshmem.h> in the "
+                 "translation unit that calls nvshmemx_init_attr");
+    init_from(call, nullptr, &attributes);
+    return NVSHMEMX_SUCCESS;
+}
 
 void runtime::init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes, int node_rank) {
     launch_info launch = uniqueid_launch(call, attributes);

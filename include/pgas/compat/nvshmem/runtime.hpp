@@ -169,6 +169,12 @@ public:
     /// the PEs of its node, as NVSHMEMX_INIT_WITH_MPI_COMM finds it) on the program's GPU if it chose one, else on
     /// that index modulo the visible GPUs; a malformed id or rank ends the process, saying what is wrong.
     void init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& attributes, int node_rank = -1);
+    /// nvshmemx_init_attr with NVSHMEMX_INIT_WITH_MPI_COMM from a TU that did not include <mpi.h> before <nvshmem.h>:
+    /// the process's own MPI (found at run time) gives the communicator's rank and size; where they are the
+    /// launcher's (MPI_COMM_WORLD or a copy of it), as init from the launcher's environment. Another communicator
+    /// ends the process saying to include <mpi.h> first; a process without MPI gets NVSHMEMX_ERROR_NOT_SUPPORTED and
+    /// a message (nothing initialised).
+    int init_with_mpi_world(const char* call, const nvshmemx_init_attr_t& attributes);
 
     /// nvshmem_finalize: the last matching call completes this PE's work, meets the other PEs, empties every
     /// translation unit's device state (kernels launched later trap, saying so) and ends the world.

@@ -113,17 +113,14 @@ inline void init_with_mpi_comm(const nvshmemx_init_attr_t& attributes) {
 #endif
 
 // nvshmemx_init_attr's NVSHMEMX_INIT_WITH_MPI_COMM: init_with_mpi_comm where this TU included <mpi.h> before
-// <nvshmem.h>; else NVSHMEMX_ERROR_NOT_SUPPORTED with a message saying so (nothing is initialised).
+// <nvshmem.h> (any communicator); else the runtime's, which finds the process's MPI at run time and takes
+// MPI_COMM_WORLD (or a copy) only.
 inline int init_with_mpi(const nvshmemx_init_attr_t& attributes) {
 #if defined(MPI_VERSION)
     init_with_mpi_comm(attributes);
     return NVSHMEMX_SUCCESS;
 #else
-    (void)attributes;
-    std::fprintf(stderr,
-                 "pgas: nvshmemx_init_attr: NVSHMEMX_INIT_WITH_MPI_COMM needs <mpi.h> included before <nvshmem.h> in "
-                 "the translation unit that calls it; nothing initialised\n");
-    return NVSHMEMX_ERROR_NOT_SUPPORTED;
+    return compat::the_runtime().init_with_mpi_world("nvshmemx_init_attr", attributes);
 #endif
 }
 
