@@ -212,8 +212,8 @@ void runtime::init_with_uniqueid(const char* call, const nvshmemx_init_attr_t& a
     init_from(call, &launch, &attributes);
 }
 
-// Both inits: a world from the launcher's environment, or (launch) a unique id's rendezvous, on the current device
-// unless the launch knows this PE's index on its node (then world::init_gpu's choice from it).
+// Both inits: a world from the launcher's environment, or (launch) a unique id's rendezvous; on a GPU, the one the
+// attributes name, else the program's, else the local rank's (see the choice below).
 void runtime::init_from(const char* call, const launch_info* launch, const nvshmemx_init_attr_t* attributes) {
     world_state& s = *world_;
     std::lock_guard lock(s.mutex);
