@@ -40,18 +40,22 @@ void scan(const fs::path& dir, bool (*wanted)(const fs::path&), const std::regex
         if (!entry.is_regular_file() || !wanted(entry.path())) continue;
         if (entry.path().filename() == "environment.hpp" && entry.path().parent_path().filename() == "tools") continue;
         const std::string text = read(entry.path());
+        // The name is the pattern's last group; a match whose first of two groups matched is skipped (a symbol
+        // name handed to dlsym, not a variable).
         for (std::sregex_iterator m(text.begin(), text.end(), pattern), end; m != end; ++m)
-            out.emplace((*m)[1].str(), fs::relative(entry.path(), source_dir).string());
+            if (m->size() == 2 || !(*m)[1].matched)
+                out.emplace((*m)[m->size() - 1].str(), fs::relative(entry.path(), source_dir).string());
     }
 }
 
 // What the code reads. In the library and the tools every string literal shaped like a variable name
-// (upper-case words joined by '_', e.g. "PGAS_HEAP_SIZE", "OMPI_MCA_ess_base_jobid") counts: pgas reads its
-// variables by literal name, directly or through a name held in a local (host/bootstrap/launch_env.hpp). In
+// (upper-case words joined by '_', e.g. "PGAS_HEAP_SIZE", "OMPI_MCA_ess_base_jobid") counts but a symbol looked up
+// with dlsym (e.g. "MPI_Comm_rank"): pgas reads its variables by literal name, directly or through a name held in a
+// local (host/bootstrap/launch_env.hpp). In
 // bench/ and scripts/ only PGAS_* names count (the benchmarks set NVSHMEM_*/NCCL_* for the libraries they compare with).
 found_names names_in_code() {
     found_names found;
-    const std::regex literal(R"re("([A-Z][A-Z0-9]*(?:_[A-Za-z0-9]+)+)")re");
+    const std::regex literal(R"re((dlsym\(RTLD_DEFAULT, )?"([A-Z][A-Z0-9]*(?:_[A-Za-z0-9]+)+)")re");
     scan("include", is_source, literal, found);
     scan("src", is_source, literal, found);
     scan("tools", is_source, literal, found);
