@@ -82,21 +82,26 @@ int requested_device(const char* call, const nvshmemx_init_attr_t* attributes) {
     return wanted;
 }
 
-// MPI_Comm_rank and MPI_Comm_size of the communicator at `comm` (the address of an MPI_Comm), called through the
-// process's own MPI (dlsym): false where the process has none. An MPI_Comm is a pointer in Open MPI's ABI and an int in
-// MPICH's and its derivatives' (Intel MPI, MVAPICH, Cray MPICH); Open MPI's world communicator object tells which.
-bool mpi_rank_and_size(const void* comm, int& rank, int& size) {
-    void* const rank_of = dlsym(RTLD_DEFAULT, "MPI_Comm_rank");
-    void* const size_of = dlsym(RTLD_DEFAULT, "MPI_Comm_size");
-    if (!rank_of || !size_of) return false;
-    const auto ask = [&](auto handle) {
-        using query = int (*)(decltype(handle), int*);
-        return reinterpret_cast<query>(rank_of)(handle, &rank) == 0 &&
-               reinterpret_cast<query>(size_of)(handle, &size) == 0;
-    };
-    if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) return ask(*static_cast<void* const*>(comm));
-    return ask(*static_cast<const int*>(comm));
-}
+// The process's own MPI, found with dlsym (null members where it has none): MPI_Comm_rank and MPI_Comm_size.
+struct process_mpi {
+    void* rank_of = dlsym(RTLD_DEFAULT, "MPI_Comm_rank");
+    void* size_of = dlsym(RTLD_DEFAULT, "MPI_Comm_size");
+
+    explicit operator bool() const { return rank_of && size_of; }
+
+    // The rank and size of the communicator at `comm` (the address of an MPI_Comm); false when MPI fails. An
+    // MPI_Comm is a pointer in Open MPI's ABI and an int in MPICH's and its derivatives' (Intel MPI, MVAPICH, Cray
+    // MPICH); Open MPI's world communicator object tells which.
+    bool rank_and_size(const void* comm, int& rank, int& size) const {
+        const auto ask = [&](auto handle) {
+            using query = int (*)(decltype(handle), int*);
+            return reinterpret_cast<query>(rank_of)(handle, &rank) == 0 &&
+                   reinterpret_cast<query>(size_of)(handle, &size) == 0;
+        };
+        if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) return ask(*static_cast<void* const*>(comm));
+        return ask(*static_cast<const int*>(comm));
+    }
+};
 
 bool want_gpu(const std::vector<fill_function>& fills) {
     if (fills.empty()) return false;
@@ -176,8 +181,8 @@ void runtime::remove(fill_function fill) {
 void runtime::init(const char* call, const nvshmemx_init_attr_t* attributes) { init_from(call, nullptr, attributes); }
 
 int runtime::init_with_mpi_world(const char* call, const nvshmemx_init_attr_t& attributes) {
-    int rank = -1, size = 0;
-    if (!dlsym(RTLD_DEFAULT, "MPI_Comm_rank")) {
+    const process_mpi mpi;
+    if (!mpi) {
         std::fprintf(
             stderr,
             "pgas: %s: NVSHMEMX_INIT_WITH_MPI_COMM in a process without MPI (MPI_Comm_rank not found); nothing "
@@ -185,9 +190,8 @@ int runtime::init_with_mpi_world(const char* call, const nvshmemx_init_attr_t& a
             call);
         return NVSHMEMX_ERROR_NOT_SUPPORTED;
     }
-    if (!attributes.mpi_comm)
-        fail(call, -1, "NVSHMEMX_INIT_WITH_MPI_COMM with attr->mpi_comm NULL (the address of an MPI_Comm)");
-    if (!mpi_rank_and_size(attributes.mpi_comm, rank, size))
+    int rank = -1, size = 0;
+    if (!mpi.rank_and_size(mpi_comm_of(call, attributes), rank, size))
         fail(call, -1, "MPI_Comm_rank or MPI_Comm_size of attr->mpi_comm failed");
     launch_info launch;
     try {

@@ -135,6 +135,13 @@ using fill_function = cudaError_t (*)(const device_state&);
     end_process(error(errc::invalid_argument, pe, call, detail).what());
 }
 
+/// NVSHMEMX_INIT_WITH_MPI_COMM's communicator address: ends the process under `call` when it is NULL.
+inline const void* mpi_comm_of(const char* call, const nvshmemx_init_attr_t& attributes) {
+    if (!attributes.mpi_comm)
+        fail(call, -1, "NVSHMEMX_INIT_WITH_MPI_COMM with attr->mpi_comm NULL (the address of an MPI_Comm)");
+    return attributes.mpi_comm;
+}
+
 /// fail for a pgas::error raised under `call`: its own line when it names that call already, else under the call.
 [[noreturn]] inline void fail(const char* call, int pe, const error& e) {
     if (e.call() == call) end_process(e.what());

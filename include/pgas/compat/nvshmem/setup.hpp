@@ -90,9 +90,7 @@ inline void mpi_check(int status, int rank, const char* what) {
 // visible GPUs, as nvshmem_init's.
 inline void init_with_mpi_comm(const nvshmemx_init_attr_t& attributes) {
     constexpr const char* call = "nvshmemx_init_attr";
-    if (!attributes.mpi_comm)
-        compat::fail(call, -1, "NVSHMEMX_INIT_WITH_MPI_COMM with attr->mpi_comm NULL (the address of an MPI_Comm)");
-    MPI_Comm comm = *static_cast<const MPI_Comm*>(attributes.mpi_comm);
+    MPI_Comm comm = *static_cast<const MPI_Comm*>(compat::mpi_comm_of(call, attributes));
     int rank = -1, size = 0, node_rank = -1;
     mpi_check(MPI_Comm_rank(comm, &rank), rank, "MPI_Comm_rank of attr->mpi_comm");
     mpi_check(MPI_Comm_size(comm, &size), rank, "MPI_Comm_size of attr->mpi_comm");
