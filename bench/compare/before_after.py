@@ -21,6 +21,8 @@ import statistics
 import sys
 from collections import defaultdict
 
+from report import human, ordered  # the table's size names and benchmark order, as bench-compare's tables
+
 
 def figures(paths):
     """{(ranks, benchmark, bytes): [us of each round]} of pgas's records in the files."""
@@ -43,17 +45,15 @@ def figures(paths):
 
 
 def size_text(n):
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B" if n else "—"
+    return human(n) if n else "—"  # barriers measure no size
 
 
 def compare(before, after):
     """Rows [(ranks, benchmark, bytes, before us, after us, ratio, before spread, after spread)] where both sides
     have figures, and the keys only one side has."""
     rows, lonely = [], []
-    for key in sorted(set(before) | set(after)):
+    order = {bench: i for i, bench in enumerate(ordered({key[1] for key in set(before) | set(after)}))}
+    for key in sorted(set(before) | set(after), key=lambda k: (k[0], order[k[1]], k[2])):
         if key not in before or key not in after:
             lonely.append((key, "before" if key in before else "after"))
             continue
