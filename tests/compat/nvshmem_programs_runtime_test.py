@@ -6,9 +6,11 @@ pgas_nvshmem target) instead of compiling its own, and the program runs on it; a
 
 Writes a small host NVSHMEM program outside the repository (the script builds no tracked file), builds and runs it
 under pgasrun -n 2 (the host transport where there is no GPU), and checks that the script compiled no runtime of its
-own, that the binary needs the given library, and that the run passed.
+own, that the binary needs the given library, and that the run passed; then, with the same --out and a copy of the
+library elsewhere, that the binary is linked again against the copy.
 """
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,6 +58,18 @@ with tempfile.TemporaryDirectory() as scratch:
     log = out / "other_ring.log"
     if log.exists() and "PE 0 of 2 got 101: ok" not in log.read_text():
         failures.append(f"the run's log lacks PE 0's check:\n{log.read_text()}")
+
+    # The same --out with another copy of the library: the kept binary is linked again, against the copy (run on
+    # the old one, it would measure another runtime than the one asked for).
+    other = scratch / "other-runtime"
+    other.mkdir()
+    shutil.copy2(library, other / pathlib.Path(library).name)
+    again = subprocess.run(common + ["--runtime", str(other / pathlib.Path(library).name)], capture_output=True,
+                           text=True, timeout=600)
+    runpath = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True).stdout
+    if again.returncode != 0 or str(other) not in runpath:
+        failures.append(f"a binary kept in --out was not linked again against another --runtime (exit "
+                        f"{again.returncode}):\n{runpath}\n{again.stderr}")
 
     missing = subprocess.run(common + ["--runtime", str(scratch / "nowhere.so")], capture_output=True, text=True,
                              timeout=60)
